@@ -1,0 +1,154 @@
+// This file holds what the cache tests share: a flat, comparable summary of
+// NodeInfos and snapshots, and the go-cmp options to diff them.
+
+package cache
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minisched/minisched/minisched/framework"
+)
+
+// nodeSummary is what a test compares of one NodeInfo.
+type nodeSummary struct {
+	Name                         string
+	Pods                         []types.UID
+	PodsWithAffinity             []types.UID
+	PodsWithRequiredAntiAffinity []types.UID
+	Requested                    framework.Resource
+	NonZeroRequested             framework.Resource
+	Allocatable                  framework.Resource
+	UsedPorts                    framework.HostPortInfo
+	ImageStates                  map[string]framework.ImageStateSummary
+}
+
+// snapshotSummary is what a test compares of a snapshot: its nodes in List
+// order and the names in the two affinity lists.
+type snapshotSummary struct {
+	Nodes                            []nodeSummary
+	HavePodsWithAffinity             []string
+	HavePodsWithRequiredAntiAffinity []string
+}
+
+// cmpOpts treat nil and empty maps and slices alike.
+var cmpOpts = []cmp.Option{cmpopts.EquateEmpty()}
+
+// diffSnapshots returns "" if two summaries are equal, else their diff
+// (-want +got). Summaries are canonical (see summarizeNodeInfo), so the
+// cheap reflect.DeepEqual decides, and go-cmp only explains a mismatch:
+// the random test compares thousands of snapshots.
+func diffSnapshots(want, got snapshotSummary) string {
+	if reflect.DeepEqual(want, got) {
+		return ""
+	}
+	return cmp.Diff(want, got, cmpOpts...)
+}
+
+// uids returns the sorted UIDs of pods.
+func uids(pods []*framework.PodInfo) []types.UID {
+	out := make([]types.UID, 0, len(pods))
+	for _, p := range pods {
+		out = append(out, p.Pod.UID)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// normResource drops extended resources that are zero: subtracting a pod
+// leaves its extended resources at 0 where a NodeInfo built from scratch has
+// no entry, and the two mean the same.
+func normResource(r *framework.Resource) framework.Resource {
+	out := *r
+	out.ScalarResources = nil
+	for name, q := range r.ScalarResources {
+		if q != 0 {
+			if out.ScalarResources == nil {
+				out.ScalarResources = map[v1.ResourceName]int64{}
+			}
+			out.ScalarResources[name] = q
+		}
+	}
+	return out
+}
+
+// summarizeNodeInfo flattens a NodeInfo for comparison. The result is
+// canonical (empty UsedPorts are nil, pod lists and ImageStates never are),
+// so equal NodeInfos give reflect.DeepEqual summaries.
+func summarizeNodeInfo(ni *framework.NodeInfo) nodeSummary {
+	s := nodeSummary{
+		Pods:                         uids(ni.Pods),
+		PodsWithAffinity:             uids(ni.PodsWithAffinity),
+		PodsWithRequiredAntiAffinity: uids(ni.PodsWithRequiredAntiAffinity),
+		Requested:                    normResource(ni.Requested),
+		NonZeroRequested:             normResource(ni.NonZeroRequested),
+		Allocatable:                  normResource(ni.Allocatable),
+		UsedPorts:                    ni.UsedPorts,
+		ImageStates:                  map[string]framework.ImageStateSummary{},
+	}
+	if len(s.UsedPorts) == 0 {
+		s.UsedPorts = nil
+	}
+	if n := ni.Node(); n != nil {
+		s.Name = n.Name
+	}
+	for name, st := range ni.ImageStates {
+		s.ImageStates[name] = *st
+	}
+	return s
+}
+
+// summarizeSnapshot flattens a snapshot for comparison, after checking that
+// its map and lists agree with each other.
+func summarizeSnapshot(t *testing.T, s *Snapshot) snapshotSummary {
+	t.Helper()
+	list, _ := s.List()
+	if len(list) != len(s.nodeInfoMap) || len(list) != s.NumNodes() {
+		t.Errorf("snapshot lists %d nodes, maps %d, NumNodes says %d", len(list), len(s.nodeInfoMap), s.NumNodes())
+	}
+	var out snapshotSummary
+	for _, ni := range list {
+		name := ni.Node().Name
+		if got, err := s.Get(name); err != nil || got != ni {
+			t.Errorf("Get(%q) = %p, %v; want the listed NodeInfo %p", name, got, err, ni)
+		}
+		out.Nodes = append(out.Nodes, summarizeNodeInfo(ni))
+	}
+	// The affinity lists must hold exactly the listed nodes that qualify, in
+	// List order and as the same objects.
+	var wantAff, wantAnti []*framework.NodeInfo
+	for _, ni := range list {
+		if len(ni.PodsWithAffinity) > 0 {
+			wantAff = append(wantAff, ni)
+		}
+		if len(ni.PodsWithRequiredAntiAffinity) > 0 {
+			wantAnti = append(wantAnti, ni)
+		}
+	}
+	aff, _ := s.HavePodsWithAffinityList()
+	anti, _ := s.HavePodsWithRequiredAntiAffinityList()
+	if !slices.Equal(wantAff, aff) {
+		t.Errorf("HavePodsWithAffinityList = %v, want %v", names(aff), names(wantAff))
+	}
+	if !slices.Equal(wantAnti, anti) {
+		t.Errorf("HavePodsWithRequiredAntiAffinityList = %v, want %v", names(anti), names(wantAnti))
+	}
+	out.HavePodsWithAffinity = names(aff)
+	out.HavePodsWithRequiredAntiAffinity = names(anti)
+	return out
+}
+
+// names returns the node names of nis.
+func names(nis []*framework.NodeInfo) []string {
+	out := make([]string, 0, len(nis))
+	for _, ni := range nis {
+		out = append(out, ni.Node().Name)
+	}
+	return out
+}

@@ -1,0 +1,148 @@
+// This file holds the Snapshot: the frozen view of the cache that one
+// scheduling cycle reads, and the only way plugins see cluster state.
+
+package cache
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+
+	"github.com/minisched/minisched/minisched/framework"
+)
+
+// Snapshot is a copy of the cache's NodeInfos taken at the start of a
+// scheduling cycle. The cache refreshes it incrementally (Cache.UpdateSnapshot
+// copies only the NodeInfos that changed since the snapshot's generation), so
+// the scheduler keeps one Snapshot and hands the same object to every cycle.
+//
+// Only nodes that exist are in a snapshot: a NodeInfo whose node was deleted
+// while pods still pointed at it, or one holding pods assumed on a node the
+// cache has not seen yet, is left out.
+//
+// A Snapshot is not safe for concurrent use: it is refreshed between cycles
+// and only read during one.
+type Snapshot struct {
+	// nodeInfoMap maps a node name to its NodeInfo.
+	nodeInfoMap map[string]*framework.NodeInfo
+	// nodeInfoList holds the same NodeInfos in node-tree order (zones
+	// interleaved).
+	nodeInfoList []*framework.NodeInfo
+	// havePodsWithAffinityNodeInfoList are the nodes with at least one pod
+	// that has pod affinity, in the same order.
+	havePodsWithAffinityNodeInfoList []*framework.NodeInfo
+	// havePodsWithRequiredAntiAffinityNodeInfoList are the nodes with at
+	// least one pod that has required pod anti-affinity, in the same order.
+	havePodsWithRequiredAntiAffinityNodeInfoList []*framework.NodeInfo
+	// generation is the cache generation the snapshot reflects: every
+	// NodeInfo change up to it is included.
+	generation int64
+}
+
+var (
+	_ framework.SharedLister   = &Snapshot{}
+	_ framework.NodeInfoLister = &Snapshot{}
+)
+
+// NewEmptySnapshot returns a snapshot with no nodes, ready for
+// Cache.UpdateSnapshot.
+func NewEmptySnapshot() *Snapshot {
+	return &Snapshot{nodeInfoMap: map[string]*framework.NodeInfo{}}
+}
+
+// NewSnapshot builds a snapshot from scratch, without a cache: one NodeInfo
+// per node holding the pods whose Spec.NodeName names it, with image states
+// counted over nodes. Nodes are ordered as the cache would order them had they
+// been added in the order given. Pods on nodes not in nodes are left out. It
+// is meant for plugin tests; its generation is 0.
+func NewSnapshot(pods []*v1.Pod, nodes []*v1.Node) *Snapshot {
+	s := NewEmptySnapshot()
+	images := map[string]*imageState{}
+	for _, node := range nodes {
+		for _, name := range imageNames(node) {
+			st, ok := images[name.name]
+			if !ok {
+				st = &imageState{size: name.size, nodes: sets.New[string]()}
+				images[name.name] = st
+			}
+			st.nodes.Insert(node.Name)
+		}
+	}
+	for _, node := range nodes {
+		ni := framework.NewNodeInfo()
+		ni.SetNode(node)
+		ni.ImageStates = imageSummaries(node, images)
+		s.nodeInfoMap[node.Name] = ni
+	}
+	for _, pod := range pods {
+		if ni, ok := s.nodeInfoMap[pod.Spec.NodeName]; ok {
+			ni.AddPod(pod)
+		}
+	}
+	tree := newNodeTree(klog.Background(), nodes)
+	s.rebuildLists(tree.list())
+	return s
+}
+
+// NodeInfos returns the snapshot itself as a NodeInfoLister.
+func (s *Snapshot) NodeInfos() framework.NodeInfoLister { return s }
+
+// NumNodes returns the number of nodes in the snapshot.
+func (s *Snapshot) NumNodes() int { return len(s.nodeInfoList) }
+
+// Generation returns the cache generation the snapshot reflects.
+func (s *Snapshot) Generation() int64 { return s.generation }
+
+// List returns every node, zones interleaved. The slice is shared: do not
+// modify it.
+func (s *Snapshot) List() ([]*framework.NodeInfo, error) { return s.nodeInfoList, nil }
+
+// HavePodsWithAffinityList returns the nodes that have pods with pod
+// affinity, in List order.
+func (s *Snapshot) HavePodsWithAffinityList() ([]*framework.NodeInfo, error) {
+	return s.havePodsWithAffinityNodeInfoList, nil
+}
+
+// HavePodsWithRequiredAntiAffinityList returns the nodes that have pods with
+// required pod anti-affinity, in List order.
+func (s *Snapshot) HavePodsWithRequiredAntiAffinityList() ([]*framework.NodeInfo, error) {
+	return s.havePodsWithRequiredAntiAffinityNodeInfoList, nil
+}
+
+// Get returns the NodeInfo of the node called nodeName, or an error if the
+// snapshot has no such node.
+func (s *Snapshot) Get(nodeName string) (*framework.NodeInfo, error) {
+	if ni, ok := s.nodeInfoMap[nodeName]; ok && ni.Node() != nil {
+		return ni, nil
+	}
+	return nil, fmt.Errorf("nodeinfo not found for node name %q", nodeName)
+}
+
+// rebuildLists refills the node list from the map in the order of names, and
+// the two affinity lists with it. Fresh slices are allocated, never reused: a
+// plugin may still hold the previous cycle's lists.
+func (s *Snapshot) rebuildLists(names []string) {
+	s.nodeInfoList = make([]*framework.NodeInfo, 0, len(names))
+	for _, name := range names {
+		if ni, ok := s.nodeInfoMap[name]; ok {
+			s.nodeInfoList = append(s.nodeInfoList, ni)
+		}
+	}
+	s.rebuildAffinityLists()
+}
+
+// rebuildAffinityLists refills the two affinity lists from the node list.
+func (s *Snapshot) rebuildAffinityLists() {
+	s.havePodsWithAffinityNodeInfoList = make([]*framework.NodeInfo, 0, len(s.nodeInfoList))
+	s.havePodsWithRequiredAntiAffinityNodeInfoList = make([]*framework.NodeInfo, 0, len(s.nodeInfoList))
+	for _, ni := range s.nodeInfoList {
+		if len(ni.PodsWithAffinity) > 0 {
+			s.havePodsWithAffinityNodeInfoList = append(s.havePodsWithAffinityNodeInfoList, ni)
+		}
+		if len(ni.PodsWithRequiredAntiAffinity) > 0 {
+			s.havePodsWithRequiredAntiAffinityNodeInfoList = append(s.havePodsWithRequiredAntiAffinityNodeInfoList, ni)
+		}
+	}
+}

@@ -1,0 +1,156 @@
+// This file says which cluster events may let a pod that NodeResourcesFit
+// rejected fit after all, and decides per pod with queueing hints.
+package noderesources
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/minisched/minisched/minisched/framework"
+)
+
+// EventsToRegister lists what can free or add room:
+//   - an assigned pod deleted or scaled down (its requests went down);
+//   - the rejected pod itself scaled down;
+//   - a node added, or its allocatable changed.
+func (pl *Fit) EventsToRegister(_ context.Context) ([]framework.ClusterEventWithHint, error) {
+	return []framework.ClusterEventWithHint{
+		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete | framework.UpdatePodScaleDown}, QueueingHintFn: pl.isSchedulableAfterPodEvent},
+		{Event: framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodScaleDown}, QueueingHintFn: isSchedulableAfterTargetPodScaleDown},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable}, QueueingHintFn: pl.isSchedulableAfterNodeChange},
+	}, nil
+}
+
+// isSchedulableAfterPodEvent handles an assigned pod's deletion (newObj nil)
+// or scale-down.
+//
+// A deletion queues the pod if the deleted pod was on a node (or nominated
+// to one): besides its requests, it frees a pod slot, which every pod needs,
+// so kube-scheduler does not look further. A scale-down queues the pod only
+// if a resource the pod requests went down on an assigned pod.
+func (pl *Fit) isSchedulableAfterPodEvent(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+	oldPod, ok := oldObj.(*v1.Pod)
+	if !ok {
+		return framework.Queue, fmt.Errorf("want old object of type *v1.Pod, got %T", oldObj)
+	}
+	if newObj == nil {
+		if oldPod.Spec.NodeName == "" && oldPod.Status.NominatedNodeName == "" {
+			logger.V(5).Info("Deleted pod was not on a node; it frees nothing", "pod", klog.KObj(pod), "deletedPod", klog.KObj(oldPod))
+			return framework.QueueSkip, nil
+		}
+		logger.V(5).Info("Pod on a node was deleted; the pod may fit now", "pod", klog.KObj(pod), "deletedPod", klog.KObj(oldPod))
+		return framework.Queue, nil
+	}
+
+	newPod, ok := newObj.(*v1.Pod)
+	if !ok {
+		return framework.Queue, fmt.Errorf("want new object of type *v1.Pod, got %T", newObj)
+	}
+	if newPod.Spec.NodeName == "" {
+		logger.V(5).Info("Scaled-down pod is not on a node; it frees nothing", "pod", klog.KObj(pod), "modifiedPod", klog.KObj(newPod))
+		return framework.QueueSkip, nil
+	}
+	if !requestedResourcesDecreased(pod, oldPod, newPod) {
+		logger.V(5).Info("Pod was scaled down, but not in a resource this pod requests", "pod", klog.KObj(pod), "modifiedPod", klog.KObj(newPod))
+		return framework.QueueSkip, nil
+	}
+	logger.V(5).Info("Pod on a node was scaled down; the pod may fit now", "pod", klog.KObj(pod), "modifiedPod", klog.KObj(newPod))
+	return framework.Queue, nil
+}
+
+// requestedResourcesDecreased reports whether, from oldPod to newPod, the
+// requests went down for some resource target requests.
+func requestedResourcesDecreased(target, oldPod, newPod *v1.Pod) bool {
+	want := framework.NewPodInfo(target).Requests
+	before, after := framework.NewPodInfo(oldPod).Requests, framework.NewPodInfo(newPod).Requests
+	if (want.MilliCPU > 0 && after.MilliCPU < before.MilliCPU) ||
+		(want.Memory > 0 && after.Memory < before.Memory) ||
+		(want.EphemeralStorage > 0 && after.EphemeralStorage < before.EphemeralStorage) {
+		return true
+	}
+	for name, q := range want.ScalarResources {
+		if q > 0 && after.ScalarResources[name] < before.ScalarResources[name] {
+			return true
+		}
+	}
+	return false
+}
+
+// isSchedulableAfterTargetPodScaleDown queues the pod when its own requests
+// went down: it may fit where it did not.
+func isSchedulableAfterTargetPodScaleDown(logger klog.Logger, pod *v1.Pod, _, _ interface{}) (framework.QueueingHint, error) {
+	logger.V(5).Info("Pod was scaled down; it may fit now", "pod", klog.KObj(pod))
+	return framework.Queue, nil
+}
+
+// isSchedulableAfterNodeChange queues the pod when the added or updated node
+// could hold it were it empty (the event carries only the node object, not
+// its pods) and, for an update, when the node gained allocatable in a
+// resource the pod requests or in pod slots.
+func (pl *Fit) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+	oldNode, newNode, err := asNodes(oldObj, newObj)
+	if err != nil {
+		return framework.Queue, err
+	}
+	podRequest := framework.NewPodInfo(pod).Requests
+	if !pl.fitsEmptyNode(&podRequest, newNode) {
+		logger.V(5).Info("Node was added or updated, but cannot hold the pod even empty", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+		return framework.QueueSkip, nil
+	}
+	if oldNode == nil {
+		logger.V(5).Info("Node was added and may hold the pod", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+		return framework.Queue, nil
+	}
+	if !requestedAllocatableIncreased(&podRequest, oldNode, newNode) {
+		logger.V(5).Info("Node was updated, but gained nothing the pod requests", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+		return framework.QueueSkip, nil
+	}
+	logger.V(5).Info("Node gained allocatable the pod requests; it may hold the pod now", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+	return framework.Queue, nil
+}
+
+// fitsEmptyNode reports whether podRequest fits node with no pods on it.
+func (pl *Fit) fitsEmptyNode(podRequest *framework.Resource, node *v1.Node) bool {
+	ni := framework.NewNodeInfo()
+	ni.SetNode(node)
+	return len(fitsRequest(podRequest, ni, pl.ignoredResources, pl.ignoredResourceGroups)) == 0
+}
+
+// requestedAllocatableIncreased reports whether newNode has more pod slots
+// than oldNode, or more allocatable of a resource podRequest asks for.
+func requestedAllocatableIncreased(podRequest *framework.Resource, oldNode, newNode *v1.Node) bool {
+	before, after := framework.NewResource(oldNode.Status.Allocatable), framework.NewResource(newNode.Status.Allocatable)
+	if after.AllowedPodNumber > before.AllowedPodNumber {
+		return true
+	}
+	if (podRequest.MilliCPU > 0 && after.MilliCPU > before.MilliCPU) ||
+		(podRequest.Memory > 0 && after.Memory > before.Memory) ||
+		(podRequest.EphemeralStorage > 0 && after.EphemeralStorage > before.EphemeralStorage) {
+		return true
+	}
+	for name, q := range podRequest.ScalarResources {
+		if q > 0 && after.ScalarResources[name] > before.ScalarResources[name] {
+			return true
+		}
+	}
+	return false
+}
+
+// asNodes unpacks a node event: oldNode is nil for an add; newNode is always set.
+func asNodes(oldObj, newObj interface{}) (*v1.Node, *v1.Node, error) {
+	newNode, ok := newObj.(*v1.Node)
+	if !ok {
+		return nil, nil, fmt.Errorf("want new object of type *v1.Node, got %T", newObj)
+	}
+	if oldObj == nil {
+		return nil, newNode, nil
+	}
+	oldNode, ok := oldObj.(*v1.Node)
+	if !ok {
+		return nil, nil, fmt.Errorf("want old object of type *v1.Node, got %T", oldObj)
+	}
+	return oldNode, newNode, nil
+}

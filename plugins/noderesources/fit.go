@@ -1,0 +1,184 @@
+// Package noderesources holds NodeResourcesFit, the plugin that checks a node
+// has room for a pod's resource requests, as kube-scheduler's does: the pod
+// count, cpu, memory, ephemeral storage and extended resources.
+package noderesources
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/minisched/minisched/minisched/framework"
+)
+
+const (
+	// Name is the plugin's name in the registry and in configurations.
+	Name = "NodeResourcesFit"
+
+	// preFilterStateKey is where PreFilter leaves the pod's requests for
+	// Filter.
+	preFilterStateKey framework.StateKey = "PreFilter" + Name
+)
+
+// Fit rejects nodes that lack room for the pod: too many pods already, or not
+// enough cpu, memory, ephemeral storage or an extended resource left after
+// what the node's pods request.
+type Fit struct {
+	// ignoredResources are extended resources Filter does not check (another
+	// component, such as a scheduler extender, accounts for them).
+	ignoredResources sets.Set[string]
+	// ignoredResourceGroups are extended-resource domains ("example.com")
+	// Filter does not check.
+	ignoredResourceGroups sets.Set[string]
+	// scoringStrategy is validated now and used by Score, once it exists.
+	scoringStrategy *configv1.ScoringStrategy
+}
+
+var (
+	_ framework.PreFilterPlugin   = &Fit{}
+	_ framework.FilterPlugin      = &Fit{}
+	_ framework.EnqueueExtensions = &Fit{}
+)
+
+// New builds the plugin from its NodeResourcesFitArgs (see DecodeArgs).
+func New(_ context.Context, rawArgs *runtime.RawExtension, _ framework.Handle) (framework.Plugin, error) {
+	args, err := DecodeArgs(rawArgs)
+	if err != nil {
+		return nil, err
+	}
+	return &Fit{
+		ignoredResources:      sets.New(args.IgnoredResources...),
+		ignoredResourceGroups: sets.New(args.IgnoredResourceGroups...),
+		scoringStrategy:       args.ScoringStrategy,
+	}, nil
+}
+
+// Name returns Name.
+func (pl *Fit) Name() string { return Name }
+
+// preFilterState is the pod's effective requests, computed once per cycle.
+type preFilterState struct {
+	framework.Resource
+}
+
+// Clone returns a deep copy.
+func (s *preFilterState) Clone() framework.StateData {
+	return &preFilterState{Resource: *s.Resource.Clone()}
+}
+
+// PreFilter computes the pod's effective requests (the larger of its running
+// containers and its largest init container, plus overhead) once, so Filter
+// does not redo it per node.
+func (pl *Fit) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	state.Write(preFilterStateKey, &preFilterState{Resource: framework.NewPodInfo(pod).Requests})
+	return nil, nil
+}
+
+// PreFilterExtensions returns nil: the state depends on the pod alone, not on
+// the pods of a node.
+func (pl *Fit) PreFilterExtensions() framework.PreFilterExtensions { return nil }
+
+func getPreFilterState(state *framework.CycleState) (*preFilterState, error) {
+	c, err := state.Read(preFilterStateKey)
+	if err != nil {
+		return nil, fmt.Errorf("error reading %q from cycleState: %w", preFilterStateKey, err)
+	}
+	s, ok := c.(*preFilterState)
+	if !ok {
+		return nil, fmt.Errorf("%+v convert to NodeResourcesFit.preFilterState error", c)
+	}
+	return s, nil
+}
+
+// Filter reports every resource the node lacks for the pod, all on one
+// status. The code is Unschedulable, since evicting pods may make room,
+// unless some request exceeds what the node has in total: then no
+// preemption can help and it is UnschedulableAndUnresolvable.
+func (pl *Fit) Filter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+	s, err := getPreFilterState(state)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	insufficient := fitsRequest(&s.Resource, nodeInfo, pl.ignoredResources, pl.ignoredResourceGroups)
+	if len(insufficient) == 0 {
+		return nil
+	}
+	code := framework.Unschedulable
+	reasons := make([]string, 0, len(insufficient))
+	for _, r := range insufficient {
+		reasons = append(reasons, r.reason)
+		if r.unresolvable {
+			code = framework.UnschedulableAndUnresolvable
+		}
+	}
+	if logger := klog.FromContext(ctx).V(5); logger.Enabled() {
+		logger.Info("Node lacks resources for the pod", "pod", klog.KObj(pod), "node", klog.KObj(nodeInfo.Node()), "reasons", reasons)
+	}
+	return framework.NewStatus(code, reasons...)
+}
+
+// insufficientResource is one resource the node lacks for the pod.
+type insufficientResource struct {
+	name   v1.ResourceName
+	reason string
+	// unresolvable means the request exceeds the node's allocatable, so no
+	// preemption can make room.
+	unresolvable bool
+}
+
+// fitsRequest lists what the node lacks for podRequest, in kube-scheduler's
+// order: pod count, cpu, memory, ephemeral storage, then extended resources
+// (sorted by name, where kube-scheduler's order varies from run to run).
+// Extended resources named in ignored, or in a domain named in ignoredGroups,
+// are not checked.
+func fitsRequest(podRequest *framework.Resource, nodeInfo *framework.NodeInfo, ignored, ignoredGroups sets.Set[string]) []insufficientResource {
+	var out []insufficientResource
+	alloc, used := nodeInfo.Allocatable, nodeInfo.Requested
+
+	// Every pod takes one of the node's pod slots, whatever it requests.
+	if int64(len(nodeInfo.Pods))+1 > alloc.AllowedPodNumber {
+		out = append(out, insufficientResource{name: v1.ResourcePods, reason: "Too many pods"})
+	}
+	if podRequest.MilliCPU == 0 && podRequest.Memory == 0 && podRequest.EphemeralStorage == 0 && len(podRequest.ScalarResources) == 0 {
+		return out
+	}
+
+	check := func(name v1.ResourceName, reason string, req, allocatable, requested int64) {
+		if req > 0 && req > allocatable-requested {
+			out = append(out, insufficientResource{name: name, reason: reason, unresolvable: req > allocatable})
+		}
+	}
+	check(v1.ResourceCPU, "Insufficient cpu", podRequest.MilliCPU, alloc.MilliCPU, used.MilliCPU)
+	check(v1.ResourceMemory, "Insufficient memory", podRequest.Memory, alloc.Memory, used.Memory)
+	check(v1.ResourceEphemeralStorage, "Insufficient ephemeral-storage", podRequest.EphemeralStorage, alloc.EphemeralStorage, used.EphemeralStorage)
+	for _, name := range slices.Sorted(maps.Keys(podRequest.ScalarResources)) {
+		if isIgnored(name, ignored, ignoredGroups) {
+			continue
+		}
+		check(name, fmt.Sprintf("Insufficient %v", name), podRequest.ScalarResources[name], alloc.ScalarResources[name], used.ScalarResources[name])
+	}
+	return out
+}
+
+// isIgnored reports whether name is an extended resource the configuration
+// tells Filter to leave alone. Hugepages and other scalar resources are always
+// checked.
+func isIgnored(name v1.ResourceName, ignored, ignoredGroups sets.Set[string]) bool {
+	if !framework.IsExtendedResourceName(name) {
+		return false
+	}
+	if ignored.Has(string(name)) {
+		return true
+	}
+	// An extended resource always has a domain: "example.com/gpu".
+	domain, _, _ := strings.Cut(string(name), "/")
+	return ignoredGroups.Has(domain)
+}

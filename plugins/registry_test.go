@@ -1,0 +1,109 @@
+// Tests that the in-tree registry builds a working profile and that each
+// plugin is registered under its own name.
+package plugins
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/runtime"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	st "github.com/minisched/minisched/plugins/testing"
+)
+
+func TestRegistryNames(t *testing.T) {
+	for name, factory := range NewInTreeRegistry() {
+		pl, err := factory(context.Background(), nil, nil)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if pl.Name() != name {
+			t.Errorf("plugin registered as %q calls itself %q", name, pl.Name())
+		}
+	}
+}
+
+// allPlugins enables every in-tree plugin through multiPoint, as a
+// profile would.
+func allPlugins() *configv1.Plugins {
+	return &configv1.Plugins{MultiPoint: st.Enable(
+		"PrioritySort", "NodeUnschedulable", "NodeName", "NodeResourcesFit", "NodeNumber", "DefaultBinder",
+	)}
+}
+
+func TestInTreeProfile(t *testing.T) {
+	fwk, err := st.NewFramework(context.Background(), NewInTreeRegistry(), allPlugins(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"QueueSort": {"PrioritySort"},
+		"PreFilter": {"NodeResourcesFit"},
+		"Filter":    {"NodeUnschedulable", "NodeName", "NodeResourcesFit"},
+		"PreScore":  {"NodeNumber"},
+		"Score":     {"NodeNumber"},
+		"Permit":    {"NodeNumber"},
+		"Bind":      {"DefaultBinder"},
+	}
+	if diff := cmp.Diff(want, fwk.ListPlugins()); diff != "" {
+		t.Errorf("plugins per extension point (-want +got):\n%s", diff)
+	}
+	var gotHints []string
+	for name := range fwk.QueueingHints() {
+		gotHints = append(gotHints, name)
+	}
+	wantHints := []string{"NodeName", "NodeNumber", "NodeResourcesFit", "NodeUnschedulable"}
+	if diff := cmp.Diff(wantHints, gotHints, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("plugins with queueing hints (-want +got):\n%s", diff)
+	}
+}
+
+func TestInTreeProfileArgs(t *testing.T) {
+	raw := func(s string) runtime.RawExtension { return runtime.RawExtension{Raw: []byte(s)} }
+	tests := []struct {
+		name    string
+		config  []configv1.PluginConfig
+		wantErr string
+	}{
+		{
+			name: "valid args",
+			config: []configv1.PluginConfig{
+				{Name: "NodeResourcesFit", Args: raw(`{"ignoredResources": ["example.com/gpu"]}`)},
+				{Name: "NodeNumber", Args: raw(`{"reverse": true}`)},
+			},
+		},
+		{
+			name:   "args of plugins without args are ignored",
+			config: []configv1.PluginConfig{{Name: "NodeName", Args: raw(`{"anything": 1}`)}},
+		},
+		{
+			name:    "bad NodeResourcesFit args",
+			config:  []configv1.PluginConfig{{Name: "NodeResourcesFit", Args: raw(`{"scoringStrategy": {"type": "MostAllocated"}}`)}},
+			wantErr: `plugin "NodeResourcesFit": scoringStrategy.type: Unsupported value: "MostAllocated"`,
+		},
+		{
+			name:    "unknown NodeNumber field",
+			config:  []configv1.PluginConfig{{Name: "NodeNumber", Args: raw(`{"reverse": true, "extra": 1}`)}},
+			wantErr: `plugin "NodeNumber": decoding NodeNumberArgs: unknown field "extra"`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := st.NewFramework(context.Background(), NewInTreeRegistry(), allPlugins(), tt.config)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}

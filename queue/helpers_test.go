@@ -1,0 +1,253 @@
+// This file holds what the queue tests share: pod and node builders, a fake
+// Profile, a PrioritySort-like less, and helpers that drive a pod through a
+// failed attempt and report where every pod is.
+
+package queue
+
+import (
+	"context"
+	"sort"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/minisched/minisched/minisched/framework"
+)
+
+// testProfile is the schedulerName every test pod uses unless told otherwise.
+const testProfile = "default-scheduler"
+
+// Plugin names used in the tests.
+const (
+	fooPlugin   = "Foo"             // a Filter-like plugin
+	barPlugin   = "Bar"             // another one
+	waitPlugin  = "Wait"            // a plugin that returns Pending
+	gatesPlugin = "SchedulingGates" // the PreEnqueue plugin of fakeProfile
+)
+
+var startTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// podWrapper builds test pods: makePod("p").Priority(10).Req("500m").Obj().
+type podWrapper struct{ pod v1.Pod }
+
+// makePod returns a pod of testProfile in namespace "default" whose UID is
+// its name.
+func makePod(name string) *podWrapper {
+	return &podWrapper{pod: v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(name)},
+		Spec: v1.PodSpec{
+			SchedulerName: testProfile,
+			Containers:    []v1.Container{{Name: "c", Image: "pause"}},
+		},
+	}}
+}
+
+func (w *podWrapper) Priority(p int32) *podWrapper { w.pod.Spec.Priority = &p; return w }
+
+func (w *podWrapper) SchedulerName(s string) *podWrapper { w.pod.Spec.SchedulerName = s; return w }
+
+func (w *podWrapper) Label(k, v string) *podWrapper {
+	if w.pod.Labels == nil {
+		w.pod.Labels = map[string]string{}
+	}
+	w.pod.Labels[k] = v
+	return w
+}
+
+// Req sets the container's cpu request.
+func (w *podWrapper) Req(cpu string) *podWrapper {
+	w.pod.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}
+	return w
+}
+
+// Gates sets the pod's scheduling gates.
+func (w *podWrapper) Gates(names ...string) *podWrapper {
+	w.pod.Spec.SchedulingGates = nil
+	for _, n := range names {
+		w.pod.Spec.SchedulingGates = append(w.pod.Spec.SchedulingGates, v1.PodSchedulingGate{Name: n})
+	}
+	return w
+}
+
+// Condition adds a status condition (a status-only change).
+func (w *podWrapper) Condition(t v1.PodConditionType) *podWrapper {
+	w.pod.Status.Conditions = append(w.pod.Status.Conditions, v1.PodCondition{Type: t, Status: v1.ConditionTrue})
+	return w
+}
+
+// Obj returns a copy of the pod built so far.
+func (w *podWrapper) Obj() *v1.Pod { return w.pod.DeepCopy() }
+
+func makeNode(name string) *v1.Node {
+	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
+// fakeProfile is a Profile whose PreEnqueue is the scheduling-gates check
+// (plus an optional extra gate) and whose registrations are given per test.
+type fakeProfile struct {
+	hints map[string][]framework.ClusterEventWithHint
+	// extraGate, if set, runs after the gates check; a non-nil status gates.
+	extraGate func(*v1.Pod) *framework.Status
+	// preEnqueueCalls counts RunPreEnqueuePlugins calls. The queue calls it
+	// under its lock, so tests read it between queue calls only.
+	preEnqueueCalls int
+}
+
+func (f *fakeProfile) RunPreEnqueuePlugins(_ context.Context, pod *v1.Pod) *framework.Status {
+	f.preEnqueueCalls++
+	if len(pod.Spec.SchedulingGates) > 0 {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, "waiting for scheduling gates").WithPlugin(gatesPlugin)
+	}
+	if f.extraGate != nil {
+		return f.extraGate(pod)
+	}
+	return nil
+}
+
+func (f *fakeProfile) QueueingHints() map[string][]framework.ClusterEventWithHint {
+	return f.hints
+}
+
+// gatesHint is what the scheduling-gates plugin registers.
+var gatesHint = framework.ClusterEventWithHint{Event: framework.ClusterEvent{
+	Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodSchedulingGatesEliminated}}
+
+// newProfile returns a fakeProfile with the given registrations plus the
+// scheduling-gates plugin's.
+func newProfile(hints map[string][]framework.ClusterEventWithHint) *fakeProfile {
+	all := map[string][]framework.ClusterEventWithHint{gatesPlugin: {gatesHint}}
+	for k, v := range hints {
+		all[k] = v
+	}
+	return &fakeProfile{hints: all}
+}
+
+// on registers an event without a hint function.
+func on(e framework.ClusterEvent) framework.ClusterEventWithHint {
+	return framework.ClusterEventWithHint{Event: e}
+}
+
+// onWithHint registers an event with a hint function.
+func onWithHint(e framework.ClusterEvent, fn framework.QueueingHintFn) framework.ClusterEventWithHint {
+	return framework.ClusterEventWithHint{Event: e, QueueingHintFn: fn}
+}
+
+func podPriority(pod *v1.Pod) int32 {
+	if pod.Spec.Priority != nil {
+		return *pod.Spec.Priority
+	}
+	return 0
+}
+
+// prioritySort orders like the PrioritySort plugin: higher priority first,
+// then earlier timestamp.
+func prioritySort(a, b *framework.QueuedPodInfo) bool {
+	pa, pb := podPriority(a.Pod), podPriority(b.Pod)
+	return pa > pb || (pa == pb && a.Timestamp.Before(b.Timestamp))
+}
+
+// newTestQueue returns a queue over profile with a fake clock at startTime.
+func newTestQueue(profile Profile, opts ...Option) (*PriorityQueue, *testingclock.FakeClock) {
+	clk := testingclock.NewFakeClock(startTime)
+	opts = append([]Option{WithClock(clk)}, opts...)
+	return New(prioritySort, map[string]Profile{testProfile: profile}, opts...), clk
+}
+
+func testLogger(t *testing.T) klog.Logger {
+	logger, _ := ktesting.NewTestContext(t)
+	return logger
+}
+
+// mustPop pops without risking a hang: activeQ must not be empty.
+func mustPop(t *testing.T, q *PriorityQueue, logger klog.Logger) *framework.QueuedPodInfo {
+	t.Helper()
+	if n := q.activeLen(); n == 0 {
+		t.Fatalf("Pop on an empty activeQ would block")
+	}
+	pInfo, err := q.Pop(logger)
+	if err != nil {
+		t.Fatalf("Pop: %v", err)
+	}
+	return pInfo
+}
+
+func (p *PriorityQueue) activeLen() int {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	return p.activeQ.Len()
+}
+
+// attempt describes one failed scheduling attempt of a pod.
+type attempt struct {
+	unschedulable, pending []string
+	// during runs while the pod is in flight, between Pop and the requeue.
+	during func(q *PriorityQueue, logger klog.Logger)
+}
+
+// failAttempt adds pod, pops it, lets the attempt fail as a says, puts it
+// back and calls Done, as the scheduler would. It returns the requeue error.
+func failAttempt(t *testing.T, q *PriorityQueue, logger klog.Logger, pod *v1.Pod, a attempt) error {
+	t.Helper()
+	q.Add(logger, pod)
+	pInfo := mustPop(t, q, logger)
+	if pInfo.Pod.UID != pod.UID {
+		t.Fatalf("popped %s, want %s", pInfo.Pod.Name, pod.Name)
+	}
+	pInfo.UnschedulablePlugins = sets.New(a.unschedulable...)
+	pInfo.PendingPlugins = sets.New(a.pending...)
+	if a.during != nil {
+		a.during(q, logger)
+	}
+	err := q.AddUnschedulableIfNotPresent(logger, pInfo, q.SchedulingCycle())
+	q.Done(pod.UID)
+	return err
+}
+
+// locations reports where every pod the queue knows is, by pod name.
+func (p *PriorityQueue) locations() map[string]Location {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	out := map[string]Location{}
+	for _, pInfo := range p.activeQ.List() {
+		out[pInfo.Pod.Name] = ActiveQ
+	}
+	for _, pInfo := range p.backoffQ.List() {
+		out[pInfo.Pod.Name] = BackoffQ
+	}
+	for _, pInfo := range p.unschedulablePods.list() {
+		out[pInfo.Pod.Name] = UnschedulablePods
+	}
+	for _, rec := range p.inFlight.pods {
+		if _, ok := out[rec.pod.Name]; !ok {
+			out[rec.pod.Name] = InFlight
+		}
+	}
+	return out
+}
+
+// entry returns a copy of the queue's entry for uid (nil if in no sub-queue).
+func (p *PriorityQueue) entry(uid types.UID) *framework.QueuedPodInfo {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	if pInfo := p.get(uid); pInfo != nil {
+		return pInfo.DeepCopy()
+	}
+	return nil
+}
+
+func podNames(pods []*v1.Pod) []string {
+	names := make([]string, 0, len(pods))
+	for _, p := range pods {
+		names = append(names, p.Name)
+	}
+	sort.Strings(names)
+	return names
+}

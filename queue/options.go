@@ -1,0 +1,65 @@
+// This file holds the options of New: the clock and the three durations that
+// shape backoff and the periodic flush.
+
+package queue
+
+import (
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// Defaults, as in kube-scheduler.
+const (
+	// DefaultPodInitialBackoffDuration is the backoff after a pod's first
+	// failed attempt.
+	DefaultPodInitialBackoffDuration = 1 * time.Second
+	// DefaultPodMaxBackoffDuration caps the doubling backoff.
+	DefaultPodMaxBackoffDuration = 10 * time.Second
+	// DefaultPodMaxInUnschedulablePodsDuration is how long a pod may wait
+	// among the unschedulable pods before the leftover flush retries it even
+	// though no event said it might fit.
+	DefaultPodMaxInUnschedulablePodsDuration = 5 * time.Minute
+)
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	clock                             clock.WithTicker
+	podInitialBackoffDuration         time.Duration
+	podMaxBackoffDuration             time.Duration
+	podMaxInUnschedulablePodsDuration time.Duration
+}
+
+func defaultOptions() options {
+	return options{
+		clock:                             clock.RealClock{},
+		podInitialBackoffDuration:         DefaultPodInitialBackoffDuration,
+		podMaxBackoffDuration:             DefaultPodMaxBackoffDuration,
+		podMaxInUnschedulablePodsDuration: DefaultPodMaxInUnschedulablePodsDuration,
+	}
+}
+
+// WithClock sets the clock behind timestamps, backoff and the flush tickers.
+// Tests pass a k8s.io/utils/clock/testing.FakeClock and step it.
+func WithClock(c clock.WithTicker) Option {
+	return func(o *options) { o.clock = c }
+}
+
+// WithPodInitialBackoffDuration sets the backoff after the first failed
+// attempt (default 1s).
+func WithPodInitialBackoffDuration(d time.Duration) Option {
+	return func(o *options) { o.podInitialBackoffDuration = d }
+}
+
+// WithPodMaxBackoffDuration caps the backoff (default 10s).
+func WithPodMaxBackoffDuration(d time.Duration) Option {
+	return func(o *options) { o.podMaxBackoffDuration = d }
+}
+
+// WithPodMaxInUnschedulablePodsDuration sets how long a pod may stay among
+// the unschedulable pods before the leftover flush retries it (default 5m).
+func WithPodMaxInUnschedulablePodsDuration(d time.Duration) Option {
+	return func(o *options) { o.podMaxInUnschedulablePodsDuration = d }
+}

@@ -1,0 +1,396 @@
+// Package queue is the scheduling queue: it holds every pending pod of our
+// profiles until the scheduler pops it, and decides where a pod goes after a
+// failed attempt and when a cluster event may have made it schedulable.
+//
+// A pending pod is, at any time, in exactly one of three sub-queues or in
+// flight:
+//
+//	Add ─▶ PreEnqueue ─ok─▶ activeQ ──Pop──▶ in flight ──Done──▶ (bound, or already put back)
+//	           │ gated       ▲  ▲ backoff          │ AddUnschedulableIfNotPresent:
+//	           │             │  │ expired          ├─ error, or an event during the attempt helps
+//	           │             │  └──── backoffQ ◀───┤
+//	           ▼             │          ▲          └─ nothing helped ─▶ unschedulablePods
+//	   unschedulablePods ────┴──────────┘
+//	       on an event one of its rejecting plugins registered, or the 5-minute flush
+//
+// The parts:
+//
+//   - activeQ is a heap ordered by the profiles' QueueSort; Pop blocks on it.
+//   - backoffQ is a heap ordered by backoff expiry; FlushBackoffQCompleted
+//     (every second) moves expired pods to activeQ.
+//   - unschedulablePods is a map of pods that some plugins rejected (or a
+//     PreEnqueue plugin gates). Only an event one of those plugins registered,
+//     judged by the plugin's QueueingHint, moves such a pod out;
+//     FlushUnschedulablePodsLeftover (every 30s) retries pods that waited
+//     longer than five minutes anyway.
+//   - A popped pod is in flight until the scheduler calls Done. Events that
+//     arrive meanwhile are remembered for it, so that a pod rejected because
+//     of the very state an event just changed is not parked as unschedulable.
+//
+// Everything is guarded by one mutex; Pop waits on a condition variable tied
+// to it. Plugins' PreEnqueue and QueueingHint functions run under that lock,
+// which is why both must be cheap.
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/minisched/minisched/minisched/framework"
+)
+
+// Profile is what the queue needs from one profile's runtime;
+// *framework.Framework satisfies it.
+type Profile interface {
+	// RunPreEnqueuePlugins decides whether the pod may enter activeQ; a
+	// non-success status gates it and names the gating plugin.
+	RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) *framework.Status
+	// QueueingHints maps each plugin that can reject a pod to the events it
+	// registered (a plugin without EnqueueExtensions registers the wildcard).
+	QueueingHints() map[string][]framework.ClusterEventWithHint
+}
+
+var _ Profile = (*framework.Framework)(nil)
+
+// ErrClosed is returned by Pop once Close was called.
+var ErrClosed = errors.New("scheduling queue is closed")
+
+// How often Run flushes the backoff queue and the unschedulable leftovers.
+const (
+	backoffFlushInterval       = 1 * time.Second
+	unschedulableFlushInterval = 30 * time.Second
+)
+
+// Location names where the queue holds a pod.
+type Location string
+
+// The places a pod can be, as Locate reports them.
+const (
+	// ActiveQ: waiting to be popped.
+	ActiveQ Location = "activeQ"
+	// BackoffQ: waiting for its backoff to expire.
+	BackoffQ Location = "backoffQ"
+	// UnschedulablePods: waiting for an event that may help, or gated.
+	UnschedulablePods Location = "unschedulablePods"
+	// InFlight: popped and not yet put back nor marked Done.
+	InFlight Location = "inFlight"
+	// NotQueued: unknown to the queue (never added, deleted, or bound).
+	NotQueued Location = ""
+)
+
+// PriorityQueue is the scheduling queue shared by all profiles.
+type PriorityQueue struct {
+	// lock guards every field below that is not set once by New.
+	lock sync.Mutex
+	// cond (on lock) wakes Pop when a pod enters activeQ or the queue closes.
+	cond *sync.Cond
+
+	// clock stamps pods and drives backoff and the flush tickers.
+	clock clock.WithTicker
+	// podInitialBackoffDuration is the backoff after the first attempt; it
+	// doubles per attempt up to podMaxBackoffDuration.
+	podInitialBackoffDuration time.Duration
+	podMaxBackoffDuration     time.Duration
+	// podMaxInUnschedulablePodsDuration is how long a pod may wait among the
+	// unschedulable pods before the leftover flush retries it.
+	podMaxInUnschedulablePodsDuration time.Duration
+	// profiles maps spec.schedulerName to the profile that owns such pods.
+	profiles map[string]Profile
+
+	// activeQ holds pods ready to be scheduled, best first by less.
+	activeQ *keyedHeap[*framework.QueuedPodInfo]
+	// backoffQ holds pods serving their backoff, earliest expiry first.
+	backoffQ *keyedHeap[*framework.QueuedPodInfo]
+	// unschedulablePods holds rejected or gated pods until an event helps.
+	unschedulablePods *unschedulablePods
+	// inFlight tracks popped pods and the events seen while they are out.
+	inFlight *inFlightPods
+
+	// schedulingCycle counts Pops.
+	schedulingCycle int64
+	// closed is set by Close; Pop then returns ErrClosed.
+	closed bool
+}
+
+// New returns an empty queue. less orders activeQ (it is the QueueSort of the
+// profiles, which must all agree on it); profiles maps each schedulerName to
+// its profile. Pods naming any other scheduler are ignored.
+func New(less framework.LessFunc, profiles map[string]Profile, opts ...Option) *PriorityQueue {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	p := &PriorityQueue{
+		clock:                             o.clock,
+		podInitialBackoffDuration:         o.podInitialBackoffDuration,
+		podMaxBackoffDuration:             o.podMaxBackoffDuration,
+		podMaxInUnschedulablePodsDuration: o.podMaxInUnschedulablePodsDuration,
+		profiles:                          profiles,
+		activeQ:                           newKeyedHeap(podKey, less),
+		unschedulablePods:                 newUnschedulablePods(),
+		inFlight:                          newInFlightPods(),
+	}
+	p.backoffQ = newKeyedHeap(podKey, p.backoffLess)
+	p.cond = sync.NewCond(&p.lock)
+	return p
+}
+
+// podKey keys pods by UID in every sub-queue: a pod deleted and re-created
+// under the same name is a different pod.
+func podKey(pInfo *framework.QueuedPodInfo) string { return string(pInfo.Pod.UID) }
+
+// Run starts the two flush loops on the queue's clock (backoffQ every
+// second, the unschedulable leftovers every 30 seconds) and returns at once;
+// they stop when ctx is done. Call it once.
+func (p *PriorityQueue) Run(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	// Create the tickers before returning so that a fake clock stepped right
+	// after Run already fires them.
+	backoff := p.clock.NewTicker(backoffFlushInterval)
+	leftover := p.clock.NewTicker(unschedulableFlushInterval)
+	go runEvery(ctx, backoff, func() { p.FlushBackoffQCompleted(logger) })
+	go runEvery(ctx, leftover, func() { p.FlushUnschedulablePodsLeftover(logger) })
+}
+
+// runEvery calls fn on every tick until ctx is done.
+func runEvery(ctx context.Context, t clock.Ticker, fn func()) {
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			fn()
+		}
+	}
+}
+
+// Add queues a new pending pod: into activeQ, or among the unschedulable pods
+// if a PreEnqueue plugin gates it. A pod the queue already holds is treated
+// as an update; a pod of no known profile is ignored.
+func (p *PriorityQueue) Add(logger klog.Logger, pod *v1.Pod) {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	p.add(logger, pod)
+}
+
+func (p *PriorityQueue) add(logger klog.Logger, pod *v1.Pod) {
+	if _, ok := p.profiles[pod.Spec.SchedulerName]; !ok {
+		logger.V(4).Info("Ignoring pod of another scheduler", "pod", klog.KObj(pod), "schedulerName", pod.Spec.SchedulerName)
+		return
+	}
+	if old := p.knownPod(pod.UID); old != nil {
+		// An informer relist can re-deliver a pod we hold.
+		p.update(logger, old, pod)
+		return
+	}
+	now := p.clock.Now()
+	pInfo := framework.NewQueuedPodInfo(pod, now)
+	pInfo.InitialAttemptTimestamp = &now
+	if p.moveToActiveQ(logger, pInfo, "PodAdd") {
+		p.cond.Broadcast()
+	}
+}
+
+// knownPod returns the queue's current object for uid, from a sub-queue or
+// from the in-flight record, or nil.
+func (p *PriorityQueue) knownPod(uid types.UID) *v1.Pod {
+	if pInfo := p.get(uid); pInfo != nil {
+		return pInfo.Pod
+	}
+	if f := p.inFlight.get(uid); f != nil {
+		return f.pod
+	}
+	return nil
+}
+
+// get finds uid in the three sub-queues.
+func (p *PriorityQueue) get(uid types.UID) *framework.QueuedPodInfo {
+	if pInfo, ok := p.activeQ.Get(string(uid)); ok {
+		return pInfo
+	}
+	if pInfo, ok := p.backoffQ.Get(string(uid)); ok {
+		return pInfo
+	}
+	return p.unschedulablePods.get(uid)
+}
+
+// Update reacts to a change of a pending pod.
+//
+//   - In activeQ or backoffQ, the pod object is replaced in place; its place
+//     and bookkeeping stay.
+//   - Among the unschedulable pods, the object is replaced and the change is
+//     offered to the rejecting plugins as an UnscheduledPod event: a
+//     scheduling gate removed, requests scaled down, a toleration added can
+//     each be what the pod was waiting for.
+//   - In flight, the change is remembered for the pod and decided on when it
+//     comes back (AddUnschedulableIfNotPresent).
+//   - Unknown, the pod is added.
+//
+// The sub-queues are looked at before the in-flight record: between
+// AddUnschedulableIfNotPresent and Done a pod is in both, and the sub-queue
+// holds the copy that matters.
+func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	if oldPod == nil {
+		oldPod = p.knownPod(newPod.UID)
+	}
+	if oldPod == nil {
+		p.add(logger, newPod)
+		return
+	}
+	p.update(logger, oldPod, newPod)
+}
+
+func (p *PriorityQueue) update(logger klog.Logger, oldPod, newPod *v1.Pod) {
+	key := string(newPod.UID)
+	if pInfo, ok := p.activeQ.Get(key); ok {
+		pInfo.PodInfo = framework.NewPodInfo(newPod)
+		p.activeQ.Fix(key)
+		logger.V(5).Info("Updated pod in activeQ", "pod", klog.KObj(newPod))
+		return
+	}
+	if pInfo, ok := p.backoffQ.Get(key); ok {
+		pInfo.PodInfo = framework.NewPodInfo(newPod)
+		p.backoffQ.Fix(key)
+		logger.V(5).Info("Updated pod in backoffQ", "pod", klog.KObj(newPod))
+		return
+	}
+	if pInfo := p.unschedulablePods.get(newPod.UID); pInfo != nil {
+		pInfo.PodInfo = framework.NewPodInfo(newPod)
+		actions := framework.PodUpdateActions(oldPod, newPod)
+		if actions == 0 {
+			return // status only: nothing a plugin could care about
+		}
+		event := unscheduledPodUpdate(actions)
+		strategy := p.isPodWorthRequeuing(logger, pInfo, event, oldPod, newPod)
+		if strategy == queueSkip {
+			logger.V(5).Info("Pod update does not help; pod stays unschedulable", "pod", klog.KObj(newPod), "event", event)
+			return
+		}
+		p.unschedulablePods.delete(newPod.UID)
+		if p.place(logger, pInfo, p.destination(pInfo, strategy), event.String(), false) == ActiveQ {
+			p.cond.Broadcast()
+		}
+		return
+	}
+	if p.inFlight.recordPodUpdate(oldPod, newPod, unscheduledPodUpdate(framework.PodUpdateActions(oldPod, newPod))) {
+		logger.V(5).Info("Pod updated while in flight; the update is kept for when it is requeued", "pod", klog.KObj(newPod))
+		return
+	}
+	p.add(logger, newPod)
+}
+
+// unscheduledPodUpdate is the event for a pending pod's own update.
+func unscheduledPodUpdate(actions framework.ActionType) framework.ClusterEvent {
+	return framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: actions, Label: "UnscheduledPodUpdate"}
+}
+
+// Delete removes a pod from whichever sub-queue holds it. A pod in flight is
+// marked, so that it is not requeued when its attempt fails.
+func (p *PriorityQueue) Delete(pod *v1.Pod) {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	key := string(pod.UID)
+	if !p.activeQ.Delete(key) && !p.backoffQ.Delete(key) {
+		p.unschedulablePods.delete(pod.UID)
+	}
+	p.inFlight.markDeleted(pod.UID)
+}
+
+// Pop blocks until activeQ has a pod, removes the best one and returns it,
+// now in flight. It counts the attempt and the scheduling cycle. Once Close
+// was called it returns ErrClosed, even if pods remain.
+func (p *PriorityQueue) Pop(logger klog.Logger) (*framework.QueuedPodInfo, error) {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	for p.activeQ.Len() == 0 && !p.closed {
+		p.cond.Wait()
+	}
+	if p.closed {
+		return nil, ErrClosed
+	}
+	pInfo, _ := p.activeQ.Pop()
+	pInfo.Attempts++
+	p.schedulingCycle++
+	p.inFlight.add(pInfo.Pod)
+	logger.V(4).Info("Popped pod", "pod", klog.KObj(pInfo.Pod), "attempts", pInfo.Attempts, "schedulingCycle", p.schedulingCycle)
+	return pInfo, nil
+}
+
+// Done ends the in-flight period of a popped pod: the scheduler calls it
+// when the pod's scheduling and binding attempt is over, whether the pod was
+// bound or put back with AddUnschedulableIfNotPresent. The events kept for
+// the pod are dropped.
+func (p *PriorityQueue) Done(uid types.UID) {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	p.inFlight.done(uid)
+}
+
+// SchedulingCycle returns the number of pods popped so far.
+func (p *PriorityQueue) SchedulingCycle() int64 {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	return p.schedulingCycle
+}
+
+// Close wakes every blocked Pop with ErrClosed; later Pops fail at once.
+func (p *PriorityQueue) Close() {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	p.closed = true
+	p.cond.Broadcast()
+}
+
+// pendingPodsSummary is the format of PendingPods' summary, as in kube-scheduler.
+const pendingPodsSummary = "activeQ:%v; backoffQ:%v; unschedulablePods:%v"
+
+// PendingPods returns every pod in the three sub-queues (not those in
+// flight) and a summary of the counts.
+func (p *PriorityQueue) PendingPods() ([]*v1.Pod, string) {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	var pods []*v1.Pod
+	for _, pInfo := range p.activeQ.List() {
+		pods = append(pods, pInfo.Pod)
+	}
+	for _, pInfo := range p.backoffQ.List() {
+		pods = append(pods, pInfo.Pod)
+	}
+	for _, pInfo := range p.unschedulablePods.list() {
+		pods = append(pods, pInfo.Pod)
+	}
+	return pods, fmt.Sprintf(pendingPodsSummary, p.activeQ.Len(), p.backoffQ.Len(), p.unschedulablePods.len())
+}
+
+// Locate reports where the queue holds the pod with uid. A pod put back but
+// not yet marked Done is reported in its sub-queue, not InFlight.
+func (p *PriorityQueue) Locate(uid types.UID) Location {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	return p.locate(uid)
+}
+
+func (p *PriorityQueue) locate(uid types.UID) Location {
+	switch {
+	case p.activeQ.Has(string(uid)):
+		return ActiveQ
+	case p.backoffQ.Has(string(uid)):
+		return BackoffQ
+	case p.unschedulablePods.get(uid) != nil:
+		return UnschedulablePods
+	case p.inFlight.get(uid) != nil:
+		return InFlight
+	}
+	return NotQueued
+}

@@ -1,0 +1,340 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/minisched/minisched/minisched"
+)
+
+// Env is what a scenario gets: a client, its own namespace, a log of the
+// scheduler's attempts, and a place to narrate.
+type Env struct {
+	Client kubernetes.Interface
+	// Namespace is the scenario's own namespace (its name).
+	Namespace string
+	// SchedulerName is the profile the scenario's pods ask for.
+	SchedulerName string
+	// Attempts is every scheduling attempt the scheduler reported.
+	Attempts *AttemptLog
+	out      io.Writer
+}
+
+// Logf narrates one line of the scenario's story.
+func (e *Env) Logf(format string, args ...interface{}) {
+	if e.out == nil {
+		return
+	}
+	fmt.Fprintf(e.out, "    "+format+"\n", args...)
+}
+
+// AttemptLog records the scheduler's attempts, per pod, in order.
+type AttemptLog struct {
+	mu    sync.Mutex
+	byPod map[string][]minisched.Attempt
+}
+
+// NewAttemptLog returns an empty log.
+func NewAttemptLog() *AttemptLog { return &AttemptLog{byPod: map[string][]minisched.Attempt{}} }
+
+// Record is a minisched.Observer.
+func (l *AttemptLog) Record(a minisched.Attempt) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key := a.Namespace + "/" + a.Name
+	l.byPod[key] = append(l.byPod[key], a)
+}
+
+// Of returns a copy of the attempts for namespace/name.
+func (l *AttemptLog) Of(namespace, name string) []minisched.Attempt {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]minisched.Attempt(nil), l.byPod[namespace+"/"+name]...)
+}
+
+// PodAttempts is a convenience for the scenario's namespace.
+func (e *Env) PodAttempts(name string) []minisched.Attempt { return e.Attempts.Of(e.Namespace, name) }
+
+// NodeBuilder builds a node with capacity equal to allocatable.
+type NodeBuilder struct{ node v1.Node }
+
+// MakeNode starts a node with 4 cpu, 16Gi memory, 100Gi ephemeral storage
+// and 110 pods, and a Ready condition.
+func MakeNode(name string) *NodeBuilder {
+	b := &NodeBuilder{node: v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelHostname: name}}}}
+	b.node.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}
+	return b.Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "16Gi", v1.ResourceEphemeralStorage: "100Gi", v1.ResourcePods: "110"})
+}
+
+// Capacity sets (or overrides) capacity and allocatable for the named resources.
+func (b *NodeBuilder) Capacity(res map[v1.ResourceName]string) *NodeBuilder {
+	if b.node.Status.Capacity == nil {
+		b.node.Status.Capacity, b.node.Status.Allocatable = v1.ResourceList{}, v1.ResourceList{}
+	}
+	for k, v := range res {
+		b.node.Status.Capacity[k] = resource.MustParse(v)
+		b.node.Status.Allocatable[k] = resource.MustParse(v)
+	}
+	return b
+}
+
+// Unschedulable cordons the node.
+func (b *NodeBuilder) Unschedulable() *NodeBuilder { b.node.Spec.Unschedulable = true; return b }
+
+// Label adds a label.
+func (b *NodeBuilder) Label(k, v string) *NodeBuilder { b.node.Labels[k] = v; return b }
+
+// Obj returns the node.
+func (b *NodeBuilder) Obj() *v1.Node { return b.node.DeepCopy() }
+
+// PodBuilder builds a pod with one container.
+type PodBuilder struct{ pod v1.Pod }
+
+// MakePod starts a pod with one container named "app" and no requests.
+func MakePod(name string) *PodBuilder {
+	return &PodBuilder{pod: v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1.PodSpec{
+			Containers:                    []v1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},
+			TerminationGracePeriodSeconds: ptr.To[int64](0),
+		},
+	}}
+}
+
+// Req sets the container's requests.
+func (b *PodBuilder) Req(res map[v1.ResourceName]string) *PodBuilder {
+	rl := v1.ResourceList{}
+	for k, v := range res {
+		rl[k] = resource.MustParse(v)
+	}
+	b.pod.Spec.Containers[0].Resources.Requests = rl
+	return b
+}
+
+// NodeName pre-binds the pod (as if another scheduler or a user placed it).
+func (b *PodBuilder) NodeName(n string) *PodBuilder { b.pod.Spec.NodeName = n; return b }
+
+// SchedulerName sets spec.schedulerName.
+func (b *PodBuilder) SchedulerName(n string) *PodBuilder { b.pod.Spec.SchedulerName = n; return b }
+
+// Obj returns the pod.
+func (b *PodBuilder) Obj() *v1.Pod { return b.pod.DeepCopy() }
+
+// CreateNodes creates nodes, keeping their status (allocatable, conditions).
+func (e *Env) CreateNodes(ctx context.Context, nodes ...*v1.Node) error {
+	for _, n := range nodes {
+		created, err := e.Client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("creating node %s: %w", n.Name, err)
+		}
+		created.Status = n.Status
+		if _, err := e.Client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("setting status of node %s: %w", n.Name, err)
+		}
+	}
+	return nil
+}
+
+// CreatePods creates pods in the scenario's namespace with its scheduler
+// name (unless the pod names another).
+func (e *Env) CreatePods(ctx context.Context, pods ...*v1.Pod) error {
+	for _, p := range pods {
+		p.Namespace = e.Namespace
+		if p.Spec.SchedulerName == "" {
+			p.Spec.SchedulerName = e.SchedulerName
+		}
+		if _, err := e.Client.CoreV1().Pods(e.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating pod %s: %w", p.Name, err)
+		}
+	}
+	return nil
+}
+
+// DeletePod deletes a pod at once (no kubelet runs to wait for).
+func (e *Env) DeletePod(ctx context.Context, name string) error {
+	err := e.Client.CoreV1().Pods(e.Namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting pod %s: %w", name, err)
+	}
+	return nil
+}
+
+// SetUnschedulable cordons or uncordons a node.
+func (e *Env) SetUnschedulable(ctx context.Context, node string, unschedulable bool) error {
+	patch := fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, unschedulable)
+	_, err := e.Client.CoreV1().Nodes().Patch(ctx, node, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{})
+	return err
+}
+
+// DefaultWait bounds every wait in the scenarios.
+const DefaultWait = 30 * time.Second
+
+// pollInterval is how often waits look again.
+const pollInterval = 50 * time.Millisecond
+
+// WaitForPodBound polls until the pod has a node and returns it.
+func (e *Env) WaitForPodBound(ctx context.Context, name string, timeout time.Duration) (*v1.Pod, error) {
+	var pod *v1.Pod
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		p, err := e.Client.CoreV1().Pods(e.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		pod = p
+		return p.Spec.NodeName != "", nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pod %s was not bound within %v: %w (%s)", name, timeout, err, describePending(pod))
+	}
+	return pod, nil
+}
+
+// WaitForPodUnschedulable polls until the pod carries PodScheduled=False
+// with reason Unschedulable, and returns the condition's message.
+func (e *Env) WaitForPodUnschedulable(ctx context.Context, name string, timeout time.Duration) (string, error) {
+	var msg string
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		p, err := e.Client.CoreV1().Pods(e.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if p.Spec.NodeName != "" {
+			return false, fmt.Errorf("pod %s was bound to %s, but should be unschedulable", name, p.Spec.NodeName)
+		}
+		if c := scheduledCondition(p); c != nil && c.Status == v1.ConditionFalse && c.Reason == v1.PodReasonUnschedulable {
+			msg = c.Message
+			return true, nil
+		}
+		return false, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("pod %s did not become unschedulable within %v: %w", name, timeout, err)
+	}
+	return msg, nil
+}
+
+// WaitForAttempts polls the attempt log until the pod has at least n attempts.
+func (e *Env) WaitForAttempts(ctx context.Context, name string, n int, timeout time.Duration) ([]minisched.Attempt, error) {
+	var got []minisched.Attempt
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(context.Context) (bool, error) {
+		got = e.PodAttempts(name)
+		return len(got) >= n, nil
+	})
+	if err != nil {
+		return got, fmt.Errorf("pod %s had %d scheduling attempts, want %d within %v", name, len(got), n, timeout)
+	}
+	return got, nil
+}
+
+// ExpectNoNewAttempts checks, for the whole duration, that the pod is not
+// tried again: the "consistently" counterpart of WaitForAttempts.
+func (e *Env) ExpectNoNewAttempts(ctx context.Context, name string, duration time.Duration) error {
+	before := len(e.PodAttempts(name))
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, duration, true, func(context.Context) (bool, error) {
+		if n := len(e.PodAttempts(name)); n != before {
+			return false, fmt.Errorf("pod %s was retried (%d attempts, had %d)", name, n, before)
+		}
+		return false, nil
+	})
+	if wait.Interrupted(err) {
+		return nil
+	}
+	return err
+}
+
+// EventMessages lists the notes of events.k8s.io events about a pod with
+// the given reason.
+func (e *Env) EventMessages(ctx context.Context, pod, reason string) ([]string, error) {
+	sel := fields.Set{"regarding.name": pod, "reason": reason}.AsSelector().String()
+	list, err := e.Client.EventsV1().Events(e.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, ev := range list.Items {
+		out = append(out, ev.Note)
+	}
+	return out, nil
+}
+
+// WaitForEvent polls until at least one event with reason is recorded about
+// the pod (events are written asynchronously) and returns their notes.
+func (e *Env) WaitForEvent(ctx context.Context, pod, reason string, timeout time.Duration) ([]string, error) {
+	var notes []string
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		var err error
+		notes, err = e.EventMessages(ctx, pod, reason)
+		return len(notes) > 0, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("no %s event about pod %s within %v: %w", reason, pod, timeout, err)
+	}
+	return notes, nil
+}
+
+func scheduledCondition(p *v1.Pod) *v1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == v1.PodScheduled {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// describePending says why a pod is pending, from its PodScheduled condition.
+func describePending(p *v1.Pod) string {
+	if p == nil {
+		return "pod not found"
+	}
+	if c := scheduledCondition(p); c != nil && c.Status == v1.ConditionFalse {
+		return fmt.Sprintf("%s: %s", c.Reason, c.Message)
+	}
+	return "not tried yet"
+}
+
+// placement lists the scenario's pods: where each went, or why it waits.
+func (e *Env) placement(ctx context.Context) ([]string, error) {
+	list, err := e.Client.CoreV1().Pods(e.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
+	var lines []string
+	for i := range list.Items {
+		p := &list.Items[i]
+		if p.Spec.NodeName != "" {
+			lines = append(lines, fmt.Sprintf("%s → %s", p.Name, p.Spec.NodeName))
+		} else {
+			lines = append(lines, fmt.Sprintf("%s pending (%s)", p.Name, describePending(p)))
+		}
+	}
+	return lines, nil
+}
+
+// scoreSummary renders the top scores of an attempt: "node1=10 (NodeNumber=10)".
+func scoreSummary(a minisched.Attempt) string {
+	var parts []string
+	for _, ns := range a.TopScores {
+		var per []string
+		for pl, sc := range ns.Plugin {
+			per = append(per, fmt.Sprintf("%s=%d", pl, sc))
+		}
+		sort.Strings(per)
+		parts = append(parts, fmt.Sprintf("%s=%d (%s)", ns.Node, ns.Total, strings.Join(per, ", ")))
+	}
+	return strings.Join(parts, ", ")
+}

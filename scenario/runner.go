@@ -1,0 +1,171 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/minisched/minisched/scheduler"
+)
+
+// Scenario is one story told against a real apiserver: it creates nodes and
+// pods, waits for the scheduler's decisions and checks them.
+type Scenario struct {
+	// Name is also the scenario's namespace.
+	Name string
+	// Chapter is the tutorial chapter it illustrates (docs/).
+	Chapter int
+	// Description says in one line what it shows.
+	Description string
+	// Config returns the configuration the scenario needs, or nil for the
+	// runner's base configuration (the default profile, or --config).
+	Config func() *configv1.KubeSchedulerConfiguration
+	// Run creates objects and checks outcomes; an error is a failure.
+	Run func(ctx context.Context, env *Env) error
+}
+
+// All returns every scenario, by chapter.
+func All() []Scenario {
+	all := chapters()
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Chapter < all[j].Chapter })
+	return all
+}
+
+// Select returns the named scenarios (all when names is empty), or an error
+// listing the known names.
+func Select(names []string) ([]Scenario, error) {
+	all := All()
+	if len(names) == 0 {
+		return all, nil
+	}
+	byName := map[string]Scenario{}
+	known := make([]string, 0, len(all))
+	for _, s := range all {
+		byName[s.Name] = s
+		known = append(known, s.Name)
+	}
+	var out []Scenario
+	for _, n := range names {
+		s, ok := byName[n]
+		if !ok {
+			return nil, fmt.Errorf("unknown scenario %q; known scenarios: %s", n, strings.Join(known, ", "))
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Runner runs scenarios one after another against one apiserver, each with
+// a fresh scheduler and a clean cluster.
+type Runner struct {
+	RestConfig *rest.Config
+	// BaseConfig is used by scenarios that do not bring their own; nil means
+	// the default configuration.
+	BaseConfig *configv1.KubeSchedulerConfiguration
+	Out        io.Writer
+}
+
+// RunAll runs the scenarios and prints a PASS/FAIL line for each; it returns
+// an error naming the failed ones.
+func (r *Runner) RunAll(ctx context.Context, scenarios []Scenario) error {
+	var failed []string
+	for _, s := range scenarios {
+		if err := r.Run(ctx, s); err != nil {
+			failed = append(failed, s.Name)
+		}
+	}
+	fmt.Fprintf(r.Out, "\n%d scenarios: %d passed, %d failed\n", len(scenarios), len(scenarios)-len(failed), len(failed))
+	if len(failed) > 0 {
+		return fmt.Errorf("failed scenarios: %s", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// Run runs one scenario: start a scheduler with its configuration, run it,
+// print where each pod went, stop the scheduler and clean up.
+func (r *Runner) Run(ctx context.Context, s Scenario) (err error) {
+	start := time.Now()
+	fmt.Fprintf(r.Out, "=== %s (chapter %d): %s\n", s.Name, s.Chapter, s.Description)
+	defer func() {
+		verdict := "PASS"
+		if err != nil {
+			verdict = "FAIL"
+			fmt.Fprintf(r.Out, "    error: %v\n", err)
+		}
+		fmt.Fprintf(r.Out, "--- %s %s (%.1fs)\n", verdict, s.Name, time.Since(start).Seconds())
+	}()
+
+	cfg := r.BaseConfig
+	if s.Config != nil {
+		cfg = s.Config()
+	}
+	if cfg == nil {
+		cfg = scheduler.DefaultConfig()
+	}
+	client, err := kubernetes.NewForConfig(r.RestConfig)
+	if err != nil {
+		return err
+	}
+	if err := cleanCluster(ctx, client); err != nil {
+		return err
+	}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.Name}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", s.Name, err)
+	}
+
+	log := NewAttemptLog()
+	sched, err := scheduler.New(ctx, cfg, r.RestConfig, scheduler.WithObserver(log.Record), scheduler.WithSeed(42))
+	if err != nil {
+		return fmt.Errorf("configuring the scheduler: %w", err)
+	}
+	// The scheduler's own log lines are one verbosity level quieter here, so
+	// the scenario's story stays readable; -v 1 brings them back.
+	schedCtx, stop := context.WithCancel(klog.NewContext(ctx, klog.Background().V(1)))
+	done := make(chan error, 1)
+	go func() { done <- sched.Run(schedCtx) }()
+	defer func() {
+		stop()
+		if runErr := <-done; runErr != nil && err == nil {
+			err = runErr
+		}
+	}()
+
+	env := &Env{Client: client, Namespace: s.Name, SchedulerName: *cfg.Profiles[0].SchedulerName, Attempts: log, out: r.Out}
+	runErr := s.Run(ctx, env)
+	if lines, perr := env.placement(ctx); perr == nil {
+		for _, l := range lines {
+			fmt.Fprintf(r.Out, "    %s\n", l)
+		}
+	}
+	return runErr
+}
+
+// cleanCluster deletes every node and every pod, so scenarios do not see
+// each other's leftovers. Without a kubelet, deletion with grace period 0 is
+// immediate.
+func cleanCluster(ctx context.Context, client kubernetes.Interface) error {
+	nss, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, ns := range nss.Items {
+		errs = append(errs, client.CoreV1().Pods(ns.Name).DeleteCollection(ctx,
+			metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{}))
+	}
+	errs = append(errs, client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}))
+	return errors.Join(errs...)
+}

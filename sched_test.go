@@ -1,0 +1,65 @@
+package main
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/minisched/minisched/scenario"
+)
+
+// TestDocsNameRealThings keeps the tutorial and the README honest: every
+// file path and every scenario they name in backquotes must exist.
+func TestDocsNameRealThings(t *testing.T) {
+	known := map[string]bool{}
+	for _, s := range scenario.All() {
+		known[s.Name] = true
+	}
+	code := regexp.MustCompile("`([^`]+)`")
+	for _, doc := range []string{"README.md", "docs/README.md"} {
+		t.Run(doc, func(t *testing.T) {
+			b, err := os.ReadFile(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range code.FindAllStringSubmatch(string(b), -1) {
+				ref := m[1]
+				switch {
+				case strings.HasSuffix(ref, ".go") || strings.HasSuffix(ref, "/"):
+					if _, err := os.Stat(ref); err != nil {
+						t.Errorf("%s names %s, which does not exist", doc, ref)
+					}
+				case strings.HasPrefix(ref, "ch") && strings.Contains(ref, "-") && !strings.Contains(ref, " "):
+					if !known[ref] {
+						t.Errorf("%s names scenario %s, which does not exist", doc, ref)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestStringList(t *testing.T) {
+	tests := []struct {
+		name string
+		sets []string
+		want string
+	}{
+		{name: "repeated", sets: []string{"a", "b"}, want: "a,b"},
+		{name: "comma separated", sets: []string{"a,b", " c "}, want: "a,b,c"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s stringList
+			for _, v := range tt.sets {
+				if err := s.Set(v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := s.String(); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,247 @@
+package scheduler
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/plugins"
+)
+
+const header = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+
+func TestDecodeConfigErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		yaml    string
+		wantErr string
+	}{
+		{name: "unknown top-level field", yaml: header + "paralelism: 3\n", wantErr: `unknown field "paralelism"`},
+		{name: "unknown profile field", yaml: header + "profiles:\n- schedulerName: a\n  plugin: {}\n", wantErr: `unknown field "profiles[0].plugin"`},
+		{name: "wrong apiVersion", yaml: "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n", wantErr: "apiVersion"},
+		{name: "wrong kind", yaml: "apiVersion: kubescheduler.config.k8s.io/v1\nkind: Scheduler\n", wantErr: "kind"},
+		{name: "parallelism zero", yaml: header + "parallelism: 0\n", wantErr: "parallelism: Invalid value: 0"},
+		{name: "percentage over 100", yaml: header + "percentageOfNodesToScore: 101\n", wantErr: "percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]"},
+		{name: "profile percentage negative", yaml: header + "profiles:\n- schedulerName: a\n  percentageOfNodesToScore: -1\n", wantErr: "profiles[0].percentageOfNodesToScore"},
+		{name: "max backoff below initial", yaml: header + "podInitialBackoffSeconds: 5\npodMaxBackoffSeconds: 2\n", wantErr: "podMaxBackoffSeconds"},
+		{name: "duplicate profile", yaml: header + "profiles:\n- schedulerName: a\n- schedulerName: a\n", wantErr: "profiles[1].schedulerName: Duplicate value"},
+		{name: "empty profile name", yaml: header + "profiles:\n- schedulerName: \"\"\n", wantErr: "profiles[0].schedulerName: Required value"},
+		{name: "negative weight", yaml: header + "profiles:\n- schedulerName: a\n  plugins:\n    score:\n      enabled:\n      - name: NodeNumber\n        weight: -1\n", wantErr: "profiles[0].plugins.score.enabled[0].weight"},
+		{name: "leader election on", yaml: header + "leaderElection:\n  leaderElect: true\n", wantErr: "leaderElection.leaderElect: Unsupported value: true"},
+		{name: "duplicate pluginConfig", yaml: header + "profiles:\n- schedulerName: a\n  pluginConfig:\n  - name: NodeNumber\n  - name: NodeNumber\n", wantErr: "profiles[0].pluginConfig[1].name: Duplicate value"},
+		{name: "duplicate key", yaml: header + "parallelism: 2\nparallelism: 3\n", wantErr: "parallelism"},
+		{name: "negative qps", yaml: header + "clientConnection:\n  qps: -1\n", wantErr: "clientConnection.qps"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := DecodeConfig([]byte(tt.yaml))
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("DecodeConfig() error = %v, want it to contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	cfg, err := DecodeConfig([]byte(header))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := *cfg.Parallelism, int32(16); got != want {
+		t.Errorf("parallelism = %d, want %d", got, want)
+	}
+	if *cfg.PodInitialBackoffSeconds != 1 || *cfg.PodMaxBackoffSeconds != 10 {
+		t.Errorf("backoff = %d/%d, want 1/10", *cfg.PodInitialBackoffSeconds, *cfg.PodMaxBackoffSeconds)
+	}
+	if cfg.ClientConnection.QPS != 50 || cfg.ClientConnection.Burst != 100 {
+		t.Errorf("qps/burst = %v/%v, want 50/100", cfg.ClientConnection.QPS, cfg.ClientConnection.Burst)
+	}
+	if len(cfg.Profiles) != 1 || *cfg.Profiles[0].SchedulerName != DefaultSchedulerName {
+		t.Fatalf("profiles = %+v, want one %q", cfg.Profiles, DefaultSchedulerName)
+	}
+	if diff := cmp.Diff(DefaultPlugins(), cfg.Profiles[0].Plugins); diff != "" {
+		t.Errorf("default plugins (-want +got):\n%s", diff)
+	}
+}
+
+// TestProfilePlugins builds each profile's framework and checks what runs
+// where, in order, with which weight: kube-scheduler's merge and multiPoint
+// rules.
+func TestProfilePlugins(t *testing.T) {
+	tests := []struct {
+		name        string
+		plugins     string
+		want        map[string][]string
+		wantWeights map[string]int64
+		wantErr     string
+	}{
+		{
+			name: "defaults",
+			want: map[string][]string{
+				"QueueSort": {"PrioritySort"}, "PreFilter": {"NodeResourcesFit"},
+				"Filter": {"NodeUnschedulable", "NodeName", "NodeResourcesFit"}, "Bind": {"DefaultBinder"},
+			},
+		},
+		{
+			name:    "multiPoint plugin added after the defaults",
+			plugins: "multiPoint:\n  enabled:\n  - name: NodeNumber\n    weight: 3\n",
+			want: map[string][]string{
+				"QueueSort": {"PrioritySort"}, "PreFilter": {"NodeResourcesFit"},
+				"Filter":   {"NodeUnschedulable", "NodeName", "NodeResourcesFit"},
+				"PreScore": {"NodeNumber"}, "Score": {"NodeNumber"}, "Permit": {"NodeNumber"}, "Bind": {"DefaultBinder"},
+			},
+			wantWeights: map[string]int64{"NodeNumber": 3},
+		},
+		{
+			name:    "disable one default at one extension point",
+			plugins: "filter:\n  disabled:\n  - name: NodeName\n",
+			want: map[string][]string{
+				"QueueSort": {"PrioritySort"}, "PreFilter": {"NodeResourcesFit"},
+				"Filter": {"NodeUnschedulable", "NodeResourcesFit"}, "Bind": {"DefaultBinder"},
+			},
+		},
+		{
+			name:    "star disables every default; specific Score weight wins over multiPoint",
+			plugins: "multiPoint:\n  enabled:\n  - name: PrioritySort\n  - name: NodeNumber\n    weight: 2\n  - name: DefaultBinder\n  disabled:\n  - name: \"*\"\nscore:\n  enabled:\n  - name: NodeNumber\n    weight: 7\npermit:\n  disabled:\n  - name: NodeNumber\n",
+			want: map[string][]string{
+				"QueueSort": {"PrioritySort"}, "PreScore": {"NodeNumber"}, "Score": {"NodeNumber"}, "Bind": {"DefaultBinder"},
+			},
+			wantWeights: map[string]int64{"NodeNumber": 7},
+		},
+		{
+			name:    "specific extension point overrides multiPoint and comes first",
+			plugins: "filter:\n  enabled:\n  - name: NodeResourcesFit\n",
+			want: map[string][]string{
+				"QueueSort": {"PrioritySort"}, "PreFilter": {"NodeResourcesFit"},
+				"Filter": {"NodeResourcesFit", "NodeUnschedulable", "NodeName"}, "Bind": {"DefaultBinder"},
+			},
+		},
+		{name: "unknown plugin lists the known ones", plugins: "filter:\n  enabled:\n  - name: Nope\n", wantErr: `unknown plugin "Nope" (known plugins: DefaultBinder, NodeName, NodeNumber, NodeResourcesFit, NodeUnschedulable, PrioritySort)`},
+		{name: "plugin at a point it does not implement", plugins: "filter:\n  enabled:\n  - name: PrioritySort\n", wantErr: `plugin "PrioritySort" is enabled at Filter but does not implement the Filter extension point`},
+		{name: "two queue sorts", plugins: "queueSort:\n  enabled:\n  - name: PrioritySort\n  - name: PrioritySort\n", wantErr: "enabled twice at QueueSort"},
+		{name: "no bind plugin", plugins: "bind:\n  disabled:\n  - name: DefaultBinder\n", wantErr: "at least one Bind plugin is required"},
+		{name: "no queue sort", plugins: "queueSort:\n  disabled:\n  - name: \"*\"\n", wantErr: "exactly one QueueSort plugin is required, got 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := header + "profiles:\n- schedulerName: p\n"
+			if tt.plugins != "" {
+				doc += "  plugins:\n" + indent(tt.plugins, "    ")
+			}
+			cfg, err := DecodeConfig([]byte(doc))
+			if err != nil {
+				t.Fatalf("DecodeConfig: %v", err)
+			}
+			fwk, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), &cfg.Profiles[0])
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("NewFramework() error = %v, want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("NewFramework: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, fwk.ListPlugins()); diff != "" {
+				t.Errorf("plugins (-want +got):\n%s", diff)
+			}
+			for name, w := range tt.wantWeights {
+				if got := fwk.ScoreWeight(name); got != w {
+					t.Errorf("weight of %s = %d, want %d", name, got, w)
+				}
+			}
+		})
+	}
+}
+
+func indent(s, prefix string) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(s, "\n") {
+		if line != "" {
+			b.WriteString(prefix + line)
+		}
+	}
+	return b.String()
+}
+
+func TestPluginArgs(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    string
+		wantErr string
+	}{
+		{name: "valid args", args: "reverse: true\n"},
+		{name: "apiVersion and kind are accepted", args: "apiVersion: kubescheduler.config.k8s.io/v1\nkind: NodeNumberArgs\nreverse: false\n"},
+		{name: "unknown field rejected", args: "revers: true\n", wantErr: `plugin "NodeNumber"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := header + "profiles:\n- schedulerName: p\n  plugins:\n    multiPoint:\n      enabled:\n      - name: NodeNumber\n  pluginConfig:\n  - name: NodeNumber\n    args:\n" + indent(tt.args, "      ")
+			cfg, err := DecodeConfig([]byte(doc))
+			if err != nil {
+				t.Fatalf("DecodeConfig: %v", err)
+			}
+			_, err = framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), &cfg.Profiles[0])
+			if tt.wantErr == "" && err != nil {
+				t.Fatalf("NewFramework: %v", err)
+			}
+			if tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("NewFramework() error = %v, want it to contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestLoadConfigFileNamesTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(path, []byte(header+"bogus: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadConfigFile(path)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "bogus") {
+		t.Fatalf("LoadConfigFile() error = %v, want the file name and the field", err)
+	}
+}
+
+func TestMergePluginSet(t *testing.T) {
+	p := func(name string, w int32) configv1.Plugin { return configv1.Plugin{Name: name, Weight: ptr.To(w)} }
+	tests := []struct {
+		name             string
+		defaults, custom configv1.PluginSet
+		want             []configv1.Plugin
+	}{
+		{
+			name:     "re-enabling a default overrides its weight in place",
+			defaults: configv1.PluginSet{Enabled: []configv1.Plugin{p("A", 1), p("B", 1)}},
+			custom:   configv1.PluginSet{Enabled: []configv1.Plugin{p("C", 1), p("A", 5)}},
+			want:     []configv1.Plugin{p("A", 5), p("B", 1), p("C", 1)},
+		},
+		{
+			name:     "star drops all defaults",
+			defaults: configv1.PluginSet{Enabled: []configv1.Plugin{p("A", 1)}},
+			custom:   configv1.PluginSet{Enabled: []configv1.Plugin{p("C", 1)}, Disabled: []configv1.Plugin{{Name: "*"}}},
+			want:     []configv1.Plugin{p("C", 1)},
+		},
+		{
+			name:     "disable by name",
+			defaults: configv1.PluginSet{Enabled: []configv1.Plugin{p("A", 1), p("B", 1)}},
+			custom:   configv1.PluginSet{Disabled: []configv1.Plugin{{Name: "A"}}},
+			want:     []configv1.Plugin{p("B", 1)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := mergePluginSet(tt.defaults, tt.custom)
+			if diff := cmp.Diff(tt.want, got.Enabled); diff != "" {
+				t.Errorf("enabled (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,369 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/minisched/minisched/minisched"
+	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/scenario"
+	"github.com/minisched/minisched/scheduler"
+)
+
+var testEnv *scenario.Environment
+
+func TestMain(m *testing.M) {
+	env, err := scenario.StartEnvironment()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testEnv = env
+	code := m.Run()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+// calls records which plugin hooks ran, per pod.
+type calls struct {
+	mu sync.Mutex
+	m  map[string][]string
+}
+
+func (c *calls) add(pod, what string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[pod] = append(c.m[pod], what)
+}
+
+func (c *calls) of(pod string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.m[pod]...)
+}
+
+// recorder is a Reserve plugin that only records.
+type recorder struct{ c *calls }
+
+func (r *recorder) Name() string { return "Recorder" }
+func (r *recorder) Reserve(_ context.Context, _ *framework.CycleState, p *v1.Pod, _ string) *framework.Status {
+	r.c.add(p.Name, "Reserve")
+	return nil
+}
+func (r *recorder) Unreserve(_ context.Context, _ *framework.CycleState, p *v1.Pod, _ string) {
+	r.c.add(p.Name, "Unreserve")
+}
+
+// flakyBinder fails the bind of pods labelled fail-binds=N the first N
+// times, then leaves them to the next binder.
+type flakyBinder struct {
+	mu    sync.Mutex
+	tries map[string]int
+}
+
+func (f *flakyBinder) Name() string { return "FlakyBinder" }
+func (f *flakyBinder) Bind(_ context.Context, _ *framework.CycleState, p *v1.Pod, _ string) *framework.Status {
+	var n int
+	if _, err := fmt.Sscan(p.Labels["fail-binds"], &n); err != nil {
+		return framework.NewStatus(framework.Skip)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tries[p.Name]++
+	if f.tries[p.Name] <= n {
+		return framework.AsStatus(fmt.Errorf("injected bind failure %d", f.tries[p.Name]))
+	}
+	return framework.NewStatus(framework.Skip)
+}
+
+// gatekeeper is a Permit plugin: it rejects pods labelled reject=true and
+// makes pods labelled wait=<duration> wait that long before allowing them.
+type gatekeeper struct{ h framework.Handle }
+
+func (g *gatekeeper) Name() string { return "Gatekeeper" }
+func (g *gatekeeper) Permit(_ context.Context, _ *framework.CycleState, p *v1.Pod, _ string) (*framework.Status, time.Duration) {
+	if p.Labels["reject"] == "true" {
+		return framework.NewStatus(framework.Unschedulable, "rejected by Gatekeeper"), 0
+	}
+	if d, err := time.ParseDuration(p.Labels["wait"]); err == nil {
+		uid := p.UID
+		time.AfterFunc(d, func() {
+			if wp := g.h.GetWaitingPod(uid); wp != nil {
+				wp.Allow(g.Name())
+			}
+		})
+		return framework.NewStatus(framework.Wait), time.Minute
+	}
+	return nil, 0
+}
+
+type harness struct {
+	client   kubernetes.Interface
+	env      *scenario.Env
+	calls    *calls
+	stop     context.CancelFunc
+	runErr   chan error
+	attempts *scenario.AttemptLog
+}
+
+func startHarness(t *testing.T, ns string) *harness {
+	t.Helper()
+	ctx := context.Background()
+	client, err := kubernetes.NewForConfig(testEnv.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{client: client, calls: &calls{m: map[string][]string{}}, runErr: make(chan error, 1), attempts: scenario.NewAttemptLog()}
+	registry := framework.Registry{
+		"Recorder": func(context.Context, *runtime.RawExtension, framework.Handle) (framework.Plugin, error) {
+			return &recorder{c: h.calls}, nil
+		},
+		"FlakyBinder": func(context.Context, *runtime.RawExtension, framework.Handle) (framework.Plugin, error) {
+			return &flakyBinder{tries: map[string]int{}}, nil
+		},
+		"Gatekeeper": func(_ context.Context, _ *runtime.RawExtension, fh framework.Handle) (framework.Plugin, error) {
+			return &gatekeeper{h: fh}, nil
+		},
+	}
+	doc := `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+podInitialBackoffSeconds: 1
+podMaxBackoffSeconds: 1
+profiles:
+- schedulerName: ` + ns + `
+  plugins:
+    multiPoint:
+      enabled:
+      - name: Recorder
+      - name: Gatekeeper
+      - name: FlakyBinder
+    bind:
+      enabled:
+      - name: FlakyBinder
+      - name: DefaultBinder
+`
+	cfg, err := scheduler.DecodeConfig([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	s, err := scheduler.New(runCtx, cfg, testEnv.Config, scheduler.WithOutOfTreeRegistry(registry), scheduler.WithObserver(h.attempts.Record))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.stop = stop
+	go func() { h.runErr <- s.Run(runCtx) }()
+	h.env = &scenario.Env{Client: client, Namespace: ns, SchedulerName: ns, Attempts: h.attempts}
+	t.Cleanup(func() { h.shutdown(t) })
+	return h
+}
+
+func (h *harness) shutdown(t *testing.T) {
+	if h.stop == nil {
+		return
+	}
+	h.stop()
+	h.stop = nil
+	select {
+	case err := <-h.runErr:
+		if err != nil {
+			t.Errorf("Run returned %v, want nil on a clean stop", err)
+		}
+	case <-time.After(time.Minute):
+		t.Errorf("Run did not return within a minute of being stopped")
+	}
+}
+
+func results(as []minisched.Attempt) []string {
+	var out []string
+	for _, a := range as {
+		out = append(out, string(a.Result))
+	}
+	return out
+}
+
+func TestFailurePaths(t *testing.T) {
+	ctx := context.Background()
+	h := startHarness(t, "failures")
+	node := scenario.MakeNode("failures-node").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj()
+	if err := h.env.CreateNodes(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	cpu1 := map[v1.ResourceName]string{v1.ResourceCPU: "1"}
+
+	t.Run("a failed bind unreserves, forgets and requeues until it binds", func(t *testing.T) {
+		p := scenario.MakePod("flaky").Req(cpu1).Obj()
+		p.Labels = map[string]string{"fail-binds": "2"}
+		if err := h.env.CreatePods(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.env.WaitForPodBound(ctx, "flaky", scenario.DefaultWait); err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(results(h.env.PodAttempts("flaky")), ",")
+		if want := "SchedulerError,SchedulerError,Scheduled"; got != want {
+			t.Errorf("attempts = %s, want %s", got, want)
+		}
+		got = strings.Join(h.calls.of("flaky"), ",")
+		if want := "Reserve,Unreserve,Reserve,Unreserve,Reserve"; got != want {
+			t.Errorf("calls = %s, want %s", got, want)
+		}
+	})
+
+	t.Run("forgotten assumptions left no trace: the other cpu still fits", func(t *testing.T) {
+		if err := h.env.CreatePods(ctx, scenario.MakePod("fits").Req(cpu1).Obj()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.env.WaitForPodBound(ctx, "fits", scenario.DefaultWait); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.env.DeletePod(ctx, "fits"); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("a Permit rejection unreserves and leaves the pod unschedulable", func(t *testing.T) {
+		p := scenario.MakePod("rejected").Req(cpu1).Obj()
+		p.Labels = map[string]string{"reject": "true"}
+		if err := h.env.CreatePods(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		msg, err := h.env.WaitForPodUnschedulable(ctx, "rejected", scenario.DefaultWait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "0/1 nodes are available: 1 rejected by Gatekeeper."; msg != want {
+			t.Errorf("message = %q, want %q", msg, want)
+		}
+		if got, want := strings.Join(h.calls.of("rejected"), ","), "Reserve,Unreserve"; got != want {
+			t.Errorf("calls = %s, want %s", got, want)
+		}
+		notes, err := h.env.WaitForEvent(ctx, "rejected", "FailedScheduling", scenario.DefaultWait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if notes[0] != msg {
+			t.Errorf("FailedScheduling event says %q, want the condition's message %q", notes[0], msg)
+		}
+		if err := h.env.DeletePod(ctx, "rejected"); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("a pod deleted while waiting on Permit is not requeued", func(t *testing.T) {
+		p := scenario.MakePod("doomed").Req(cpu1).Obj()
+		p.Labels = map[string]string{"wait": "1h"}
+		if err := h.env.CreatePods(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		// Wait until it is reserved (and so waiting on Permit).
+		if err := pollCalls(ctx, h.calls, "doomed", "Reserve"); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.env.DeletePod(ctx, "doomed"); err != nil {
+			t.Fatal(err)
+		}
+		if err := pollCalls(ctx, h.calls, "doomed", "Reserve,Unreserve"); err != nil {
+			t.Fatal(err)
+		}
+		attempts, err := h.env.WaitForAttempts(ctx, "doomed", 1, scenario.DefaultWait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.env.ExpectNoNewAttempts(ctx, "doomed", 2*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if len(attempts) != 1 || attempts[0].Result != minisched.Unschedulable {
+			t.Errorf("attempts = %v, want one Unschedulable", results(attempts))
+		}
+	})
+
+	t.Run("pods of other schedulers are left alone", func(t *testing.T) {
+		if err := h.env.CreatePods(ctx, scenario.MakePod("foreign").SchedulerName("someone-else").Obj()); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.env.ExpectNoNewAttempts(ctx, "foreign", 2*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		p, err := h.client.CoreV1().Pods("failures").Get(ctx, "foreign", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Spec.NodeName != "" || len(p.Status.Conditions) != 0 || len(h.env.PodAttempts("foreign")) != 0 {
+			t.Errorf("foreign pod was touched: node %q, conditions %v", p.Spec.NodeName, p.Status.Conditions)
+		}
+	})
+
+	t.Run("stopping lets a binding cycle in flight finish", func(t *testing.T) {
+		p := scenario.MakePod("inflight").Obj()
+		p.Labels = map[string]string{"wait": "2s"}
+		if err := h.env.CreatePods(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if err := pollCalls(ctx, h.calls, "inflight", "Reserve"); err != nil {
+			t.Fatal(err)
+		}
+		h.shutdown(t) // returns only after the binding cycle ended
+		got, err := h.client.CoreV1().Pods("failures").Get(ctx, "inflight", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Spec.NodeName == "" {
+			t.Errorf("the pod waiting on Permit during shutdown was not bound")
+		}
+	})
+}
+
+func pollCalls(ctx context.Context, c *calls, pod, want string) error {
+	ctx, cancel := context.WithTimeout(ctx, scenario.DefaultWait)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if strings.Join(c.of(pod), ",") == want {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("calls for %s = %v, want %s", pod, c.of(pod), want)
+		case <-tick.C:
+		}
+	}
+}
+
+// TestRunAgainstUnreachableAPIServer checks for a clear error rather than a hang.
+func TestRunAgainstUnreachableAPIServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes the full apiserver timeout")
+	}
+	cfg := scheduler.DefaultConfig()
+	rc := *testEnv.Config
+	rc.Host = "https://127.0.0.1:1"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*scheduler.APIServerTimeout)
+	defer cancel()
+	s, err := scheduler.New(ctx, cfg, &rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err = s.Run(ctx)
+	if err == nil || !strings.Contains(err.Error(), "cannot reach the apiserver at https://127.0.0.1:1") {
+		t.Fatalf("Run() = %v, want a clear unreachable error", err)
+	}
+	if d := time.Since(start); d > scheduler.APIServerTimeout+10*time.Second {
+		t.Errorf("gave up after %v, want about %v", d, scheduler.APIServerTimeout)
+	}
+}

@@ -1,0 +1,228 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/minisched/minisched/cache"
+	"github.com/minisched/minisched/minisched"
+	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/plugins"
+	"github.com/minisched/minisched/queue"
+)
+
+// APIServerTimeout bounds how long Run waits for an unreachable apiserver
+// before giving up with an error.
+const APIServerTimeout = 30 * time.Second
+
+// Scheduler is a configured minisched, ready to Run against an apiserver.
+type Scheduler struct {
+	// Config is the defaulted, validated configuration it runs with.
+	Config *configv1.KubeSchedulerConfiguration
+	// Client is the clientset, with the configuration's QPS and burst.
+	Client kubernetes.Interface
+	// Sched is the scheduling loop.
+	Sched *minisched.Scheduler
+
+	host        string
+	factory     informers.SharedInformerFactory
+	broadcaster events.EventBroadcaster
+}
+
+// Option adjusts New.
+type Option func(*options)
+
+type options struct {
+	registry framework.Registry
+	observer minisched.Observer
+	seed     uint64
+}
+
+// WithOutOfTreeRegistry adds plugins beyond the in-tree set.
+func WithOutOfTreeRegistry(r framework.Registry) Option {
+	return func(o *options) { o.registry = r }
+}
+
+// WithObserver reports every scheduling attempt to fn.
+func WithObserver(fn minisched.Observer) Option { return func(o *options) { o.observer = fn } }
+
+// WithSeed makes random tie-breaking reproducible.
+func WithSeed(seed uint64) Option { return func(o *options) { o.seed = seed } }
+
+// RestConfigFromKubeconfig loads a kubeconfig file (or, with "", the
+// in-cluster configuration) and applies the configuration's client settings.
+func RestConfigFromKubeconfig(path string, cc configv1.KubeSchedulerConfiguration) (*rest.Config, error) {
+	if path == "" {
+		path = cc.ClientConnection.Kubeconfig
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig %q: %w", path, err)
+	}
+	return rc, nil
+}
+
+// New builds the scheduler: clients with the configured QPS/burst, one
+// framework per profile sharing one snapshot, the queue and the cache, and
+// the event handlers. Nothing talks to the apiserver until Run.
+func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConfig *rest.Config, opts ...Option) (*Scheduler, error) {
+	o := options{}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	rc := rest.CopyConfig(restConfig)
+	rc.QPS = cfg.ClientConnection.QPS
+	rc.Burst = int(cfg.ClientConnection.Burst)
+	rc.ContentType = cfg.ClientConnection.ContentType
+	rc.AcceptContentTypes = cfg.ClientConnection.AcceptContentTypes
+	rc = rest.AddUserAgent(rc, "minisched")
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("creating client: %w", err)
+	}
+
+	registry := plugins.NewInTreeRegistry()
+	if o.registry != nil {
+		if err := registry.Merge(o.registry); err != nil {
+			return nil, err
+		}
+	}
+
+	factory := informers.NewSharedInformerFactory(client, 0)
+	factory.InformerFor(&v1.Pod{}, newPodInformer)
+	// Events go to events.k8s.io/v1, reported by each profile's schedulerName,
+	// as kube-scheduler does. Writing them never blocks scheduling.
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
+
+	snapshot := cache.NewEmptySnapshot()
+	profiles := map[string]*framework.Framework{}
+	queueProfiles := map[string]queue.Profile{}
+	profilePercentage := map[string]*int32{}
+	var queueSort framework.LessFunc
+	queueSortName := ""
+	for i := range cfg.Profiles {
+		p := &cfg.Profiles[i]
+		name := *p.SchedulerName
+		fwk, err := framework.NewFramework(ctx, registry, p,
+			framework.WithClientSet(client),
+			framework.WithEventRecorder(broadcaster.NewRecorder(scheme.Scheme, name)),
+			framework.WithSnapshotSharedLister(snapshot),
+			framework.WithParallelism(int(*cfg.Parallelism)),
+		)
+		if err != nil {
+			return nil, fmt.Errorf("profiles[%d]: %w", i, err)
+		}
+		// All profiles share one queue, so they must order it the same way.
+		if queueSort == nil {
+			queueSort, queueSortName = fwk.QueueSortFunc(), fwk.QueueSortPluginName()
+		} else if fwk.QueueSortPluginName() != queueSortName {
+			return nil, fmt.Errorf("profiles[%d].plugins.queueSort: queueSort must be the same for all profiles: %q uses %q, the first profile %q",
+				i, name, fwk.QueueSortPluginName(), queueSortName)
+		}
+		profiles[name] = fwk
+		queueProfiles[name] = fwk
+		profilePercentage[name] = p.PercentageOfNodesToScore
+	}
+
+	q := queue.New(queueSort, queueProfiles,
+		queue.WithPodInitialBackoffDuration(time.Duration(*cfg.PodInitialBackoffSeconds)*time.Second),
+		queue.WithPodMaxBackoffDuration(time.Duration(*cfg.PodMaxBackoffSeconds)*time.Second),
+	)
+	// Assumed pods never expire, as in kube-scheduler v1.37
+	// (durationToExpireAssumedPod = 0): the informer confirms them, or a
+	// failed bind forgets them.
+	c := cache.New(0)
+
+	sched, err := minisched.New(factory, minisched.Options{
+		Client:                   client,
+		Cache:                    c,
+		Queue:                    q,
+		Snapshot:                 snapshot,
+		Profiles:                 profiles,
+		PercentageOfNodesToScore: *cfg.PercentageOfNodesToScore,
+		ProfilePercentage:        profilePercentage,
+		Observer:                 o.observer,
+		Seed:                     o.seed,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Scheduler{Config: cfg, Client: client, Sched: sched, host: rc.Host, factory: factory, broadcaster: broadcaster}, nil
+}
+
+// Run checks that the apiserver answers (giving up after APIServerTimeout),
+// starts events and informers, and schedules until ctx is cancelled; then it
+// lets binding cycles finish and stops everything. It returns nil on a clean
+// stop.
+func (s *Scheduler) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	if err := waitForAPIServer(ctx, s.Client, s.host, APIServerTimeout); err != nil {
+		return err
+	}
+	if err := s.broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
+		return fmt.Errorf("starting event recording: %w", err)
+	}
+	defer s.broadcaster.Shutdown()
+	s.factory.Start(ctx.Done())
+	defer s.factory.Shutdown()
+	logger.Info("Starting minisched", "profiles", len(s.Config.Profiles), "apiserver", s.host)
+	return s.Sched.Run(ctx)
+}
+
+// waitForAPIServer polls /version until it answers or timeout passes.
+func waitForAPIServer(ctx context.Context, client kubernetes.Interface, host string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var lastErr error
+	for {
+		reqCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := client.Discovery().RESTClient().Get().AbsPath("/version").Do(reqCtx).Raw()
+		cancel()
+		if err == nil {
+			return nil
+		}
+		lastErr = err
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cannot reach the apiserver at %s within %v: %w", host, timeout, lastErr)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// newPodInformer watches pods that are not finished: succeeded and failed
+// pods hold no resources and need no scheduling.
+func newPodInformer(cs kubernetes.Interface, resync time.Duration) toolscache.SharedIndexInformer {
+	selector := fmt.Sprintf("status.phase!=%v,status.phase!=%v", v1.PodSucceeded, v1.PodFailed)
+	inf := coreinformers.NewFilteredPodInformer(cs, metav1.NamespaceAll, resync, toolscache.Indexers{}, func(o *metav1.ListOptions) {
+		o.FieldSelector = selector
+	})
+	// Managed fields are never read by the scheduler; drop them to save memory.
+	_ = inf.SetTransform(func(obj interface{}) (interface{}, error) {
+		if acc, err := meta.Accessor(obj); err == nil {
+			acc.SetManagedFields(nil)
+		}
+		return obj, nil
+	})
+	return inf
+}
