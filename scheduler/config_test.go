@@ -86,8 +86,10 @@ func TestProfilePlugins(t *testing.T) {
 			name: "defaults",
 			want: map[string][]string{
 				"QueueSort": {"PrioritySort"}, "PreFilter": {"NodeResourcesFit"},
-				"Filter": {"NodeUnschedulable", "NodeName", "NodeResourcesFit"}, "Bind": {"DefaultBinder"},
+				"Filter":   {"NodeUnschedulable", "NodeName", "NodeResourcesFit"},
+				"PreScore": {"NodeResourcesFit"}, "Score": {"NodeResourcesFit"}, "Bind": {"DefaultBinder"},
 			},
+			wantWeights: map[string]int64{"NodeResourcesFit": 1},
 		},
 		{
 			name:    "multiPoint plugin added after the defaults",
@@ -95,16 +97,18 @@ func TestProfilePlugins(t *testing.T) {
 			want: map[string][]string{
 				"QueueSort": {"PrioritySort"}, "PreFilter": {"NodeResourcesFit"},
 				"Filter":   {"NodeUnschedulable", "NodeName", "NodeResourcesFit"},
-				"PreScore": {"NodeNumber"}, "Score": {"NodeNumber"}, "Permit": {"NodeNumber"}, "Bind": {"DefaultBinder"},
+				"PreScore": {"NodeResourcesFit", "NodeNumber"}, "Score": {"NodeResourcesFit", "NodeNumber"},
+				"Permit": {"NodeNumber"}, "Bind": {"DefaultBinder"},
 			},
-			wantWeights: map[string]int64{"NodeNumber": 3},
+			wantWeights: map[string]int64{"NodeNumber": 3, "NodeResourcesFit": 1},
 		},
 		{
 			name:    "disable one default at one extension point",
 			plugins: "filter:\n  disabled:\n  - name: NodeName\n",
 			want: map[string][]string{
 				"QueueSort": {"PrioritySort"}, "PreFilter": {"NodeResourcesFit"},
-				"Filter": {"NodeUnschedulable", "NodeResourcesFit"}, "Bind": {"DefaultBinder"},
+				"Filter":   {"NodeUnschedulable", "NodeResourcesFit"},
+				"PreScore": {"NodeResourcesFit"}, "Score": {"NodeResourcesFit"}, "Bind": {"DefaultBinder"},
 			},
 		},
 		{
@@ -120,7 +124,8 @@ func TestProfilePlugins(t *testing.T) {
 			plugins: "filter:\n  enabled:\n  - name: NodeResourcesFit\n",
 			want: map[string][]string{
 				"QueueSort": {"PrioritySort"}, "PreFilter": {"NodeResourcesFit"},
-				"Filter": {"NodeResourcesFit", "NodeUnschedulable", "NodeName"}, "Bind": {"DefaultBinder"},
+				"Filter":   {"NodeResourcesFit", "NodeUnschedulable", "NodeName"},
+				"PreScore": {"NodeResourcesFit"}, "Score": {"NodeResourcesFit"}, "Bind": {"DefaultBinder"},
 			},
 		},
 		{name: "unknown plugin lists the known ones", plugins: "filter:\n  enabled:\n  - name: Nope\n", wantErr: `unknown plugin "Nope" (known plugins: DefaultBinder, NodeName, NodeNumber, NodeResourcesFit, NodeUnschedulable, PrioritySort)`},

@@ -213,7 +213,12 @@ func TestFailurePaths(t *testing.T) {
 		if _, err := h.env.WaitForPodBound(ctx, "flaky", scenario.DefaultWait); err != nil {
 			t.Fatal(err)
 		}
-		got := strings.Join(results(h.env.PodAttempts("flaky")), ",")
+		// The binding goroutine reports the attempt just after the bind.
+		attempts, err := h.env.WaitForAttempts(ctx, "flaky", 3, scenario.DefaultWait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(results(attempts), ",")
 		if want := "SchedulerError,SchedulerError,Scheduled"; got != want {
 			t.Errorf("attempts = %s, want %s", got, want)
 		}

@@ -15,9 +15,9 @@ import (
 	"github.com/minisched/minisched/minisched/framework"
 )
 
-// supportedScoringStrategies are the scoring strategies minisched accepts.
-// kube-scheduler also has MostAllocated and RequestedToCapacityRatio; they
-// come with NodeResourcesFit's Score.
+// supportedScoringStrategies are the scoring strategies minisched accepts:
+// kube-scheduler's default. Its MostAllocated and RequestedToCapacityRatio
+// are not implemented yet, and configuring them is an error.
 var supportedScoringStrategies = []configv1.ScoringStrategyType{configv1.LeastAllocated}
 
 // defaultResources are the resources scoring weighs when none are given:

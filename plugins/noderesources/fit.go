@@ -1,6 +1,7 @@
 // Package noderesources holds NodeResourcesFit, the plugin that checks a node
-// has room for a pod's resource requests, as kube-scheduler's does: the pod
-// count, cpu, memory, ephemeral storage and extended resources.
+// has room for a pod's resource requests, as kube-scheduler's does (the pod
+// count, cpu, memory, ephemeral storage and extended resources), and scores
+// nodes by how much room they have left (score.go).
 package noderesources
 
 import (
@@ -38,7 +39,8 @@ type Fit struct {
 	// ignoredResourceGroups are extended-resource domains ("example.com")
 	// Filter does not check.
 	ignoredResourceGroups sets.Set[string]
-	// scoringStrategy is validated now and used by Score, once it exists.
+	// scoringStrategy says how Score rates nodes (defaulted: LeastAllocated
+	// over cpu and memory, weight 1 each).
 	scoringStrategy *configv1.ScoringStrategy
 }
 
