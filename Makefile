@@ -27,7 +27,7 @@ VERSION_LDFLAGS := -s -w \
 
 ARGS ?=
 
-.PHONY: start test build envtest vet bench clean
+.PHONY: start test build envtest kube-scheduler vet bench clean
 
 ## start: build, start envtest, run every scenario (ARGS="--scenario ch6-assume" to pick)
 start: build envtest
@@ -52,6 +52,13 @@ $(ASSETS)/etcd:
 $(ASSETS)/kube-apiserver:
 	@mkdir -p $(ASSETS)
 	cd hack/tools && CGO_ENABLED=0 $(GO) build -ldflags '$(VERSION_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+
+## kube-scheduler: the reference scheduler, built like kube-apiserver, to compare decisions with
+kube-scheduler: $(ASSETS)/kube-scheduler
+
+$(ASSETS)/kube-scheduler:
+	@mkdir -p $(ASSETS)
+	cd hack/tools && CGO_ENABLED=0 $(GO) build -ldflags '$(VERSION_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-scheduler
 
 vet:
 	$(GO) vet ./...

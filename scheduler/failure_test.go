@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/minisched/minisched/minisched"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/scenario"
@@ -120,9 +122,7 @@ func startHarness(t *testing.T, ns string) *harness {
 	t.Helper()
 	ctx := context.Background()
 	client, err := kubernetes.NewForConfig(testEnv.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -156,14 +156,10 @@ profiles:
       - name: DefaultBinder
 `
 	cfg, err := scheduler.DecodeConfig([]byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	runCtx, stop := context.WithCancel(ctx)
 	s, err := scheduler.New(runCtx, cfg, testEnv.Config, scheduler.WithOutOfTreeRegistry(registry), scheduler.WithObserver(h.attempts.Record))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	h.stop = stop
 	go func() { h.runErr <- s.Run(runCtx) }()
 	h.env = &scenario.Env{Client: client, Namespace: ns, SchedulerName: ns, Attempts: h.attempts}
@@ -199,25 +195,19 @@ func TestFailurePaths(t *testing.T) {
 	ctx := context.Background()
 	h := startHarness(t, "failures")
 	node := scenario.MakeNode("failures-node").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj()
-	if err := h.env.CreateNodes(ctx, node); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, h.env.CreateNodes(ctx, node))
 	cpu1 := map[v1.ResourceName]string{v1.ResourceCPU: "1"}
 
 	t.Run("a failed bind unreserves, forgets and requeues until it binds", func(t *testing.T) {
 		p := scenario.MakePod("flaky").Req(cpu1).Obj()
 		p.Labels = map[string]string{"fail-binds": "2"}
-		if err := h.env.CreatePods(ctx, p); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, h.env.CreatePods(ctx, p))
 		if _, err := h.env.WaitForPodBound(ctx, "flaky", scenario.DefaultWait); err != nil {
 			t.Fatal(err)
 		}
 		// The binding goroutine reports the attempt just after the bind.
 		attempts, err := h.env.WaitForAttempts(ctx, "flaky", 3, scenario.DefaultWait)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		got := strings.Join(results(attempts), ",")
 		if want := "SchedulerError,SchedulerError,Scheduled"; got != want {
 			t.Errorf("attempts = %s, want %s", got, want)
@@ -229,27 +219,19 @@ func TestFailurePaths(t *testing.T) {
 	})
 
 	t.Run("forgotten assumptions left no trace: the other cpu still fits", func(t *testing.T) {
-		if err := h.env.CreatePods(ctx, scenario.MakePod("fits").Req(cpu1).Obj()); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, h.env.CreatePods(ctx, scenario.MakePod("fits").Req(cpu1).Obj()))
 		if _, err := h.env.WaitForPodBound(ctx, "fits", scenario.DefaultWait); err != nil {
 			t.Fatal(err)
 		}
-		if err := h.env.DeletePod(ctx, "fits"); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, h.env.DeletePod(ctx, "fits"))
 	})
 
 	t.Run("a Permit rejection unreserves and leaves the pod unschedulable", func(t *testing.T) {
 		p := scenario.MakePod("rejected").Req(cpu1).Obj()
 		p.Labels = map[string]string{"reject": "true"}
-		if err := h.env.CreatePods(ctx, p); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, h.env.CreatePods(ctx, p))
 		msg, err := h.env.WaitForPodUnschedulable(ctx, "rejected", scenario.DefaultWait)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if want := "0/1 nodes are available: 1 rejected by Gatekeeper."; msg != want {
 			t.Errorf("message = %q, want %q", msg, want)
 		}
@@ -257,56 +239,34 @@ func TestFailurePaths(t *testing.T) {
 			t.Errorf("calls = %s, want %s", got, want)
 		}
 		notes, err := h.env.WaitForEvent(ctx, "rejected", "FailedScheduling", scenario.DefaultWait)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if notes[0] != msg {
 			t.Errorf("FailedScheduling event says %q, want the condition's message %q", notes[0], msg)
 		}
-		if err := h.env.DeletePod(ctx, "rejected"); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, h.env.DeletePod(ctx, "rejected"))
 	})
 
 	t.Run("a pod deleted while waiting on Permit is not requeued", func(t *testing.T) {
 		p := scenario.MakePod("doomed").Req(cpu1).Obj()
 		p.Labels = map[string]string{"wait": "1h"}
-		if err := h.env.CreatePods(ctx, p); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, h.env.CreatePods(ctx, p))
 		// Wait until it is reserved (and so waiting on Permit).
-		if err := pollCalls(ctx, h.calls, "doomed", "Reserve"); err != nil {
-			t.Fatal(err)
-		}
-		if err := h.env.DeletePod(ctx, "doomed"); err != nil {
-			t.Fatal(err)
-		}
-		if err := pollCalls(ctx, h.calls, "doomed", "Reserve,Unreserve"); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, pollCalls(ctx, h.calls, "doomed", "Reserve"))
+		require.NoError(t, h.env.DeletePod(ctx, "doomed"))
+		require.NoError(t, pollCalls(ctx, h.calls, "doomed", "Reserve,Unreserve"))
 		attempts, err := h.env.WaitForAttempts(ctx, "doomed", 1, scenario.DefaultWait)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := h.env.ExpectNoNewAttempts(ctx, "doomed", 2*time.Second); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		require.NoError(t, h.env.ExpectNoNewAttempts(ctx, "doomed", 2*time.Second))
 		if len(attempts) != 1 || attempts[0].Result != minisched.Unschedulable {
 			t.Errorf("attempts = %v, want one Unschedulable", results(attempts))
 		}
 	})
 
 	t.Run("pods of other schedulers are left alone", func(t *testing.T) {
-		if err := h.env.CreatePods(ctx, scenario.MakePod("foreign").SchedulerName("someone-else").Obj()); err != nil {
-			t.Fatal(err)
-		}
-		if err := h.env.ExpectNoNewAttempts(ctx, "foreign", 2*time.Second); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, h.env.CreatePods(ctx, scenario.MakePod("foreign").SchedulerName("someone-else").Obj()))
+		require.NoError(t, h.env.ExpectNoNewAttempts(ctx, "foreign", 2*time.Second))
 		p, err := h.client.CoreV1().Pods("failures").Get(ctx, "foreign", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if p.Spec.NodeName != "" || len(p.Status.Conditions) != 0 || len(h.env.PodAttempts("foreign")) != 0 {
 			t.Errorf("foreign pod was touched: node %q, conditions %v", p.Spec.NodeName, p.Status.Conditions)
 		}
@@ -315,17 +275,11 @@ func TestFailurePaths(t *testing.T) {
 	t.Run("stopping lets a binding cycle in flight finish", func(t *testing.T) {
 		p := scenario.MakePod("inflight").Obj()
 		p.Labels = map[string]string{"wait": "2s"}
-		if err := h.env.CreatePods(ctx, p); err != nil {
-			t.Fatal(err)
-		}
-		if err := pollCalls(ctx, h.calls, "inflight", "Reserve"); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, h.env.CreatePods(ctx, p))
+		require.NoError(t, pollCalls(ctx, h.calls, "inflight", "Reserve"))
 		h.shutdown(t) // returns only after the binding cycle ended
 		got, err := h.client.CoreV1().Pods("failures").Get(ctx, "inflight", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if got.Spec.NodeName == "" {
 			t.Errorf("the pod waiting on Permit during shutdown was not bound")
 		}
@@ -360,9 +314,7 @@ func TestRunAgainstUnreachableAPIServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*scheduler.APIServerTimeout)
 	defer cancel()
 	s, err := scheduler.New(ctx, cfg, &rc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	start := time.Now()
 	err = s.Run(ctx)
 	if err == nil || !strings.Contains(err.Error(), "cannot reach the apiserver at https://127.0.0.1:1") {
