@@ -45,8 +45,8 @@ func TestInTreeProfile(t *testing.T) {
 		"QueueSort": {"PrioritySort"},
 		"PreFilter": {"NodeResourcesFit"},
 		"Filter":    {"NodeUnschedulable", "NodeName", "NodeResourcesFit"},
-		"PreScore":  {"NodeNumber"},
-		"Score":     {"NodeNumber"},
+		"PreScore":  {"NodeResourcesFit", "NodeNumber"},
+		"Score":     {"NodeResourcesFit", "NodeNumber"},
 		"Permit":    {"NodeNumber"},
 		"Bind":      {"DefaultBinder"},
 	}

@@ -91,7 +91,10 @@ func isSchedulableAfterTargetPodScaleDown(logger klog.Logger, pod *v1.Pod, _, _ 
 // its pods) and, for an update, when the node gained allocatable in a
 // resource the pod requests or in pod slots.
 func (pl *Fit) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
-	oldNode, newNode, err := asNodes(oldObj, newObj)
+	oldNode, newNode, err := framework.As[*v1.Node](oldObj, newObj)
+	if err == nil && newNode == nil {
+		err = fmt.Errorf("node event without a new node")
+	}
 	if err != nil {
 		return framework.Queue, err
 	}
@@ -137,20 +140,4 @@ func requestedAllocatableIncreased(podRequest *framework.Resource, oldNode, newN
 		}
 	}
 	return false
-}
-
-// asNodes unpacks a node event: oldNode is nil for an add; newNode is always set.
-func asNodes(oldObj, newObj interface{}) (*v1.Node, *v1.Node, error) {
-	newNode, ok := newObj.(*v1.Node)
-	if !ok {
-		return nil, nil, fmt.Errorf("want new object of type *v1.Node, got %T", newObj)
-	}
-	if oldObj == nil {
-		return nil, newNode, nil
-	}
-	oldNode, ok := oldObj.(*v1.Node)
-	if !ok {
-		return nil, nil, fmt.Errorf("want old object of type *v1.Node, got %T", oldObj)
-	}
-	return oldNode, newNode, nil
 }

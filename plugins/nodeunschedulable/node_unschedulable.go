@@ -95,7 +95,10 @@ func rejects(logger klog.Logger, pod *v1.Pod, node *v1.Node) bool {
 // this plugin accepts: an added node that is schedulable (or tolerated), or
 // an updated node that this plugin rejected before and accepts now.
 func isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
-	oldNode, newNode, err := asNodes(oldObj, newObj)
+	oldNode, newNode, err := framework.As[*v1.Node](oldObj, newObj)
+	if err == nil && newNode == nil {
+		err = fmt.Errorf("node event without a new node")
+	}
 	if err != nil {
 		return framework.Queue, err
 	}
@@ -125,20 +128,4 @@ func isSchedulableAfterPodTolerationChange(logger klog.Logger, pod *v1.Pod, oldO
 	}
 	logger.V(5).Info("Pod's new tolerations do not include the unschedulable taint", "pod", klog.KObj(newPod))
 	return framework.QueueSkip, nil
-}
-
-// asNodes unpacks a node event: oldNode is nil for an add; newNode is always set.
-func asNodes(oldObj, newObj interface{}) (*v1.Node, *v1.Node, error) {
-	newNode, ok := newObj.(*v1.Node)
-	if !ok {
-		return nil, nil, fmt.Errorf("want new object of type *v1.Node, got %T", newObj)
-	}
-	if oldObj == nil {
-		return nil, newNode, nil
-	}
-	oldNode, ok := oldObj.(*v1.Node)
-	if !ok {
-		return nil, nil, fmt.Errorf("want old object of type *v1.Node, got %T", oldObj)
-	}
-	return oldNode, newNode, nil
 }
