@@ -1,0 +1,212 @@
+package minisched
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/minisched/minisched/minisched/framework"
+)
+
+// addAllEventHandlers connects the informers to the cache and the queue:
+//
+//	assigned pods              → cache (Add/Update/Remove) + queue moves (AssignedPod*)
+//	unassigned pods of ours    → queue (Add/Update/Delete)
+//	nodes                      → cache + queue moves, one ClusterEvent per kind of change
+//
+// A pod that gets bound leaves the second filter and enters the first, so the
+// queue sees a Delete and the cache an Add: the informer's Add of a pod we
+// assumed is what confirms it.
+func (s *Scheduler) addAllEventHandlers(factory informers.SharedInformerFactory) error {
+	podInformer := factory.Core().V1().Pods().Informer()
+	nodeInformer := factory.Core().V1().Nodes().Informer()
+
+	handlers := []struct {
+		informer toolscache.SharedIndexInformer
+		handler  toolscache.ResourceEventHandler
+	}{
+		{podInformer, toolscache.FilteringResourceEventHandler{
+			FilterFunc: func(obj interface{}) bool {
+				pod, ok := podOf(obj)
+				return ok && assignedPod(pod)
+			},
+			Handler: toolscache.ResourceEventHandlerFuncs{
+				AddFunc:    s.addPodToCache,
+				UpdateFunc: s.updatePodInCache,
+				DeleteFunc: s.deletePodFromCache,
+			},
+		}},
+		{podInformer, toolscache.FilteringResourceEventHandler{
+			FilterFunc: func(obj interface{}) bool {
+				pod, ok := podOf(obj)
+				return ok && !assignedPod(pod) && s.responsibleForPod(pod)
+			},
+			Handler: toolscache.ResourceEventHandlerFuncs{
+				AddFunc:    s.addPodToSchedulingQueue,
+				UpdateFunc: s.updatePodInSchedulingQueue,
+				DeleteFunc: s.deletePodFromSchedulingQueue,
+			},
+		}},
+		{nodeInformer, toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    s.addNodeToCache,
+			UpdateFunc: s.updateNodeInCache,
+			DeleteFunc: s.deleteNodeFromCache,
+		}},
+	}
+	for _, h := range handlers {
+		reg, err := h.informer.AddEventHandler(h.handler)
+		if err != nil {
+			return fmt.Errorf("adding event handler: %w", err)
+		}
+		s.informersSynced = append(s.informersSynced, reg.HasSynced)
+	}
+	return nil
+}
+
+// podOf unwraps a pod from an informer notification, including the
+// DeletedFinalStateUnknown tombstone of a missed delete.
+func podOf(obj interface{}) (*v1.Pod, bool) {
+	switch t := obj.(type) {
+	case *v1.Pod:
+		return t, true
+	case toolscache.DeletedFinalStateUnknown:
+		p, ok := t.Obj.(*v1.Pod)
+		return p, ok
+	}
+	return nil, false
+}
+
+func nodeOf(obj interface{}) (*v1.Node, bool) {
+	switch t := obj.(type) {
+	case *v1.Node:
+		return t, true
+	case toolscache.DeletedFinalStateUnknown:
+		n, ok := t.Obj.(*v1.Node)
+		return n, ok
+	}
+	return nil, false
+}
+
+// assignedPod reports whether the pod is bound to a node.
+func assignedPod(pod *v1.Pod) bool { return pod.Spec.NodeName != "" }
+
+// Unassigned pods → the queue.
+
+func (s *Scheduler) addPodToSchedulingQueue(obj interface{}) {
+	pod, _ := podOf(obj)
+	klog.V(3).InfoS("Add event for unscheduled pod", "pod", klog.KObj(pod))
+	s.Queue.Add(klog.Background(), pod)
+}
+
+func (s *Scheduler) updatePodInSchedulingQueue(oldObj, newObj interface{}) {
+	oldPod, _ := podOf(oldObj)
+	newPod, _ := podOf(newObj)
+	// A resync delivers identical objects: ignore them, or the pod could be
+	// scheduled twice.
+	if oldPod.ResourceVersion == newPod.ResourceVersion {
+		return
+	}
+	// An assumed pod is being bound by us; its updates are not news.
+	if assumed, _ := s.Cache.IsAssumedPod(newPod); assumed {
+		return
+	}
+	klog.V(4).InfoS("Update event for unscheduled pod", "pod", klog.KObj(newPod))
+	s.Queue.Update(klog.Background(), oldPod, newPod)
+}
+
+func (s *Scheduler) deletePodFromSchedulingQueue(obj interface{}) {
+	pod, ok := podOf(obj)
+	if !ok {
+		return
+	}
+	klog.V(3).InfoS("Delete event for unscheduled pod", "pod", klog.KObj(pod))
+	s.Queue.Delete(pod)
+	fwk, err := s.frameworkForPod(pod)
+	if err != nil {
+		return
+	}
+	// A pod waiting on Permit was assumed: rejecting it frees its place, which
+	// may help other pods, as if an assigned pod had been deleted.
+	if fwk.RejectWaitingPod(pod.UID) {
+		s.Queue.MoveAllToActiveOrBackoffQueue(klog.Background(), framework.AssignedPodDelete, pod, nil, nil)
+	}
+}
+
+// Assigned pods → the cache, and queue moves for pods waiting on them.
+
+func (s *Scheduler) addPodToCache(obj interface{}) {
+	pod, _ := podOf(obj)
+	logger := klog.Background()
+	logger.V(3).Info("Add event for scheduled pod", "pod", klog.KObj(pod))
+	if err := s.Cache.AddPod(logger, pod); err != nil {
+		logger.Error(err, "Scheduler cache AddPod failed", "pod", klog.KObj(pod))
+	}
+	s.Queue.AssignedPodAdded(logger, pod)
+}
+
+func (s *Scheduler) updatePodInCache(oldObj, newObj interface{}) {
+	oldPod, _ := podOf(oldObj)
+	newPod, _ := podOf(newObj)
+	logger := klog.Background()
+	if oldPod.UID != newPod.UID {
+		// A pod deleted and recreated under the same name between two
+		// watches: treat it as such.
+		s.deletePodFromCache(oldObj)
+		s.addPodToCache(newObj)
+		return
+	}
+	if err := s.Cache.UpdatePod(logger, oldPod, newPod); err != nil {
+		logger.Error(err, "Scheduler cache UpdatePod failed", "pod", klog.KObj(oldPod))
+	}
+	s.Queue.AssignedPodUpdated(logger, oldPod, newPod)
+}
+
+func (s *Scheduler) deletePodFromCache(obj interface{}) {
+	pod, ok := podOf(obj)
+	if !ok {
+		return
+	}
+	logger := klog.Background()
+	logger.V(3).Info("Delete event for scheduled pod", "pod", klog.KObj(pod))
+	if err := s.Cache.RemovePod(logger, pod); err != nil {
+		logger.Error(err, "Scheduler cache RemovePod failed", "pod", klog.KObj(pod))
+	}
+	s.Queue.MoveAllToActiveOrBackoffQueue(logger, framework.AssignedPodDelete, pod, nil, nil)
+}
+
+// Nodes → the cache, and queue moves with the precise kind of change.
+
+func (s *Scheduler) addNodeToCache(obj interface{}) {
+	node, _ := nodeOf(obj)
+	logger := klog.Background()
+	logger.V(3).Info("Add event for node", "node", klog.KObj(node))
+	s.Cache.AddNode(logger, node)
+	s.Queue.MoveAllToActiveOrBackoffQueue(logger, framework.NodeAdd, nil, node, nil)
+}
+
+func (s *Scheduler) updateNodeInCache(oldObj, newObj interface{}) {
+	oldNode, _ := nodeOf(oldObj)
+	newNode, _ := nodeOf(newObj)
+	logger := klog.Background()
+	s.Cache.UpdateNode(logger, oldNode, newNode)
+	for _, evt := range framework.NodeUpdateEvents(oldNode, newNode) {
+		logger.V(4).Info("Update event for node", "node", klog.KObj(newNode), "event", evt.Label)
+		s.Queue.MoveAllToActiveOrBackoffQueue(logger, evt, oldNode, newNode, nil)
+	}
+}
+
+func (s *Scheduler) deleteNodeFromCache(obj interface{}) {
+	node, ok := nodeOf(obj)
+	if !ok {
+		return
+	}
+	logger := klog.Background()
+	logger.V(3).Info("Delete event for node", "node", klog.KObj(node))
+	if err := s.Cache.RemoveNode(logger, node); err != nil {
+		logger.Error(err, "Scheduler cache RemoveNode failed", "node", klog.KObj(node))
+	}
+	s.Queue.MoveAllToActiveOrBackoffQueue(logger, framework.NodeDelete, node, nil, nil)
+}

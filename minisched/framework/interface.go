@@ -1,0 +1,248 @@
+package framework
+
+import (
+	"context"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
+)
+
+// This file is the scheduling framework's contract: one interface per
+// extension point, in the order a pod meets them.
+//
+//	queue:      PreEnqueue → QueueSort
+//	scheduling: PreFilter → Filter → (PostFilter) → PreScore → Score → NormalizeScore → Reserve → Permit
+//	binding:    (WaitOnPermit) → PreBind → Bind → PostBind
+//	on failure after Reserve: Unreserve, in reverse order
+//
+// A plugin implements any subset. Plugins read the cluster only through the
+// NodeInfos and the snapshot lister they are handed, never from informers or
+// the apiserver during a cycle, and never mutate the objects they are given.
+
+// Plugin is what every plugin is: something with a unique name.
+type Plugin interface {
+	Name() string
+}
+
+// PreEnqueuePlugin is called when a pod is added to or updated in the queue,
+// before it may enter activeQ.
+//
+// Success lets the pod in. Any other code (typically UnschedulableAndUnresolvable)
+// gates it: the pod waits among the unschedulable pods, no FailedScheduling
+// event is written, and it is re-checked when an event the plugin registered
+// (EnqueueExtensions) occurs. PreEnqueue must be cheap: it runs in event
+// handlers.
+type PreEnqueuePlugin interface {
+	Plugin
+	PreEnqueue(ctx context.Context, pod *v1.Pod) *Status
+}
+
+// LessFunc orders two queued pods: true if a should be scheduled before b.
+type LessFunc func(a, b *QueuedPodInfo) bool
+
+// QueueSortPlugin orders activeQ. Exactly one is enabled, and all profiles
+// must use the same one, since they share one queue.
+type QueueSortPlugin interface {
+	Plugin
+	Less(a, b *QueuedPodInfo) bool
+}
+
+// PreFilterExtensions let preemption ask "what if this pod were added to /
+// removed from the node" without recomputing PreFilter: AddPod and RemovePod
+// update the plugin's own CycleState data incrementally. They return Success
+// or Error.
+type PreFilterExtensions interface {
+	AddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToAdd *PodInfo, nodeInfo *NodeInfo) *Status
+	RemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToRemove *PodInfo, nodeInfo *NodeInfo) *Status
+}
+
+// PreFilterPlugin is called once per scheduling cycle, before Filter, with
+// all nodes of the snapshot. It computes per-pod data into CycleState and may
+// narrow the candidate nodes with a PreFilterResult (results of several
+// plugins are intersected).
+//
+// Codes: Success; Skip (this plugin's Filter is not called for this pod);
+// Unschedulable or UnschedulableAndUnresolvable (the pod fits nowhere: the
+// cycle fails at once and the message is reported for every node); Error.
+type PreFilterPlugin interface {
+	Plugin
+	PreFilter(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) (*PreFilterResult, *Status)
+	// PreFilterExtensions returns nil if the plugin keeps no state that
+	// depends on the pods of a node.
+	PreFilterExtensions() PreFilterExtensions
+}
+
+// FilterPlugin decides whether the pod can run on one node. It is called for
+// many nodes in parallel, with the NodeInfo from the cycle's snapshot; it must
+// use that NodeInfo and CycleState only.
+//
+// Codes: Success (the node fits); Unschedulable (it may fit after preemption
+// or a cluster change); UnschedulableAndUnresolvable (preemption on this node
+// cannot help); Error (the whole cycle fails). Reasons are what
+// FailedScheduling reports, counted per node: a node is reported by its first
+// failing plugin, since filtering stops there.
+type FilterPlugin interface {
+	Plugin
+	Filter(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status
+}
+
+// PostFilterPlugin is called only when no node passed Filter, with every
+// node's status. It may make room (preemption evicts victims and nominates a
+// node).
+//
+// Codes: Success (the pod may fit on result.NominatedNodeName next time; the
+// pod is still requeued as unschedulable); Unschedulable (could not help; the
+// message is appended to FailedScheduling); Error. PostFilter plugins run in
+// order until one returns Success.
+type PostFilterPlugin interface {
+	Plugin
+	PostFilter(ctx context.Context, state *CycleState, pod *v1.Pod, filteredNodeStatusMap *NodeToStatus) (*PostFilterResult, *Status)
+}
+
+// PreScorePlugin is called once per cycle with the nodes that passed Filter,
+// before Score, to precompute what Score needs.
+//
+// Codes: Success; Skip (this plugin's Score is not called for this pod);
+// Error (the cycle fails).
+type PreScorePlugin interface {
+	Plugin
+	PreScore(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) *Status
+}
+
+// ScoreExtensions turn raw scores into the range [MinNodeScore, MaxNodeScore].
+type ScoreExtensions interface {
+	// NormalizeScore is called once per plugin after all nodes were scored,
+	// and may rewrite scores in place. Success or Error.
+	NormalizeScore(ctx context.Context, state *CycleState, pod *v1.Pod, scores NodeScoreList) *Status
+}
+
+// ScorePlugin ranks one feasible node. It is called for many nodes in
+// parallel. After NormalizeScore each score must be within [0, 100]; the
+// framework multiplies it by the plugin's weight and sums over plugins. The
+// node with the highest total wins, ties broken at random.
+//
+// Codes: Success or Error (the cycle fails).
+type ScorePlugin interface {
+	Plugin
+	Score(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) (int64, *Status)
+	// ScoreExtensions returns nil if scores need no normalisation.
+	ScoreExtensions() ScoreExtensions
+}
+
+// ReservePlugin is told that the pod was assumed on nodeName, so it can
+// reserve what it manages (volumes, devices) before binding finishes.
+//
+// Reserve codes: Success, or anything else to fail the cycle, in which case
+// Unreserve is called on every Reserve plugin, in reverse order.
+// Unreserve is also called when a later step (Permit, PreBind, Bind) fails.
+// Unreserve must be idempotent and must not fail.
+type ReservePlugin interface {
+	Plugin
+	Reserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
+	Unreserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string)
+}
+
+// PermitPlugin is the last say before binding.
+//
+// Codes: Success (approve); Wait with a timeout (the pod waits in the binding
+// cycle until every waiting plugin allows it, any plugin rejects it, or the
+// timeout passes, which rejects it); Unschedulable or
+// UnschedulableAndUnresolvable (reject: Unreserve and requeue); Error.
+// Allow and Reject come from other goroutines through Handle.GetWaitingPod.
+type PermitPlugin interface {
+	Plugin
+	Permit(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) (*Status, time.Duration)
+}
+
+// PreBindPlugin runs in the binding cycle before Bind (to attach volumes,
+// say). Success, or anything else to abort binding: Unreserve, forget the
+// assumed pod, requeue.
+type PreBindPlugin interface {
+	Plugin
+	PreBind(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
+}
+
+// BindPlugin writes the decision to the apiserver. Bind plugins are tried in
+// order until one does not return Skip.
+//
+// Codes: Success (bound); Skip (not mine, try the next); anything else fails
+// binding: Unreserve, forget the assumed pod, requeue.
+type BindPlugin interface {
+	Plugin
+	Bind(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
+}
+
+// PostBindPlugin is informed after a successful bind (for cleanup or
+// bookkeeping). It cannot fail.
+type PostBindPlugin interface {
+	Plugin
+	PostBind(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string)
+}
+
+// EnqueueExtensions is implemented by plugins that can reject pods (PreEnqueue,
+// PreFilter, Filter, Reserve, Permit). EventsToRegister lists the cluster
+// events that may make a pod this plugin rejected schedulable, each with an
+// optional hint that decides per pod. A rejecting plugin that does not
+// implement it is treated as interested in every event.
+//
+// Register too little and pods stay stuck until the five-minute flush; too
+// much and the scheduler retries pods in vain.
+type EnqueueExtensions interface {
+	Plugin
+	EventsToRegister(ctx context.Context) ([]ClusterEventWithHint, error)
+}
+
+// NodeInfoLister reads NodeInfos from the cycle's snapshot.
+type NodeInfoLister interface {
+	// List returns every node, in the snapshot's stable order.
+	List() ([]*NodeInfo, error)
+	// HavePodsWithAffinityList returns the nodes that have pods with affinity.
+	HavePodsWithAffinityList() ([]*NodeInfo, error)
+	// HavePodsWithRequiredAntiAffinityList returns the nodes that have pods
+	// with required anti-affinity.
+	HavePodsWithRequiredAntiAffinityList() ([]*NodeInfo, error)
+	// Get returns one node's NodeInfo, or an error if it is not in the snapshot.
+	Get(nodeName string) (*NodeInfo, error)
+}
+
+// SharedLister is the snapshot as plugins see it.
+type SharedLister interface {
+	NodeInfos() NodeInfoLister
+}
+
+// WaitingPod is a pod that a Permit plugin asked to wait.
+type WaitingPod interface {
+	// GetPod returns the waiting pod.
+	GetPod() *v1.Pod
+	// GetPendingPlugins returns the plugins that have not yet allowed it.
+	GetPendingPlugins() []string
+	// Allow records that plugin allows the pod; when the last pending plugin
+	// allows it, binding proceeds.
+	Allow(pluginName string)
+	// Reject rejects the pod: binding is aborted and the pod requeued.
+	Reject(pluginName, msg string)
+}
+
+// Handle is what a plugin factory receives: read access to the cycle's
+// snapshot, a client for the apiserver, an event recorder, and the waiting pods.
+type Handle interface {
+	// SnapshotSharedLister is the snapshot of the current cycle. It is the
+	// same object every cycle, refreshed before PreFilter.
+	SnapshotSharedLister() SharedLister
+	// ClientSet talks to the apiserver (for Bind and the like, not for
+	// reading cluster state during Filter/Score).
+	ClientSet() kubernetes.Interface
+	// EventRecorder records events as this profile's scheduler.
+	EventRecorder() events.EventRecorder
+	// GetWaitingPod returns the waiting pod with uid, or nil.
+	GetWaitingPod(uid types.UID) WaitingPod
+	// IterateOverWaitingPods calls fn on every waiting pod.
+	IterateOverWaitingPods(fn func(WaitingPod))
+	// RejectWaitingPod rejects the waiting pod with uid, if there is one.
+	RejectWaitingPod(uid types.UID) bool
+	// Parallelizer runs work over nodes with the configured parallelism.
+	Parallelizer() Parallelizer
+}

@@ -1,0 +1,797 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+	"k8s.io/utils/clock"
+)
+
+// Framework is the runtime of one profile: the plugins enabled at each
+// extension point, in order, with their score weights, and the methods that
+// run each extension point. It also implements Handle for its plugins.
+type Framework struct {
+	profileName string
+
+	preEnqueuePlugins []PreEnqueuePlugin
+	queueSortPlugins  []QueueSortPlugin
+	preFilterPlugins  []PreFilterPlugin
+	filterPlugins     []FilterPlugin
+	postFilterPlugins []PostFilterPlugin
+	preScorePlugins   []PreScorePlugin
+	scorePlugins      []ScorePlugin
+	reservePlugins    []ReservePlugin
+	permitPlugins     []PermitPlugin
+	preBindPlugins    []PreBindPlugin
+	bindPlugins       []BindPlugin
+	postBindPlugins   []PostBindPlugin
+
+	// scoreWeights holds each Score plugin's weight (at least 1).
+	scoreWeights map[string]int64
+	// queueingHints holds, for each plugin that can reject pods, the events
+	// that may make such a pod schedulable.
+	queueingHints map[string][]ClusterEventWithHint
+
+	pluginsMap   map[string]Plugin
+	snapshot     SharedLister
+	clientSet    kubernetes.Interface
+	recorder     events.EventRecorder
+	waitingPods  *waitingPodsMap
+	parallelizer Parallelizer
+	clock        clock.WithDelayedExecution
+}
+
+var _ Handle = &Framework{}
+
+// Option configures NewFramework.
+type Option func(*Framework)
+
+// WithSnapshotSharedLister sets the snapshot plugins read.
+func WithSnapshotSharedLister(l SharedLister) Option { return func(f *Framework) { f.snapshot = l } }
+
+// WithClientSet sets the client plugins use.
+func WithClientSet(c kubernetes.Interface) Option { return func(f *Framework) { f.clientSet = c } }
+
+// WithEventRecorder sets the recorder plugins use.
+func WithEventRecorder(r events.EventRecorder) Option { return func(f *Framework) { f.recorder = r } }
+
+// WithParallelism sets how many goroutines Filter and Score use.
+func WithParallelism(n int) Option {
+	return func(f *Framework) { f.parallelizer = NewParallelizer(n) }
+}
+
+// WithClock sets the clock behind Permit timeouts (a fake one in tests).
+func WithClock(c clock.WithDelayedExecution) Option { return func(f *Framework) { f.clock = c } }
+
+// extensionPoint ties one configured PluginSet to the interface it needs and
+// the list it fills.
+type extensionPoint struct {
+	name       string
+	set        *configv1.PluginSet
+	implements func(Plugin) bool
+	add        func(Plugin)
+}
+
+func (f *Framework) extensionPoints(p *configv1.Plugins) []extensionPoint {
+	return []extensionPoint{
+		{"PreEnqueue", &p.PreEnqueue, is[PreEnqueuePlugin], func(pl Plugin) { f.preEnqueuePlugins = append(f.preEnqueuePlugins, pl.(PreEnqueuePlugin)) }},
+		{"QueueSort", &p.QueueSort, is[QueueSortPlugin], func(pl Plugin) { f.queueSortPlugins = append(f.queueSortPlugins, pl.(QueueSortPlugin)) }},
+		{"PreFilter", &p.PreFilter, is[PreFilterPlugin], func(pl Plugin) { f.preFilterPlugins = append(f.preFilterPlugins, pl.(PreFilterPlugin)) }},
+		{"Filter", &p.Filter, is[FilterPlugin], func(pl Plugin) { f.filterPlugins = append(f.filterPlugins, pl.(FilterPlugin)) }},
+		{"PostFilter", &p.PostFilter, is[PostFilterPlugin], func(pl Plugin) { f.postFilterPlugins = append(f.postFilterPlugins, pl.(PostFilterPlugin)) }},
+		{"PreScore", &p.PreScore, is[PreScorePlugin], func(pl Plugin) { f.preScorePlugins = append(f.preScorePlugins, pl.(PreScorePlugin)) }},
+		{"Score", &p.Score, is[ScorePlugin], func(pl Plugin) { f.scorePlugins = append(f.scorePlugins, pl.(ScorePlugin)) }},
+		{"Reserve", &p.Reserve, is[ReservePlugin], func(pl Plugin) { f.reservePlugins = append(f.reservePlugins, pl.(ReservePlugin)) }},
+		{"Permit", &p.Permit, is[PermitPlugin], func(pl Plugin) { f.permitPlugins = append(f.permitPlugins, pl.(PermitPlugin)) }},
+		{"PreBind", &p.PreBind, is[PreBindPlugin], func(pl Plugin) { f.preBindPlugins = append(f.preBindPlugins, pl.(PreBindPlugin)) }},
+		{"Bind", &p.Bind, is[BindPlugin], func(pl Plugin) { f.bindPlugins = append(f.bindPlugins, pl.(BindPlugin)) }},
+		{"PostBind", &p.PostBind, is[PostBindPlugin], func(pl Plugin) { f.postBindPlugins = append(f.postBindPlugins, pl.(PostBindPlugin)) }},
+	}
+}
+
+func is[T any](pl Plugin) bool { _, ok := pl.(T); return ok }
+
+// NewFramework builds the runtime of one profile. The profile's Plugins must
+// already be merged with the defaults (package scheduler does that, with
+// kube-scheduler's rules); NewFramework instantiates every plugin named
+// anywhere, fills each extension point, then expands multiPoint:
+//
+//   - a plugin enabled at a specific extension point keeps that place and
+//     overrides its multiPoint entry there;
+//   - a plugin disabled at an extension point (or "*") is not expanded there;
+//   - the order is: overridden multiPoint plugins (in the specific extension
+//     point's order), then the other multiPoint plugins (in multiPoint's
+//     order), then the remaining specific ones.
+//
+// Score weights come from the Score entry if there is one, else from
+// multiPoint; 0 means 1.
+func NewFramework(ctx context.Context, r Registry, profile *configv1.KubeSchedulerProfile, opts ...Option) (*Framework, error) {
+	f := &Framework{
+		profileName:   deref(profile.SchedulerName),
+		scoreWeights:  map[string]int64{},
+		queueingHints: map[string][]ClusterEventWithHint{},
+		pluginsMap:    map[string]Plugin{},
+		waitingPods:   newWaitingPodsMap(),
+		parallelizer:  NewParallelizer(DefaultParallelism),
+		clock:         clock.RealClock{},
+	}
+	for _, o := range opts {
+		o(f)
+	}
+	plugins := &configv1.Plugins{}
+	if profile.Plugins != nil {
+		plugins = profile.Plugins.DeepCopy()
+	}
+
+	args := map[string]*runtime.RawExtension{}
+	for i := range profile.PluginConfig {
+		pc := &profile.PluginConfig[i]
+		if _, dup := args[pc.Name]; dup {
+			return nil, fmt.Errorf("profile %q: pluginConfig lists %q twice", f.profileName, pc.Name)
+		}
+		args[pc.Name] = &pc.Args
+	}
+
+	// Instantiate every plugin that is enabled somewhere.
+	needed := sets.New[string]()
+	for _, e := range append(f.extensionPoints(plugins), extensionPoint{set: &plugins.MultiPoint}) {
+		for _, p := range e.set.Enabled {
+			needed.Insert(p.Name)
+		}
+	}
+	for _, name := range sets.List(needed) {
+		factory, ok := r[name]
+		if !ok {
+			return nil, fmt.Errorf("profile %q: unknown plugin %q (known plugins: %s)", f.profileName, name, strings.Join(r.Names(), ", "))
+		}
+		pl, err := factory(ctx, args[name], f)
+		if err != nil {
+			return nil, fmt.Errorf("profile %q: plugin %q: %w", f.profileName, name, err)
+		}
+		f.pluginsMap[name] = pl
+	}
+
+	points := f.extensionPoints(plugins)
+	for _, e := range points {
+		seen := sets.New[string]()
+		for _, p := range e.set.Enabled {
+			pl := f.pluginsMap[p.Name]
+			if !e.implements(pl) {
+				return nil, fmt.Errorf("profile %q: plugin %q is enabled at %s but does not implement the %s extension point", f.profileName, p.Name, e.name, e.name)
+			}
+			if seen.Has(p.Name) {
+				return nil, fmt.Errorf("profile %q: plugin %q is enabled twice at %s", f.profileName, p.Name, e.name)
+			}
+			seen.Insert(p.Name)
+		}
+	}
+	if err := f.expandMultiPoint(points, plugins); err != nil {
+		return nil, err
+	}
+
+	if len(f.queueSortPlugins) != 1 {
+		return nil, fmt.Errorf("profile %q: exactly one QueueSort plugin is required, got %d", f.profileName, len(f.queueSortPlugins))
+	}
+	if len(f.bindPlugins) == 0 {
+		return nil, fmt.Errorf("profile %q: at least one Bind plugin is required", f.profileName)
+	}
+	if err := f.setScoreWeights(append(append([]configv1.Plugin(nil), plugins.Score.Enabled...), plugins.MultiPoint.Enabled...)); err != nil {
+		return nil, err
+	}
+	if err := f.collectQueueingHints(ctx); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// expandMultiPoint places each multiPoint plugin at every extension point it
+// implements, honouring specific entries and disabled lists.
+func (f *Framework) expandMultiPoint(points []extensionPoint, plugins *configv1.Plugins) error {
+	for _, e := range points {
+		enabled := make([]string, 0, len(e.set.Enabled))
+		for _, p := range e.set.Enabled {
+			enabled = append(enabled, p.Name)
+		}
+		enabledSet := sets.New(enabled...)
+		disabled := sets.New[string]()
+		for _, p := range e.set.Disabled {
+			disabled.Insert(p.Name)
+		}
+		var multi []string
+		overridden := sets.New[string]()
+		if !disabled.Has("*") {
+			multiSet := sets.New[string]()
+			for _, p := range plugins.MultiPoint.Enabled {
+				pl := f.pluginsMap[p.Name]
+				if !e.implements(pl) || disabled.Has(p.Name) {
+					continue
+				}
+				if enabledSet.Has(p.Name) {
+					overridden.Insert(p.Name)
+					continue
+				}
+				if multiSet.Has(p.Name) {
+					return fmt.Errorf("profile %q: plugin %q is enabled twice in multiPoint", f.profileName, p.Name)
+				}
+				multiSet.Insert(p.Name)
+				multi = append(multi, p.Name)
+			}
+		}
+		// Overridden plugins keep the order of the specific extension point.
+		var overrides []string
+		for _, name := range enabled {
+			if overridden.Has(name) {
+				overrides = append(overrides, name)
+			}
+		}
+		order := make([]string, 0, len(enabled)+len(multi))
+		placed := sets.New[string]()
+		for _, group := range [][]string{overrides, multi, enabled} {
+			for _, name := range group {
+				if !placed.Has(name) {
+					placed.Insert(name)
+					order = append(order, name)
+				}
+			}
+		}
+		for _, name := range order {
+			e.add(f.pluginsMap[name])
+		}
+	}
+	return nil
+}
+
+func (f *Framework) setScoreWeights(entries []configv1.Plugin) error {
+	var total int64
+	for _, p := range entries {
+		pl := f.pluginsMap[p.Name]
+		if !is[ScorePlugin](pl) {
+			continue
+		}
+		if _, ok := f.scoreWeights[p.Name]; ok {
+			continue // the Score entry came first and wins over multiPoint
+		}
+		w := int64(1)
+		if p.Weight != nil && *p.Weight != 0 {
+			w = int64(*p.Weight)
+		}
+		if w < 0 {
+			return fmt.Errorf("profile %q: plugin %q: weight must be positive, got %d", f.profileName, p.Name, w)
+		}
+		if w*MaxNodeScore > MaxTotalScore-total {
+			return fmt.Errorf("profile %q: total score of Score plugins could overflow", f.profileName)
+		}
+		total += w * MaxNodeScore
+		f.scoreWeights[p.Name] = w
+	}
+	return nil
+}
+
+// collectQueueingHints asks every plugin that can reject a pod which events
+// may undo that. A rejecting plugin without EnqueueExtensions gets every event.
+func (f *Framework) collectQueueingHints(ctx context.Context) error {
+	var rejecting []Plugin
+	for _, pl := range f.preEnqueuePlugins {
+		rejecting = append(rejecting, pl)
+	}
+	for _, pl := range f.preFilterPlugins {
+		rejecting = append(rejecting, pl)
+	}
+	for _, pl := range f.filterPlugins {
+		rejecting = append(rejecting, pl)
+	}
+	for _, pl := range f.reservePlugins {
+		rejecting = append(rejecting, pl)
+	}
+	for _, pl := range f.permitPlugins {
+		rejecting = append(rejecting, pl)
+	}
+	for _, pl := range rejecting {
+		if _, done := f.queueingHints[pl.Name()]; done {
+			continue
+		}
+		ext, ok := pl.(EnqueueExtensions)
+		if !ok {
+			f.queueingHints[pl.Name()] = []ClusterEventWithHint{{Event: ClusterEvent{Resource: WildCard, ActionType: All, Label: "WildCard"}}}
+			continue
+		}
+		evs, err := ext.EventsToRegister(ctx)
+		if err != nil {
+			return fmt.Errorf("profile %q: plugin %q: EventsToRegister: %w", f.profileName, pl.Name(), err)
+		}
+		f.queueingHints[pl.Name()] = evs
+	}
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// ProfileName is the profile's schedulerName.
+func (f *Framework) ProfileName() string { return f.profileName }
+
+// QueueSortFunc returns the QueueSort plugin's Less.
+func (f *Framework) QueueSortFunc() LessFunc { return f.queueSortPlugins[0].Less }
+
+// QueueSortPluginName names the QueueSort plugin (profiles must agree on it).
+func (f *Framework) QueueSortPluginName() string { return f.queueSortPlugins[0].Name() }
+
+// PreEnqueuePlugins returns the PreEnqueue plugins, in order.
+func (f *Framework) PreEnqueuePlugins() []PreEnqueuePlugin { return f.preEnqueuePlugins }
+
+// QueueingHints returns, per rejecting plugin, the events it registered.
+func (f *Framework) QueueingHints() map[string][]ClusterEventWithHint { return f.queueingHints }
+
+// HasFilterPlugins reports whether any Filter plugin is enabled.
+func (f *Framework) HasFilterPlugins() bool { return len(f.filterPlugins) > 0 }
+
+// HasScorePlugins reports whether any Score plugin is enabled.
+func (f *Framework) HasScorePlugins() bool { return len(f.scorePlugins) > 0 }
+
+// ScoreWeight returns a Score plugin's weight (0 if it is not a Score plugin).
+func (f *Framework) ScoreWeight(name string) int64 { return f.scoreWeights[name] }
+
+// ListPlugins returns the enabled plugins per extension point, in order, for
+// printing the effective configuration.
+func (f *Framework) ListPlugins() map[string][]string {
+	out := map[string][]string{}
+	add := func(point string, pls ...Plugin) {
+		for _, pl := range pls {
+			out[point] = append(out[point], pl.Name())
+		}
+	}
+	for _, pl := range f.preEnqueuePlugins {
+		add("PreEnqueue", pl)
+	}
+	for _, pl := range f.queueSortPlugins {
+		add("QueueSort", pl)
+	}
+	for _, pl := range f.preFilterPlugins {
+		add("PreFilter", pl)
+	}
+	for _, pl := range f.filterPlugins {
+		add("Filter", pl)
+	}
+	for _, pl := range f.postFilterPlugins {
+		add("PostFilter", pl)
+	}
+	for _, pl := range f.preScorePlugins {
+		add("PreScore", pl)
+	}
+	for _, pl := range f.scorePlugins {
+		add("Score", pl)
+	}
+	for _, pl := range f.reservePlugins {
+		add("Reserve", pl)
+	}
+	for _, pl := range f.permitPlugins {
+		add("Permit", pl)
+	}
+	for _, pl := range f.preBindPlugins {
+		add("PreBind", pl)
+	}
+	for _, pl := range f.bindPlugins {
+		add("Bind", pl)
+	}
+	for _, pl := range f.postBindPlugins {
+		add("PostBind", pl)
+	}
+	return out
+}
+
+// Handle implementation.
+
+// SnapshotSharedLister implements Handle.
+func (f *Framework) SnapshotSharedLister() SharedLister { return f.snapshot }
+
+// ClientSet implements Handle.
+func (f *Framework) ClientSet() kubernetes.Interface { return f.clientSet }
+
+// EventRecorder implements Handle.
+func (f *Framework) EventRecorder() events.EventRecorder { return f.recorder }
+
+// Parallelizer implements Handle.
+func (f *Framework) Parallelizer() Parallelizer { return f.parallelizer }
+
+// GetWaitingPod implements Handle.
+func (f *Framework) GetWaitingPod(uid types.UID) WaitingPod {
+	if wp := f.waitingPods.get(uid); wp != nil {
+		return wp
+	}
+	return nil
+}
+
+// IterateOverWaitingPods implements Handle.
+func (f *Framework) IterateOverWaitingPods(fn func(WaitingPod)) { f.waitingPods.iterate(fn) }
+
+// RejectWaitingPod implements Handle.
+func (f *Framework) RejectWaitingPod(uid types.UID) bool {
+	if wp := f.waitingPods.get(uid); wp != nil {
+		wp.Reject("", "removed")
+		return true
+	}
+	return false
+}
+
+// Running the extension points.
+
+// RunPreEnqueuePlugins runs PreEnqueue plugins in order; the first that does
+// not return Success gates the pod (its status names the plugin).
+func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) *Status {
+	for _, pl := range f.preEnqueuePlugins {
+		s := pl.PreEnqueue(ctx, pod)
+		if s.IsSuccess() {
+			continue
+		}
+		if s.IsRejected() {
+			return s.WithPlugin(pl.Name())
+		}
+		return AsStatus(fmt.Errorf("running PreEnqueue plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+	}
+	return nil
+}
+
+// RunPreFilterPlugins runs PreFilter plugins in order and intersects their
+// results. It returns the merged result, a non-success status if a plugin
+// rejected the pod (or the results left no node), and the plugins that
+// narrowed the node set (they count as rejectors of the excluded nodes).
+// Plugins that return Skip are recorded in state.SkipFilterPlugins.
+func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) (*PreFilterResult, *Status, sets.Set[string]) {
+	var result *PreFilterResult
+	var narrowing []string
+	skip := map[string]struct{}{}
+	for _, pl := range f.preFilterPlugins {
+		r, s := pl.PreFilter(ctx, state, pod, nodes)
+		if s.IsSkip() {
+			skip[pl.Name()] = struct{}{}
+			continue
+		}
+		if !s.IsSuccess() {
+			s.WithPlugin(pl.Name())
+			if s.IsRejected() {
+				return nil, s, sets.New(append(narrowing, pl.Name())...)
+			}
+			return nil, AsStatus(fmt.Errorf("running PreFilter plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name()), nil
+		}
+		if !r.AllNodes() {
+			narrowing = append(narrowing, pl.Name())
+		}
+		result = result.Merge(r)
+		if !result.AllNodes() && len(result.NodeNames) == 0 {
+			msg := fmt.Sprintf("node(s) didn't satisfy plugin(s) %v simultaneously", narrowing)
+			if len(narrowing) == 1 {
+				msg = fmt.Sprintf("node(s) didn't satisfy plugin %v", narrowing[0])
+			}
+			return result, NewStatus(UnschedulableAndUnresolvable, msg), sets.New(narrowing...)
+		}
+	}
+	state.SkipFilterPlugins = skip
+	return result, nil, sets.New(narrowing...)
+}
+
+// RunFilterPlugins runs Filter plugins on one node, in order, and stops at the
+// first that does not return Success: that plugin's status (with its name)
+// is the node's verdict. A code other than the rejection codes becomes Error.
+func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status {
+	for _, pl := range f.filterPlugins {
+		if _, skip := state.SkipFilterPlugins[pl.Name()]; skip {
+			continue
+		}
+		s := pl.Filter(ctx, state, pod, nodeInfo)
+		if s.IsSuccess() {
+			continue
+		}
+		if !s.IsRejected() {
+			s = AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError()))
+		}
+		return s.WithPlugin(pl.Name())
+	}
+	return nil
+}
+
+// FindNodesThatPassFilters runs Filter on nodes in parallel, starting at
+// index start and wrapping around, until want feasible nodes were found or
+// every node was tried. Rejections are recorded in diagnosis. It returns the
+// feasible nodes and how many nodes were examined (so the next search can
+// start after them); an Error status from any plugin aborts with an error.
+func (f *Framework) FindNodesThatPassFilters(ctx context.Context, state *CycleState, pod *v1.Pod, diagnosis *Diagnosis, nodes []*NodeInfo, start, want int) ([]*NodeInfo, int, error) {
+	n := len(nodes)
+	if n == 0 {
+		return nil, 0, nil
+	}
+	if !f.HasFilterPlugins() {
+		feasible := make([]*NodeInfo, min(want, n))
+		for i := range feasible {
+			feasible[i] = nodes[(start+i)%n]
+		}
+		return feasible, len(feasible), nil
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu        sync.Mutex
+		feasible  = make([]*NodeInfo, 0, min(want, n))
+		statuses  = make([]*Status, n)
+		firstErr  error
+		processed int
+	)
+	f.parallelizer.Until(ctx, n, func(i int) {
+		ni := nodes[(start+i)%n]
+		s := f.RunFilterPlugins(ctx, state, pod, ni)
+		mu.Lock()
+		defer mu.Unlock()
+		processed++
+		switch {
+		case s.IsSuccess():
+			if len(feasible) < want {
+				feasible = append(feasible, ni)
+			}
+			if len(feasible) >= want {
+				cancel()
+			}
+		case s.Code() == Error:
+			if firstErr == nil {
+				firstErr = s.AsError()
+			}
+			cancel()
+		default:
+			statuses[i] = s
+		}
+	})
+	if firstErr != nil {
+		return nil, 0, firstErr
+	}
+	for i, s := range statuses {
+		if s != nil {
+			diagnosis.NodeToStatus.Set(nodes[(start+i)%n].Node().Name, s)
+			diagnosis.AddPluginStatus(s)
+		}
+	}
+	return feasible, processed, nil
+}
+
+// RunPostFilterPlugins runs PostFilter plugins in order until one succeeds.
+// If none does, the status is Unschedulable with all their reasons, naming
+// the first plugin that tried.
+func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, m *NodeToStatus) (*PostFilterResult, *Status) {
+	var reasons []string
+	rejector := ""
+	for _, pl := range f.postFilterPlugins {
+		r, s := pl.PostFilter(ctx, state, pod, m)
+		switch {
+		case s.IsSuccess():
+			return r, s
+		case s.Code() == UnschedulableAndUnresolvable:
+			return r, s.WithPlugin(pl.Name())
+		case !s.IsRejected():
+			return nil, AsStatus(s.AsError()).WithPlugin(pl.Name())
+		}
+		reasons = append(reasons, s.Reasons()...)
+		if rejector == "" {
+			rejector = pl.Name()
+		}
+	}
+	return nil, NewStatus(Unschedulable, reasons...).WithPlugin(rejector)
+}
+
+// RunPreScorePlugins runs PreScore plugins with the feasible nodes. Plugins
+// returning Skip are recorded in state.SkipScorePlugins; any other
+// non-success status is an Error.
+func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) *Status {
+	skip := map[string]struct{}{}
+	for _, pl := range f.preScorePlugins {
+		s := pl.PreScore(ctx, state, pod, nodes)
+		if s.IsSkip() {
+			skip[pl.Name()] = struct{}{}
+			continue
+		}
+		if !s.IsSuccess() {
+			return AsStatus(fmt.Errorf("running PreScore plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+		}
+	}
+	state.SkipScorePlugins = skip
+	return nil
+}
+
+// RunScorePlugins scores every node with every Score plugin (nodes in
+// parallel), normalises each plugin's scores once, checks they are within
+// [MinNodeScore, MaxNodeScore], multiplies by the weights and sums. The
+// result is in node order.
+func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) ([]NodePluginScores, *Status) {
+	var active []ScorePlugin
+	for _, pl := range f.scorePlugins {
+		if _, skip := state.SkipScorePlugins[pl.Name()]; !skip {
+			active = append(active, pl)
+		}
+	}
+	result := make([]NodePluginScores, len(nodes))
+	for i, n := range nodes {
+		result[i] = NodePluginScores{Name: n.Node().Name, Scores: make([]PluginScore, len(active))}
+	}
+	if len(active) == 0 {
+		return result, nil
+	}
+	perPlugin := make([]NodeScoreList, len(active))
+	for j := range active {
+		perPlugin[j] = make(NodeScoreList, len(nodes))
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var errOnce sync.Once
+	var failed *Status
+	fail := func(s *Status) {
+		errOnce.Do(func() { failed = s })
+		cancel()
+	}
+	f.parallelizer.Until(ctx, len(nodes), func(i int) {
+		for j, pl := range active {
+			score, s := pl.Score(ctx, state, pod, nodes[i])
+			if !s.IsSuccess() {
+				fail(AsStatus(fmt.Errorf("running Score plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name()))
+				return
+			}
+			perPlugin[j][i] = NodeScore{Name: nodes[i].Node().Name, Score: score}
+		}
+	})
+	if failed != nil {
+		return nil, failed
+	}
+	f.parallelizer.Until(ctx, len(active), func(j int) {
+		ext := active[j].ScoreExtensions()
+		if ext == nil {
+			return
+		}
+		if s := ext.NormalizeScore(ctx, state, pod, perPlugin[j]); !s.IsSuccess() {
+			fail(AsStatus(fmt.Errorf("running Normalize on Score plugin %q: %w", active[j].Name(), s.AsError())).WithPlugin(active[j].Name()))
+		}
+	})
+	if failed != nil {
+		return nil, failed
+	}
+	for j, pl := range active {
+		w := f.scoreWeights[pl.Name()]
+		for i, ns := range perPlugin[j] {
+			if ns.Score > MaxNodeScore || ns.Score < MinNodeScore {
+				return nil, AsStatus(fmt.Errorf("plugin %q returns an invalid score %v, it should in the range of [%v, %v] after normalizing",
+					pl.Name(), ns.Score, MinNodeScore, MaxNodeScore)).WithPlugin(pl.Name())
+			}
+			weighted := ns.Score * w
+			result[i].Scores[j] = PluginScore{Name: pl.Name(), Score: weighted}
+			result[i].TotalScore += weighted
+		}
+	}
+	return result, nil
+}
+
+// RunReservePluginsReserve runs Reserve in order; the first failure is
+// returned (the caller then runs Unreserve on all of them).
+func (f *Framework) RunReservePluginsReserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status {
+	for _, pl := range f.reservePlugins {
+		s := pl.Reserve(ctx, state, pod, nodeName)
+		if s.IsSuccess() {
+			continue
+		}
+		if s.IsRejected() {
+			return s.WithPlugin(pl.Name())
+		}
+		return AsStatus(fmt.Errorf("running Reserve plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+	}
+	return nil
+}
+
+// RunReservePluginsUnreserve runs Unreserve in reverse order of Reserve.
+func (f *Framework) RunReservePluginsUnreserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) {
+	for i := len(f.reservePlugins) - 1; i >= 0; i-- {
+		f.reservePlugins[i].Unreserve(ctx, state, pod, nodeName)
+	}
+}
+
+// RunPermitPlugins runs Permit in order. A rejection stops at once. If any
+// plugin asked to wait (and none rejected), the pod joins the waiting pods
+// with one timer per waiting plugin and Wait is returned; WaitOnPermit then
+// blocks the binding goroutine until the verdict.
+func (f *Framework) RunPermitPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status {
+	waits := map[string]time.Duration{}
+	for _, pl := range f.permitPlugins {
+		s, timeout := pl.Permit(ctx, state, pod, nodeName)
+		switch {
+		case s.IsSuccess():
+		case s.IsRejected():
+			klog.FromContext(ctx).V(4).Info("Pod rejected by Permit plugin", "pod", klog.KObj(pod), "plugin", pl.Name(), "status", s.Message())
+			return s.WithPlugin(pl.Name())
+		case s.IsWait():
+			waits[pl.Name()] = min(timeout, MaxPermitTimeout)
+		default:
+			return AsStatus(fmt.Errorf("running Permit plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+		}
+	}
+	if len(waits) > 0 {
+		f.waitingPods.add(newWaitingPod(f.clock, pod, waits))
+		return NewStatus(Wait, fmt.Sprintf("one or more plugins asked to wait and no plugin rejected pod %q", pod.Name))
+	}
+	return nil
+}
+
+// WaitOnPermit blocks until the waiting pod is allowed (nil) or rejected
+// (the rejecting plugin's status). A pod that is not waiting returns at once.
+// A cancelled ctx rejects the pod.
+func (f *Framework) WaitOnPermit(ctx context.Context, pod *v1.Pod) *Status {
+	wp := f.waitingPods.get(pod.UID)
+	if wp == nil {
+		return nil
+	}
+	defer f.waitingPods.remove(pod.UID)
+	select {
+	case s := <-wp.s:
+		if s.IsSuccess() || s.IsRejected() {
+			if s.IsSuccess() {
+				return nil
+			}
+			return s
+		}
+		return AsStatus(fmt.Errorf("waiting on permit for pod: %w", s.AsError())).WithPlugin(s.Plugin())
+	case <-ctx.Done():
+		wp.Reject("", "scheduler is shutting down")
+		return AsStatus(ctx.Err())
+	}
+}
+
+// RunPreBindPlugins runs PreBind in order; the first failure aborts binding.
+func (f *Framework) RunPreBindPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status {
+	for _, pl := range f.preBindPlugins {
+		s := pl.PreBind(ctx, state, pod, nodeName)
+		if s.IsSuccess() {
+			continue
+		}
+		if s.IsRejected() {
+			return s.WithPlugin(pl.Name())
+		}
+		return AsStatus(fmt.Errorf("running PreBind plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+	}
+	return nil
+}
+
+// RunBindPlugins tries Bind plugins in order until one does not Skip. If all
+// skip, the status is Skip (the caller treats that as an error: nobody bound
+// the pod).
+func (f *Framework) RunBindPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status {
+	s := NewStatus(Skip)
+	for _, pl := range f.bindPlugins {
+		s = pl.Bind(ctx, state, pod, nodeName)
+		if s.IsSkip() {
+			continue
+		}
+		if s.IsSuccess() {
+			return nil
+		}
+		if s.IsRejected() {
+			return s.WithPlugin(pl.Name())
+		}
+		return AsStatus(fmt.Errorf("running Bind plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+	}
+	return s
+}
+
+// RunPostBindPlugins informs PostBind plugins of a successful bind.
+func (f *Framework) RunPostBindPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) {
+	for _, pl := range f.postBindPlugins {
+		pl.PostBind(ctx, state, pod, nodeName)
+	}
+}

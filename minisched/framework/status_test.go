@@ -1,0 +1,185 @@
+package framework
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+func TestNilStatusIsSuccess(t *testing.T) {
+	var s *Status
+	if !s.IsSuccess() || s.Code() != Success || s.Message() != "" || s.AsError() != nil || s.IsRejected() || s.Plugin() != "" {
+		t.Errorf("nil status does not behave as Success: %v", s)
+	}
+}
+
+func TestStatus(t *testing.T) {
+	tests := []struct {
+		name        string
+		status      *Status
+		wantCode    Code
+		wantMessage string
+		wantReject  bool
+	}{
+		{name: "reasons joined", status: NewStatus(Unschedulable, "Insufficient cpu", "Insufficient memory"), wantCode: Unschedulable, wantMessage: "Insufficient cpu, Insufficient memory", wantReject: true},
+		{name: "error", status: AsStatus(errors.New("boom")), wantCode: Error, wantMessage: "boom"},
+		{name: "unresolvable", status: NewStatus(UnschedulableAndUnresolvable, "x"), wantCode: UnschedulableAndUnresolvable, wantMessage: "x", wantReject: true},
+		{name: "pending is a rejection", status: NewStatus(Pending, "later"), wantCode: Pending, wantMessage: "later", wantReject: true},
+		{name: "error attached to a rejection", status: NewStatus(Unschedulable).WithError(errors.New("fit")), wantCode: Unschedulable, wantMessage: "fit", wantReject: true},
+		{name: "skip", status: NewStatus(Skip), wantCode: Skip},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.status.Code(); got != tt.wantCode {
+				t.Errorf("Code() = %v, want %v", got, tt.wantCode)
+			}
+			if got := tt.status.Message(); got != tt.wantMessage {
+				t.Errorf("Message() = %q, want %q", got, tt.wantMessage)
+			}
+			if got := tt.status.IsRejected(); got != tt.wantReject {
+				t.Errorf("IsRejected() = %v, want %v", got, tt.wantReject)
+			}
+			if tt.wantCode != Success && tt.status.AsError() == nil {
+				t.Errorf("AsError() = nil for %v", tt.status)
+			}
+		})
+	}
+}
+
+type intState int
+
+func (i intState) Clone() StateData { return i }
+
+func TestCycleState(t *testing.T) {
+	cs := NewCycleState()
+	if _, err := cs.Read("k"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Read of a missing key = %v, want ErrNotFound", err)
+	}
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := StateKey(fmt.Sprint("k", i%5))
+			cs.Write(key, intState(i))
+			_, _ = cs.Read(key)
+		}()
+	}
+	wg.Wait()
+	cs.Write("x", intState(7))
+	clone := cs.Clone()
+	cs.Write("x", intState(8))
+	got, err := clone.Read("x")
+	if err != nil || got.(intState) != 7 {
+		t.Errorf("clone saw %v, %v; want 7 unaffected by later writes", got, err)
+	}
+	cs.Delete("x")
+	if _, err := cs.Read("x"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Read after Delete = %v", err)
+	}
+}
+
+func TestFitErrorMessage(t *testing.T) {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
+	tests := []struct {
+		name string
+		diag func() Diagnosis
+		n    int
+		want string
+	}{
+		{
+			name: "reasons counted per node and sorted",
+			n:    4,
+			diag: func() Diagnosis {
+				d := NewDiagnosis()
+				d.NodeToStatus.Set("a", NewStatus(Unschedulable, "Insufficient cpu"))
+				d.NodeToStatus.Set("b", NewStatus(Unschedulable, "Insufficient cpu", "Insufficient memory"))
+				d.NodeToStatus.Set("c", NewStatus(UnschedulableAndUnresolvable, "node(s) were unschedulable"))
+				d.NodeToStatus.Set("d", NewStatus(Unschedulable, "Insufficient cpu"))
+				return d
+			},
+			want: "0/4 nodes are available: 1 Insufficient memory, 1 node(s) were unschedulable, 3 Insufficient cpu.",
+		},
+		{
+			name: "a PreFilter rejection stands alone",
+			n:    3,
+			diag: func() Diagnosis {
+				d := NewDiagnosis()
+				d.PreFilterMsg = "node(s) didn't match Pod's node affinity/selector"
+				return d
+			},
+			want: "0/3 nodes are available: node(s) didn't match Pod's node affinity/selector.",
+		},
+		{
+			name: "absent nodes count with the absent status, then the PostFilter message",
+			n:    3,
+			diag: func() Diagnosis {
+				d := NewDiagnosis()
+				d.NodeToStatus.SetAbsentNodesStatus(NewStatus(UnschedulableAndUnresolvable, "node(s) didn't satisfy plugin(s) [NodeAffinity]"))
+				d.NodeToStatus.Set("a", NewStatus(Unschedulable, "Too many pods"))
+				d.PostFilterMsg = "preemption: not eligible"
+				return d
+			},
+			want: "0/3 nodes are available: 1 Too many pods, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]. preemption: not eligible.",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := &FitError{Pod: pod, NumAllNodes: tt.n, Diagnosis: tt.diag()}
+			if got := err.Error(); got != tt.want {
+				t.Errorf("message:\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPreFilterResultMerge(t *testing.T) {
+	tests := []struct {
+		name string
+		a, b *PreFilterResult
+		want *PreFilterResult
+	}{
+		{name: "all and all", want: nil},
+		{name: "all and some", b: &PreFilterResult{NodeNames: sets.New("x")}, want: &PreFilterResult{NodeNames: sets.New("x")}},
+		{name: "intersection", a: &PreFilterResult{NodeNames: sets.New("x", "y")}, b: &PreFilterResult{NodeNames: sets.New("y", "z")}, want: &PreFilterResult{NodeNames: sets.New("y")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, tt.a.Merge(tt.b)); diff != "" {
+				t.Errorf("Merge (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestHostPortConflicts(t *testing.T) {
+	used := HostPortInfo{}
+	used.Add("127.0.0.1", "TCP", 80)
+	used.Add("", "UDP", 53)
+	tests := []struct {
+		name     string
+		ip, prot string
+		port     int32
+		want     bool
+	}{
+		{name: "same ip, protocol and port", ip: "127.0.0.1", prot: "TCP", port: 80, want: true},
+		{name: "other ip", ip: "127.0.0.2", prot: "TCP", port: 80, want: false},
+		{name: "0.0.0.0 clashes with any ip", ip: "0.0.0.0", prot: "TCP", port: 80, want: true},
+		{name: "any ip clashes with 0.0.0.0", ip: "10.0.0.1", prot: "UDP", port: 53, want: true},
+		{name: "other protocol", ip: "127.0.0.1", prot: "UDP", port: 80, want: false},
+		{name: "empty protocol is TCP", ip: "127.0.0.1", prot: "", port: 80, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := used.CheckConflict(tt.ip, tt.prot, tt.port); got != tt.want {
+				t.Errorf("CheckConflict(%s, %s, %d) = %v, want %v", tt.ip, tt.prot, tt.port, got, tt.want)
+			}
+		})
+	}
+}

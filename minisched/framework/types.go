@@ -1,0 +1,332 @@
+package framework
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	resourcehelper "k8s.io/component-helpers/resource"
+)
+
+// PodInfo is a pod plus what the scheduler derives from it once, so plugins do
+// not recompute it per node.
+type PodInfo struct {
+	Pod *v1.Pod
+	// Requests are the pod's effective requests: the larger of the sum of its
+	// regular (and sidecar) containers and its largest init container, plus
+	// overhead, as kubelet admits it (computed by k8s.io/component-helpers).
+	Requests Resource
+	// NonZeroRequests are Requests with cpu and memory defaulted for
+	// containers that request none (100m and 200Mi, as kube-scheduler does),
+	// used by scoring so that best-effort pods still spread.
+	NonZeroRequests Resource
+	// RequiredAffinity and RequiredAntiAffinity say whether the pod carries
+	// pod (anti-)affinity; the snapshot keeps such pods in separate lists.
+	RequiredAffinity     bool
+	RequiredAntiAffinity bool
+}
+
+// NewPodInfo computes a PodInfo for pod. The pod is not copied: callers hand
+// in objects they will not mutate.
+func NewPodInfo(pod *v1.Pod) *PodInfo {
+	pi := &PodInfo{Pod: pod}
+	pi.Requests, pi.NonZeroRequests = computePodResourceRequest(pod)
+	if a := pod.Spec.Affinity; a != nil {
+		pi.RequiredAffinity = a.PodAffinity != nil && (len(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0 || len(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0)
+		pi.RequiredAntiAffinity = a.PodAntiAffinity != nil && len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0
+	}
+	return pi
+}
+
+// Default requests used for NonZeroRequests, as in kube-scheduler.
+const (
+	DefaultMilliCPURequest int64 = 100               // 0.1 core
+	DefaultMemoryRequest   int64 = 200 * 1024 * 1024 // 200 MiB
+)
+
+// computePodResourceRequest returns the pod's effective requests and the same
+// with cpu/memory defaults for containers that request none, as
+// kube-scheduler v1.37 computes them: pod-level resources and in-place resize
+// (including pod-level resize, beta and on) are honoured.
+func computePodResourceRequest(pod *v1.Pod) (Resource, Resource) {
+	opts := resourcehelper.PodResourcesOptions{
+		UseStatusResources: true,
+		InPlacePodLevelResourcesVerticalScalingEnabled: true,
+	}
+	reqs := resourcehelper.PodRequests(pod, opts)
+	var res Resource
+	res.Add(reqs)
+
+	nonZero := reqs
+	if missing := nonMissingContainerRequests(reqs, resourcehelper.IsPodLevelRequestsSet(pod)); len(missing) > 0 {
+		opts.NonMissingContainerRequests = missing
+		nonZero = resourcehelper.PodRequests(pod, opts)
+	}
+	var nz Resource
+	nz.MilliCPU = nonZero.Cpu().MilliValue()
+	nz.Memory = nonZero.Memory().Value()
+	return res, nz
+}
+
+// nonMissingContainerRequests are the defaults for containers without cpu or
+// memory requests. With pod-level requests, only what the pod level leaves
+// unset is defaulted.
+func nonMissingContainerRequests(reqs v1.ResourceList, podLevelSet bool) v1.ResourceList {
+	out := v1.ResourceList{}
+	if _, ok := reqs[v1.ResourceCPU]; !podLevelSet || !ok {
+		out[v1.ResourceCPU] = *resourceQuantityMilli(DefaultMilliCPURequest)
+	}
+	if _, ok := reqs[v1.ResourceMemory]; !podLevelSet || !ok {
+		out[v1.ResourceMemory] = *resourceQuantity(DefaultMemoryRequest)
+	}
+	return out
+}
+
+// QueuedPodInfo is a pod as the scheduling queue holds it: the PodInfo plus
+// the bookkeeping that drives ordering, backoff and requeueing.
+type QueuedPodInfo struct {
+	*PodInfo
+	// Timestamp is when the pod was added to the queue or, after a failed
+	// attempt, when it was put back. Backoff is measured from it.
+	Timestamp time.Time
+	// InitialAttemptTimestamp is when the pod was first added; nil until
+	// then. It survives updates and requeues.
+	InitialAttemptTimestamp *time.Time
+	// Attempts counts scheduling attempts: Pop increments it.
+	Attempts int
+	// UnschedulablePlugins are the plugins that rejected the pod in its last
+	// attempt (Filter or PreFilter ones, or the Permit/Reserve one). Only
+	// events registered by these plugins move the pod out of the
+	// unschedulable pods.
+	UnschedulablePlugins sets.Set[string]
+	// PendingPlugins are the plugins that returned Pending in the last attempt.
+	PendingPlugins sets.Set[string]
+	// GatingPlugin is the PreEnqueue plugin that keeps the pod out of activeQ,
+	// or "" when the pod is not gated.
+	GatingPlugin string
+	// GatingPluginEvents are the events that may lift the gate (those the
+	// gating plugin registered).
+	GatingPluginEvents []ClusterEvent
+}
+
+// Gated reports whether a PreEnqueue plugin keeps the pod out of activeQ.
+func (q *QueuedPodInfo) Gated() bool { return q.GatingPlugin != "" }
+
+// DeepCopy copies the queue bookkeeping; the pod object itself is shared.
+func (q *QueuedPodInfo) DeepCopy() *QueuedPodInfo {
+	c := *q
+	c.UnschedulablePlugins = q.UnschedulablePlugins.Clone()
+	c.PendingPlugins = q.PendingPlugins.Clone()
+	c.GatingPluginEvents = append([]ClusterEvent(nil), q.GatingPluginEvents...)
+	return &c
+}
+
+// NewQueuedPodInfo wraps pod for the queue with the given timestamp.
+func NewQueuedPodInfo(pod *v1.Pod, now time.Time) *QueuedPodInfo {
+	return &QueuedPodInfo{
+		PodInfo:              NewPodInfo(pod),
+		Timestamp:            now,
+		UnschedulablePlugins: sets.New[string](),
+		PendingPlugins:       sets.New[string](),
+	}
+}
+
+// PodKey returns "namespace/name", the key used for pods everywhere in the
+// queue and the cache's logs.
+func PodKey(pod *v1.Pod) string {
+	return pod.Namespace + "/" + pod.Name
+}
+
+// NodeScore is one node's score from one plugin, or the weighted total.
+type NodeScore struct {
+	Name  string
+	Score int64
+}
+
+// NodeScoreList holds one plugin's scores for every node, in node order.
+type NodeScoreList []NodeScore
+
+// PluginScore is one plugin's weighted score for one node.
+type PluginScore struct {
+	Name  string
+	Score int64
+}
+
+// NodePluginScores is a node's scores from each plugin and their sum.
+type NodePluginScores struct {
+	Name       string
+	Scores     []PluginScore
+	TotalScore int64
+}
+
+// Score bounds, as in kube-scheduler. A Score plugin returns 0..MaxNodeScore
+// after NormalizeScore; the framework checks it.
+const (
+	MinNodeScore  int64 = 0
+	MaxNodeScore  int64 = 100
+	MaxTotalScore int64 = 1<<63 - 1
+)
+
+// PreFilterResult narrows the nodes that Filter will be run on. nil, or a
+// result with nil NodeNames, means all nodes.
+type PreFilterResult struct {
+	NodeNames sets.Set[string]
+}
+
+// AllNodes reports whether the result does not narrow anything.
+func (p *PreFilterResult) AllNodes() bool { return p == nil || p.NodeNames == nil }
+
+// Merge intersects two results: a node must be allowed by both.
+func (p *PreFilterResult) Merge(in *PreFilterResult) *PreFilterResult {
+	if p.AllNodes() && in.AllNodes() {
+		return nil
+	}
+	if p.AllNodes() {
+		return &PreFilterResult{NodeNames: in.NodeNames.Clone()}
+	}
+	if in.AllNodes() {
+		return &PreFilterResult{NodeNames: p.NodeNames.Clone()}
+	}
+	return &PreFilterResult{NodeNames: p.NodeNames.Intersection(in.NodeNames)}
+}
+
+// PostFilterResult is what a PostFilter (preemption) achieved: the node the
+// pod was nominated to, if any.
+type PostFilterResult struct {
+	NominatedNodeName string
+}
+
+// NodeToStatus records why Filter rejected each node. Nodes never evaluated
+// explicitly (those a PreFilterResult excluded, or all of them when PreFilter
+// failed) share the AbsentNodesStatus.
+type NodeToStatus struct {
+	explicit map[string]*Status
+	absent   *Status
+}
+
+// NewNodeToStatus returns an empty map whose absent nodes are
+// UnschedulableAndUnresolvable with no reason, as in kube-scheduler.
+func NewNodeToStatus() *NodeToStatus {
+	return &NodeToStatus{explicit: map[string]*Status{}, absent: NewStatus(UnschedulableAndUnresolvable)}
+}
+
+// Get returns the node's status: its own, or the absent-nodes status.
+func (m *NodeToStatus) Get(nodeName string) *Status {
+	if s, ok := m.explicit[nodeName]; ok {
+		return s
+	}
+	return m.absent
+}
+
+// Set records a node's status.
+func (m *NodeToStatus) Set(nodeName string, s *Status) { m.explicit[nodeName] = s }
+
+// Len counts the nodes with their own status.
+func (m *NodeToStatus) Len() int { return len(m.explicit) }
+
+// AbsentNodesStatus is the status of every node without its own.
+func (m *NodeToStatus) AbsentNodesStatus() *Status { return m.absent }
+
+// SetAbsentNodesStatus sets the status of every node without its own.
+func (m *NodeToStatus) SetAbsentNodesStatus(s *Status) { m.absent = s }
+
+// ForEachExplicitNode calls fn for every node with its own status.
+func (m *NodeToStatus) ForEachExplicitNode(fn func(nodeName string, s *Status)) {
+	for n, s := range m.explicit {
+		fn(n, s)
+	}
+}
+
+// Diagnosis explains a failed scheduling attempt: which nodes were rejected
+// for what, and which plugins did the rejecting.
+type Diagnosis struct {
+	NodeToStatus *NodeToStatus
+	// UnschedulablePlugins rejected the pod on at least one node (or in
+	// PreFilter). The queue uses them to decide which events matter.
+	UnschedulablePlugins sets.Set[string]
+	// PendingPlugins returned Pending.
+	PendingPlugins sets.Set[string]
+	// PreFilterMsg is the rejection message of a PreFilter plugin; when set,
+	// every node failed for the same reason and the message stands alone.
+	PreFilterMsg string
+	// PostFilterMsg is what PostFilter said when it could not help.
+	PostFilterMsg string
+}
+
+// NewDiagnosis returns an empty Diagnosis.
+func NewDiagnosis() Diagnosis {
+	return Diagnosis{
+		NodeToStatus:         NewNodeToStatus(),
+		UnschedulablePlugins: sets.New[string](),
+		PendingPlugins:       sets.New[string](),
+	}
+}
+
+// AddPluginStatus records that status (with its plugin) rejected the pod.
+func (d *Diagnosis) AddPluginStatus(s *Status) {
+	if s.Plugin() == "" {
+		return
+	}
+	if s.IsRejected() {
+		d.UnschedulablePlugins.Insert(s.Plugin())
+	}
+	if s.Code() == Pending {
+		d.PendingPlugins.Insert(s.Plugin())
+	}
+}
+
+// FitError says that no node fits the pod. Its message is kube-scheduler's:
+// "0/N nodes are available: <count> <reason>, ...", reasons counted over nodes
+// and sorted, then the PostFilter message.
+type FitError struct {
+	Pod         *v1.Pod
+	NumAllNodes int
+	Diagnosis   Diagnosis
+}
+
+// NoNodeAvailableMsg is the start of every FitError message.
+const NoNodeAvailableMsg = "0/%v nodes are available"
+
+// Error renders the message exactly as kube-scheduler does.
+func (f *FitError) Error() string {
+	msg := fmt.Sprintf(NoNodeAvailableMsg+":", f.NumAllNodes)
+	if f.Diagnosis.PreFilterMsg != "" {
+		// A PreFilter rejection applies to every node: say it once.
+		msg += fmt.Sprintf(" %v.", f.Diagnosis.PreFilterMsg)
+	} else if hist := reasonHistogram(f.Diagnosis.NodeToStatus, f.NumAllNodes); len(hist) > 0 {
+		msg += fmt.Sprintf(" %v.", joinSorted(hist))
+	}
+	if f.Diagnosis.PostFilterMsg != "" {
+		msg += fmt.Sprintf(" %v.", f.Diagnosis.PostFilterMsg)
+	}
+	return msg
+}
+
+// reasonHistogram counts each reason over all nodes: "3 Insufficient cpu".
+// Nodes without their own status count with the absent-nodes reasons.
+func reasonHistogram(m *NodeToStatus, numAllNodes int) []string {
+	counts := map[string]int{}
+	m.ForEachExplicitNode(func(_ string, s *Status) {
+		for _, r := range s.Reasons() {
+			counts[r]++
+		}
+	})
+	if m.Len() < numAllNodes {
+		for _, r := range m.AbsentNodesStatus().Reasons() {
+			counts[r] += numAllNodes - m.Len()
+		}
+	}
+	out := make([]string, 0, len(counts))
+	for r, n := range counts {
+		out = append(out, fmt.Sprintf("%v %v", n, r))
+	}
+	return out
+}
+
+func joinSorted(items []string) string {
+	return joinStrings(sets.List(sets.New(items...)), ", ")
+}
+
+func joinStrings(items []string, sep string) string { return strings.Join(items, sep) }

@@ -1,0 +1,183 @@
+// Package minisched is the scheduling loop: it takes pods from the queue one
+// at a time, runs the scheduling cycle with the pod's profile, and binds in
+// the background. Event handlers keep the cache and the queue in step with
+// the apiserver.
+//
+// Read it in this order: scheduler.go (the struct and Run), eventhandlers.go
+// (how the world gets in), schedule_one.go (one pod's way through the
+// extension points), failure.go (what happens when it does not fit).
+package minisched
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/minisched/minisched/cache"
+	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/queue"
+)
+
+// Scheduler is the mini scheduler. One goroutine runs scheduling cycles, one
+// pod at a time, so each cycle sees the decisions of the previous ones;
+// binding runs in a goroutine per pod.
+type Scheduler struct {
+	// Cache holds the nodes and the pods on them as the scheduler believes
+	// them, including pods assumed but not yet bound.
+	Cache *cache.Cache
+	// Queue holds the pods waiting to be scheduled.
+	Queue *queue.PriorityQueue
+	// Profiles maps a schedulerName to its runtime.
+	Profiles map[string]*framework.Framework
+
+	// snapshot is the cycle's frozen view of the cache; the profiles' plugins
+	// read it through Handle.SnapshotSharedLister.
+	snapshot  *cache.Snapshot
+	client    kubernetes.Interface
+	podLister corelisters.PodLister
+	// informersSynced reports whether the informers delivered their initial
+	// lists; the first Pop waits for it so a backlog is ordered by QueueSort.
+	informersSynced []toolscache.InformerSynced
+
+	// percentageOfNodesToScore is the global default; a profile may override.
+	percentageOfNodesToScore int32
+	profilePercentage        map[string]*int32
+	// nextStartNodeIndex is where the next search for feasible nodes
+	// starts, so that successive pods spread their Filter work over all nodes.
+	nextStartNodeIndex int
+
+	// bindingTimeout bounds how long Run waits for binding goroutines on stop.
+	bindingTimeout time.Duration
+	bindings       sync.WaitGroup
+
+	observer Observer
+
+	rngMu sync.Mutex
+	rng   *rand.Rand
+}
+
+// Options are what New needs beyond the informer factory.
+type Options struct {
+	Client   kubernetes.Interface
+	Cache    *cache.Cache
+	Queue    *queue.PriorityQueue
+	Snapshot *cache.Snapshot
+	Profiles map[string]*framework.Framework
+	// PercentageOfNodesToScore is the global setting (0 = adaptive);
+	// ProfilePercentage holds per-profile overrides.
+	PercentageOfNodesToScore int32
+	ProfilePercentage        map[string]*int32
+	// BindingGracePeriod bounds how long Run lets in-flight binding cycles
+	// finish after its context is cancelled (default 30s).
+	BindingGracePeriod time.Duration
+	// Observer, if set, is told about every scheduling attempt.
+	Observer Observer
+	// Seed makes tie-breaking among equally scored nodes reproducible (0:
+	// random).
+	Seed uint64
+}
+
+// New builds a Scheduler and registers its event handlers on the factory's
+// pod and node informers. Start the factory after New.
+func New(factory informers.SharedInformerFactory, o Options) (*Scheduler, error) {
+	if len(o.Profiles) == 0 {
+		return nil, errors.New("at least one profile is required")
+	}
+	seed := o.Seed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	s := &Scheduler{
+		Cache:                    o.Cache,
+		Queue:                    o.Queue,
+		Profiles:                 o.Profiles,
+		snapshot:                 o.Snapshot,
+		client:                   o.Client,
+		podLister:                factory.Core().V1().Pods().Lister(),
+		percentageOfNodesToScore: o.PercentageOfNodesToScore,
+		profilePercentage:        o.ProfilePercentage,
+		bindingTimeout:           o.BindingGracePeriod,
+		observer:                 o.Observer,
+		rng:                      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+	}
+	if s.bindingTimeout == 0 {
+		s.bindingTimeout = 30 * time.Second
+	}
+	if err := s.addAllEventHandlers(factory); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Run schedules pods until ctx is cancelled. It waits for the informers'
+// first lists, starts the queue's and the cache's background loops, then
+// runs scheduleOne in a loop. On cancellation it stops popping, lets binding
+// cycles in flight finish (bounded by the grace period) and returns.
+func (s *Scheduler) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	if !toolscache.WaitForCacheSync(ctx.Done(), s.informersSynced...) {
+		return fmt.Errorf("informer caches did not sync: %w", context.Cause(ctx))
+	}
+	s.Queue.Run(ctx)
+	s.Cache.Run(ctx)
+
+	// Binding cycles get their own context so that a stop request lets them
+	// finish instead of cutting their API calls short.
+	bindCtx, cancelBindings := context.WithCancel(klog.NewContext(context.Background(), logger))
+	defer cancelBindings()
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			s.scheduleOne(ctx, bindCtx)
+		}
+	}()
+	<-ctx.Done()
+	logger.Info("Stopping: no more pods will be popped")
+	s.Queue.Close()
+	<-done
+
+	finished := make(chan struct{})
+	go func() { s.bindings.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(s.bindingTimeout):
+		logger.Info("Binding cycles still running after the grace period; cancelling them", "gracePeriod", s.bindingTimeout)
+		cancelBindings()
+		<-finished
+	}
+	logger.Info("Scheduler stopped")
+	return nil
+}
+
+// frameworkForPod returns the profile named by the pod's schedulerName.
+func (s *Scheduler) frameworkForPod(pod *v1.Pod) (*framework.Framework, error) {
+	fwk, ok := s.Profiles[pod.Spec.SchedulerName]
+	if !ok {
+		return nil, fmt.Errorf("profile not found for scheduler name %q", pod.Spec.SchedulerName)
+	}
+	return fwk, nil
+}
+
+// responsibleForPod reports whether one of our profiles schedules pod.
+func (s *Scheduler) responsibleForPod(pod *v1.Pod) bool {
+	_, ok := s.Profiles[pod.Spec.SchedulerName]
+	return ok
+}
+
+func (s *Scheduler) randIntN(n int) int {
+	s.rngMu.Lock()
+	defer s.rngMu.Unlock()
+	return s.rng.IntN(n)
+}
