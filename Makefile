@@ -65,7 +65,7 @@ vet:
 
 ## bench: the benchmarks of the queue, the cache and the scheduling cycle
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -run '^$$' -bench . -benchmem ./queue/ ./cache/ ./minisched/...
 
 clean:
 	rm -rf $(BIN)

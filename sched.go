@@ -137,7 +137,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	rc, err := scheduler.RestConfigFromKubeconfig(*kubeconfig, *cfg)
+	rc, err := scheduler.RestConfigFromKubeconfig(*kubeconfig, cfg)
 	if err != nil {
 		return err
 	}

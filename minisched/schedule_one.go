@@ -143,7 +143,7 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleS
 // runPostFilter gives PostFilter plugins (preemption) a chance to make room,
 // and records what they said in the FitError's message.
 func (s *Scheduler) runPostFilter(ctx context.Context, fwk *framework.Framework, state *framework.CycleState, pod *v1.Pod, fitErr *framework.FitError) {
-	if len(fwk.ListPlugins()["PostFilter"]) == 0 {
+	if !fwk.HasPostFilterPlugins() {
 		klog.FromContext(ctx).V(3).Info("No PostFilter plugins are registered, so no preemption will be performed")
 		return
 	}

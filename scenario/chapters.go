@@ -76,7 +76,7 @@ func chapters() []Scenario {
 		},
 		{
 			Name: "ch7-backoff", Chapter: 7,
-			Description: "the queue backs off: an unschedulable pod, retried by a stream of events, waits 1 s, 2 s, 4 s between tries",
+			Description: "the queue backs off: an unschedulable pod, retried by a stream of events, waits 1 s, 2 s, 4 s (plus up to 1 s until backoffQ's next flush) between tries",
 			Run:         runBackoff,
 		},
 		{

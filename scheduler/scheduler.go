@@ -64,11 +64,12 @@ func WithObserver(fn minisched.Observer) Option { return func(o *options) { o.ob
 // WithSeed makes random tie-breaking reproducible.
 func WithSeed(seed uint64) Option { return func(o *options) { o.seed = seed } }
 
-// RestConfigFromKubeconfig loads a kubeconfig file (or, with "", the
-// in-cluster configuration) and applies the configuration's client settings.
-func RestConfigFromKubeconfig(path string, cc configv1.KubeSchedulerConfiguration) (*rest.Config, error) {
+// RestConfigFromKubeconfig loads the kubeconfig at path, else the one named
+// by the configuration's clientConnection.kubeconfig, else the in-cluster
+// configuration. New applies the client settings (QPS, burst, content type).
+func RestConfigFromKubeconfig(path string, cfg *configv1.KubeSchedulerConfiguration) (*rest.Config, error) {
 	if path == "" {
-		path = cc.ClientConnection.Kubeconfig
+		path = cfg.ClientConnection.Kubeconfig
 	}
 	rc, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {

@@ -340,6 +340,9 @@ func (f *Framework) QueueingHints() map[string][]ClusterEventWithHint { return f
 // HasFilterPlugins reports whether any Filter plugin is enabled.
 func (f *Framework) HasFilterPlugins() bool { return len(f.filterPlugins) > 0 }
 
+// HasPostFilterPlugins reports whether any PostFilter plugin is enabled.
+func (f *Framework) HasPostFilterPlugins() bool { return len(f.postFilterPlugins) > 0 }
+
 // HasScorePlugins reports whether any Score plugin is enabled.
 func (f *Framework) HasScorePlugins() bool { return len(f.scorePlugins) > 0 }
 
