@@ -123,6 +123,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 			framework.WithClientSet(client),
 			framework.WithEventRecorder(broadcaster.NewRecorder(scheme.Scheme, name)),
 			framework.WithSnapshotSharedLister(snapshot),
+			framework.WithInformerFactory(factory),
 			framework.WithParallelism(int(*cfg.Parallelism)),
 		)
 		if err != nil {
@@ -181,6 +182,13 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	defer s.broadcaster.Shutdown()
 	s.factory.Start(ctx.Done())
 	defer s.factory.Shutdown()
+	// Plugins' listers (namespaces, services...) must be filled before the
+	// first cycle, like the pods and nodes the scheduler waits for itself.
+	for typ, ok := range s.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("informer for %v did not sync: %w", typ, context.Cause(ctx))
+		}
+	}
 	logger.Info("Starting minisched", "profiles", len(s.Config.Profiles), "apiserver", s.host)
 	return s.Sched.Run(ctx)
 }

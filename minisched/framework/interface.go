@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
 )
@@ -237,6 +238,10 @@ type Handle interface {
 	ClientSet() kubernetes.Interface
 	// EventRecorder records events as this profile's scheduler.
 	EventRecorder() events.EventRecorder
+	// SharedInformerFactory gives listers for what plugins need beyond the
+	// snapshot (namespaces, services, replica sets...). Ask for listers in
+	// the factory function: informers requested later are not started.
+	SharedInformerFactory() informers.SharedInformerFactory
 	// GetWaitingPod returns the waiting pod with uid, or nil.
 	GetWaitingPod(uid types.UID) WaitingPod
 	// IterateOverWaitingPods calls fn on every waiting pod.

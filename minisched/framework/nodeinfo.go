@@ -33,7 +33,7 @@ type NodeInfo struct {
 
 	// Pods on the node, bound or assumed.
 	Pods []*PodInfo
-	// PodsWithAffinity are the pods that carry pod affinity.
+	// PodsWithAffinity are the pods that carry pod affinity or anti-affinity.
 	PodsWithAffinity []*PodInfo
 	// PodsWithRequiredAntiAffinity are the pods with required anti-affinity.
 	PodsWithRequiredAntiAffinity []*PodInfo
@@ -97,10 +97,10 @@ func (n *NodeInfo) AddPod(pod *v1.Pod) { n.AddPodInfo(NewPodInfo(pod)) }
 // AddPodInfo accounts for an already-computed PodInfo.
 func (n *NodeInfo) AddPodInfo(pi *PodInfo) {
 	n.Pods = append(n.Pods, pi)
-	if pi.RequiredAffinity {
+	if pi.HasAffinity {
 		n.PodsWithAffinity = append(n.PodsWithAffinity, pi)
 	}
-	if pi.RequiredAntiAffinity {
+	if pi.HasRequiredAntiAffinity {
 		n.PodsWithRequiredAntiAffinity = append(n.PodsWithRequiredAntiAffinity, pi)
 	}
 	n.update(pi, +1)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -47,6 +48,7 @@ type Framework struct {
 	snapshot     SharedLister
 	clientSet    kubernetes.Interface
 	recorder     events.EventRecorder
+	informers    informers.SharedInformerFactory
 	waitingPods  *waitingPodsMap
 	parallelizer Parallelizer
 	clock        clock.WithDelayedExecution
@@ -65,6 +67,11 @@ func WithClientSet(c kubernetes.Interface) Option { return func(f *Framework) { 
 
 // WithEventRecorder sets the recorder plugins use.
 func WithEventRecorder(r events.EventRecorder) Option { return func(f *Framework) { f.recorder = r } }
+
+// WithInformerFactory sets the informer factory plugins get listers from.
+func WithInformerFactory(f informers.SharedInformerFactory) Option {
+	return func(fw *Framework) { fw.informers = f }
+}
 
 // WithParallelism sets how many goroutines Filter and Score use.
 func WithParallelism(n int) Option {
@@ -407,6 +414,9 @@ func (f *Framework) ClientSet() kubernetes.Interface { return f.clientSet }
 
 // EventRecorder implements Handle.
 func (f *Framework) EventRecorder() events.EventRecorder { return f.recorder }
+
+// SharedInformerFactory implements Handle.
+func (f *Framework) SharedInformerFactory() informers.SharedInformerFactory { return f.informers }
 
 // Parallelizer implements Handle.
 func (f *Framework) Parallelizer() Parallelizer { return f.parallelizer }

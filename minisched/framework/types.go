@@ -22,10 +22,18 @@ type PodInfo struct {
 	// containers that request none (100m and 200Mi, as kube-scheduler does),
 	// used by scoring so that best-effort pods still spread.
 	NonZeroRequests Resource
-	// RequiredAffinity and RequiredAntiAffinity say whether the pod carries
-	// pod (anti-)affinity; the snapshot keeps such pods in separate lists.
-	RequiredAffinity     bool
-	RequiredAntiAffinity bool
+	// HasAffinity says the pod has pod affinity or anti-affinity of any kind,
+	// and HasRequiredAntiAffinity that it has required anti-affinity; NodeInfo
+	// keeps such pods in separate lists for InterPodAffinity.
+	HasAffinity             bool
+	HasRequiredAntiAffinity bool
+	// The pod's (anti-)affinity terms, parsed once.
+	RequiredAffinityTerms      []AffinityTerm
+	RequiredAntiAffinityTerms  []AffinityTerm
+	PreferredAffinityTerms     []WeightedAffinityTerm
+	PreferredAntiAffinityTerms []WeightedAffinityTerm
+	// AffinityParseError is set when a term's selector does not parse.
+	AffinityParseError error
 }
 
 // NewPodInfo computes a PodInfo for pod. The pod is not copied: callers hand
@@ -34,8 +42,9 @@ func NewPodInfo(pod *v1.Pod) *PodInfo {
 	pi := &PodInfo{Pod: pod}
 	pi.Requests, pi.NonZeroRequests = computePodResourceRequest(pod)
 	if a := pod.Spec.Affinity; a != nil {
-		pi.RequiredAffinity = a.PodAffinity != nil && (len(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0 || len(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0)
-		pi.RequiredAntiAffinity = a.PodAntiAffinity != nil && len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0
+		pi.HasAffinity = a.PodAffinity != nil || a.PodAntiAffinity != nil
+		pi.HasRequiredAntiAffinity = a.PodAntiAffinity != nil && len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0
+		pi.parseAffinityTerms()
 	}
 	return pi
 }

@@ -1,0 +1,107 @@
+package framework
+
+import (
+	"errors"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// AffinityTerm is a pod (anti-)affinity term, parsed once per pod: which
+// namespaces it looks in, which pods it selects, and the topology key that
+// defines "the same place".
+type AffinityTerm struct {
+	// Namespaces are the listed namespaces; when the term lists none and has
+	// no namespace selector, the pod's own namespace.
+	Namespaces sets.Set[string]
+	// Selector selects the pods the term is about.
+	Selector labels.Selector
+	// TopologyKey is the node label whose value defines a topology domain.
+	TopologyKey string
+	// NamespaceSelector selects more namespaces by their labels (Nothing when
+	// the term has none; Everything for an empty selector).
+	NamespaceSelector labels.Selector
+}
+
+// Matches reports whether pod, living in a namespace labelled nsLabels, is
+// selected by the term.
+func (at *AffinityTerm) Matches(pod *v1.Pod, nsLabels labels.Set) bool {
+	if at.Namespaces.Has(pod.Namespace) || at.NamespaceSelector.Matches(nsLabels) {
+		return at.Selector.Matches(labels.Set(pod.Labels))
+	}
+	return false
+}
+
+// WeightedAffinityTerm is a preferred term with its weight.
+type WeightedAffinityTerm struct {
+	AffinityTerm
+	Weight int32
+}
+
+// newAffinityTerm parses one v1 term for pod.
+func newAffinityTerm(pod *v1.Pod, term *v1.PodAffinityTerm) (AffinityTerm, error) {
+	selector, err := metav1.LabelSelectorAsSelector(term.LabelSelector)
+	if err != nil {
+		return AffinityTerm{}, fmt.Errorf("labelSelector: %w", err)
+	}
+	nsSelector, err := metav1.LabelSelectorAsSelector(term.NamespaceSelector)
+	if err != nil {
+		return AffinityTerm{}, fmt.Errorf("namespaceSelector: %w", err)
+	}
+	namespaces := sets.New(term.Namespaces...)
+	if len(term.Namespaces) == 0 && term.NamespaceSelector == nil {
+		namespaces.Insert(pod.Namespace)
+	}
+	return AffinityTerm{Namespaces: namespaces, Selector: selector, TopologyKey: term.TopologyKey, NamespaceSelector: nsSelector}, nil
+}
+
+// parseAffinityTerms fills the PodInfo's parsed terms from the pod's spec.
+// A selector the apiserver let through but that does not parse is kept as
+// AffinityParseError; the pod's terms are then left empty.
+func (pi *PodInfo) parseAffinityTerms() {
+	a := pi.Pod.Spec.Affinity
+	if a == nil {
+		return
+	}
+	var errs []error
+	required := func(terms []v1.PodAffinityTerm, what string) []AffinityTerm {
+		var out []AffinityTerm
+		for i := range terms {
+			t, err := newAffinityTerm(pi.Pod, &terms[i])
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s[%d]: %w", what, i, err))
+				continue
+			}
+			out = append(out, t)
+		}
+		return out
+	}
+	preferred := func(terms []v1.WeightedPodAffinityTerm, what string) []WeightedAffinityTerm {
+		var out []WeightedAffinityTerm
+		for i := range terms {
+			t, err := newAffinityTerm(pi.Pod, &terms[i].PodAffinityTerm)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s[%d]: %w", what, i, err))
+				continue
+			}
+			out = append(out, WeightedAffinityTerm{AffinityTerm: t, Weight: terms[i].Weight})
+		}
+		return out
+	}
+	if pa := a.PodAffinity; pa != nil {
+		pi.RequiredAffinityTerms = required(pa.RequiredDuringSchedulingIgnoredDuringExecution, "podAffinity.required")
+		pi.PreferredAffinityTerms = preferred(pa.PreferredDuringSchedulingIgnoredDuringExecution, "podAffinity.preferred")
+	}
+	if paa := a.PodAntiAffinity; paa != nil {
+		pi.RequiredAntiAffinityTerms = required(paa.RequiredDuringSchedulingIgnoredDuringExecution, "podAntiAffinity.required")
+		pi.PreferredAntiAffinityTerms = preferred(paa.PreferredDuringSchedulingIgnoredDuringExecution, "podAntiAffinity.preferred")
+	}
+	if len(errs) > 0 {
+		pi.AffinityParseError = errors.Join(errs...)
+		pi.RequiredAffinityTerms, pi.RequiredAntiAffinityTerms = nil, nil
+		pi.PreferredAffinityTerms, pi.PreferredAntiAffinityTerms = nil, nil
+	}
+}
