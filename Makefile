@@ -26,8 +26,9 @@ VERSION_LDFLAGS := -s -w \
 	-X k8s.io/component-base/version.gitTreeState=clean
 
 ARGS ?=
+comma := ,
 
-.PHONY: start test build envtest kube-scheduler vet bench clean
+.PHONY: start test build envtest kube-scheduler conformance vet bench clean
 
 ## start: build, start envtest, run every scenario (ARGS="--scenario ch6-assume" to pick)
 start: build envtest
@@ -60,8 +61,14 @@ $(ASSETS)/kube-scheduler:
 	@mkdir -p $(ASSETS)
 	cd hack/tools && CGO_ENABLED=0 $(GO) build -ldflags '$(VERSION_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-scheduler
 
+## conformance: every differential case, minisched against kube-scheduler on fresh apiservers
+conformance: build envtest kube-scheduler
+	MINISCHED=$(BIN)/minisched KUBE_SCHEDULER=$(ASSETS)/kube-scheduler \
+		$(GO) test -tags conformance -count=1 -timeout 60m -parallel 2 ./conformance/ $(if $(CASES),-run 'TestConformance/($(subst $(comma),|,$(CASES)))$$',)
+
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags conformance ./conformance/
 
 ## bench: the benchmarks of the queue, the cache and the scheduling cycle
 bench:

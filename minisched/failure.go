@@ -99,10 +99,14 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.
 	if err := updatePodCondition(ctx, s.client, pod, cond); err != nil {
 		logger.Error(err, "Error updating pod condition")
 	}
-	s.observe(Attempt{
+	a := Attempt{
 		Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, Profile: fwk.ProfileName(),
 		Result: result, Message: errMsg, Attempts: podInfo.Attempts, Time: time.Now(),
-	})
+	}
+	if fitErr != nil && s.observer != nil {
+		a.Rejections = rejections(&fitErr.Diagnosis)
+	}
+	s.observe(a)
 }
 
 // truncateMessage shortens a message to fit an event note.

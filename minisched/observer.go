@@ -1,9 +1,12 @@
 package minisched
 
 import (
+	"sort"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minisched/minisched/minisched/framework"
 )
 
 // Result is the outcome of one scheduling attempt.
@@ -38,6 +41,24 @@ type Attempt struct {
 	// TopScores lists the best-scored nodes with their per-plugin scores,
 	// when the pod was scored.
 	TopScores []NodeScores
+	// Rejections lists the nodes Filter (or PreFilter) ruled out, sorted by
+	// node, with the plugin that did and why.
+	Rejections []Rejection
+}
+
+// Rejection says which plugin ruled a node out, and why.
+type Rejection struct {
+	Node, Plugin, Reason string
+}
+
+// rejections lists the explicitly rejected nodes of a diagnosis.
+func rejections(d *framework.Diagnosis) []Rejection {
+	var out []Rejection
+	d.NodeToStatus.ForEachExplicitNode(func(node string, s *framework.Status) {
+		out = append(out, Rejection{Node: node, Plugin: s.Plugin(), Reason: s.Message()})
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out
 }
 
 // NodeScores is one node's weighted score per plugin and in total.

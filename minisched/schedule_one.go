@@ -32,6 +32,7 @@ type scheduleResult struct {
 	evaluatedNodes int
 	feasibleNodes  int
 	topScores      []NodeScores
+	rejections     []Rejection
 }
 
 // scheduleOne takes one pod through the scheduling cycle and, if a node was
@@ -191,14 +192,25 @@ func (s *Scheduler) schedulePod(ctx context.Context, fwk *framework.Framework, s
 	evaluated := len(feasible) + diagnosis.NodeToStatus.Len()
 	// One feasible node: nothing to rank.
 	if len(feasible) == 1 {
-		return scheduleResult{suggestedHost: feasible[0].Node().Name, evaluatedNodes: evaluated, feasibleNodes: 1}, nil
+		return scheduleResult{suggestedHost: feasible[0].Node().Name, evaluatedNodes: evaluated, feasibleNodes: 1,
+			rejections: s.rejectionsIfObserved(&diagnosis)}, nil
 	}
 	scores, err := s.prioritizeNodes(ctx, fwk, state, pod, feasible)
 	if err != nil {
 		return scheduleResult{}, err
 	}
 	host, top := s.selectHost(scores, fwk.HasScorePlugins())
-	return scheduleResult{suggestedHost: host, evaluatedNodes: evaluated, feasibleNodes: len(feasible), topScores: top}, nil
+	return scheduleResult{suggestedHost: host, evaluatedNodes: evaluated, feasibleNodes: len(feasible), topScores: top,
+		rejections: s.rejectionsIfObserved(&diagnosis)}, nil
+}
+
+// rejectionsIfObserved lists the rejected nodes for the observer; without
+// one, the cycle does not pay for it.
+func (s *Scheduler) rejectionsIfObserved(d *framework.Diagnosis) []Rejection {
+	if s.observer == nil {
+		return nil
+	}
+	return rejections(d)
 }
 
 // findNodesThatFitPod runs PreFilter once and Filter over the candidate
@@ -354,7 +366,7 @@ func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleStat
 	s.observe(Attempt{
 		Namespace: assumed.Namespace, Name: assumed.Name, UID: assumed.UID, Profile: fwk.ProfileName(),
 		Result: Scheduled, Node: result.suggestedHost, Message: msg, Attempts: assumedPodInfo.Attempts,
-		Time: time.Now(), TopScores: result.topScores,
+		Time: time.Now(), TopScores: result.topScores, Rejections: result.rejections,
 	})
 	return nil
 }

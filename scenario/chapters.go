@@ -16,8 +16,8 @@ import (
 // withPlugins returns a configuration whose single profile enables exactly
 // the named plugins through multiPoint ("*" disables the defaults), plus any
 // per-extension-point tweaks.
-func withPlugins(names []string, tweak func(*configv1.Plugins)) func() *configv1.KubeSchedulerConfiguration {
-	return func() *configv1.KubeSchedulerConfiguration {
+func withPlugins(names []string, tweak func(*configv1.Plugins)) func() (*configv1.KubeSchedulerConfiguration, error) {
+	return func() (*configv1.KubeSchedulerConfiguration, error) {
 		p := &configv1.Plugins{MultiPoint: configv1.PluginSet{Disabled: []configv1.Plugin{{Name: "*"}}}}
 		for _, n := range names {
 			p.MultiPoint.Enabled = append(p.MultiPoint.Enabled, configv1.Plugin{Name: n})
@@ -28,7 +28,14 @@ func withPlugins(names []string, tweak func(*configv1.Plugins)) func() *configv1
 		cfg := &configv1.KubeSchedulerConfiguration{Profiles: []configv1.KubeSchedulerProfile{{Plugins: p}}}
 		cfg.APIVersion, cfg.Kind = configv1.SchemeGroupVersion.String(), "KubeSchedulerConfiguration"
 		scheduler.SetDefaults(cfg)
-		return cfg
+		return cfg, scheduler.Validate(cfg)
+	}
+}
+
+// fromYAML returns a configuration given as the YAML of its profiles list.
+func fromYAML(profiles string) func() (*configv1.KubeSchedulerConfiguration, error) {
+	return func() (*configv1.KubeSchedulerConfiguration, error) {
+		return scheduler.DecodeConfig([]byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n" + profiles))
 	}
 }
 

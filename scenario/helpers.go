@@ -325,6 +325,28 @@ func (e *Env) placement(ctx context.Context) ([]string, error) {
 	return lines, nil
 }
 
+// Explain narrates the pod's last attempt: where it went or why not, which
+// plugin ruled out each other node, and the top scores.
+func (e *Env) Explain(name string) {
+	attempts := e.PodAttempts(name)
+	if len(attempts) == 0 {
+		e.Logf("%s: not tried", name)
+		return
+	}
+	a := attempts[len(attempts)-1]
+	if a.Result == minisched.Scheduled {
+		e.Logf("%s → %s", name, a.Node)
+	} else {
+		e.Logf("%s pending: %s", name, a.Message)
+	}
+	for _, r := range a.Rejections {
+		e.Logf("  %s ruled out by %s: %s", r.Node, r.Plugin, r.Reason)
+	}
+	if len(a.TopScores) > 0 {
+		e.Logf("  top scores: %s", scoreSummary(a))
+	}
+}
+
 // scoreSummary renders the top scores of an attempt: "node1=10 (NodeNumber=10)".
 func scoreSummary(a minisched.Attempt) string {
 	var parts []string
@@ -337,4 +359,77 @@ func scoreSummary(a minisched.Attempt) string {
 		parts = append(parts, fmt.Sprintf("%s=%d (%s)", ns.Node, ns.Total, strings.Join(per, ", ")))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Taint adds a taint to the node.
+func (b *NodeBuilder) Taint(key, value string, effect v1.TaintEffect) *NodeBuilder {
+	b.node.Spec.Taints = append(b.node.Spec.Taints, v1.Taint{Key: key, Value: value, Effect: effect})
+	return b
+}
+
+// Image records an image (by its names) of size bytes as present on the node.
+func (b *NodeBuilder) Image(size int64, names ...string) *NodeBuilder {
+	b.node.Status.Images = append(b.node.Status.Images, v1.ContainerImage{Names: names, SizeBytes: size})
+	return b
+}
+
+// Label adds a label to the pod.
+func (b *PodBuilder) Label(k, v string) *PodBuilder {
+	if b.pod.Labels == nil {
+		b.pod.Labels = map[string]string{}
+	}
+	b.pod.Labels[k] = v
+	return b
+}
+
+// NodeSelector adds a spec.nodeSelector entry.
+func (b *PodBuilder) NodeSelector(k, v string) *PodBuilder {
+	if b.pod.Spec.NodeSelector == nil {
+		b.pod.Spec.NodeSelector = map[string]string{}
+	}
+	b.pod.Spec.NodeSelector[k] = v
+	return b
+}
+
+// Toleration adds a toleration (operator Exists when value is empty).
+func (b *PodBuilder) Toleration(key, value string, effect v1.TaintEffect) *PodBuilder {
+	op := v1.TolerationOpEqual
+	if value == "" {
+		op = v1.TolerationOpExists
+	}
+	b.pod.Spec.Tolerations = append(b.pod.Spec.Tolerations, v1.Toleration{Key: key, Operator: op, Value: value, Effect: effect})
+	return b
+}
+
+// HostPort exposes a TCP host port from the container.
+func (b *PodBuilder) HostPort(port int32) *PodBuilder {
+	c := &b.pod.Spec.Containers[0]
+	c.Ports = append(c.Ports, v1.ContainerPort{ContainerPort: port, HostPort: port, Protocol: v1.ProtocolTCP})
+	return b
+}
+
+// Image sets the container's image.
+func (b *PodBuilder) Image(image string) *PodBuilder {
+	b.pod.Spec.Containers[0].Image = image
+	return b
+}
+
+// Affinity sets the pod's affinity.
+func (b *PodBuilder) Affinity(a *v1.Affinity) *PodBuilder { b.pod.Spec.Affinity = a; return b }
+
+// Spread adds a topology spread constraint over pods labelled app=<app>.
+func (b *PodBuilder) Spread(maxSkew int32, topologyKey string, when v1.UnsatisfiableConstraintAction, app string) *PodBuilder {
+	b.pod.Spec.TopologySpreadConstraints = append(b.pod.Spec.TopologySpreadConstraints, v1.TopologySpreadConstraint{
+		MaxSkew: maxSkew, TopologyKey: topologyKey, WhenUnsatisfiable: when,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+	})
+	return b
+}
+
+// Gates adds scheduling gates.
+func (b *PodBuilder) Gates(names ...string) *PodBuilder {
+	for _, n := range names {
+		b.pod.Spec.SchedulingGates = append(b.pod.Spec.SchedulingGates, v1.PodSchedulingGate{Name: n})
+	}
+	return b
 }

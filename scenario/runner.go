@@ -30,16 +30,17 @@ type Scenario struct {
 	Chapter int
 	// Description says in one line what it shows.
 	Description string
-	// Config returns the configuration the scenario needs, or nil for the
-	// runner's base configuration (the default profile, or --config).
-	Config func() *configv1.KubeSchedulerConfiguration
+	// Config returns the configuration the scenario needs; a nil Config
+	// means the runner's base configuration (the default profile, or
+	// --config).
+	Config func() (*configv1.KubeSchedulerConfiguration, error)
 	// Run creates objects and checks outcomes; an error is a failure.
 	Run func(ctx context.Context, env *Env) error
 }
 
 // All returns every scenario, by chapter.
 func All() []Scenario {
-	all := chapters()
+	all := append(chapters(), pluginScenarios()...)
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Chapter < all[j].Chapter })
 	return all
 }
@@ -110,7 +111,9 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (err error) {
 
 	cfg := r.BaseConfig
 	if s.Config != nil {
-		cfg = s.Config()
+		if cfg, err = s.Config(); err != nil {
+			return fmt.Errorf("the scenario's configuration: %w", err)
+		}
 	}
 	if cfg == nil {
 		cfg = scheduler.DefaultConfig()

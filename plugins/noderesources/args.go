@@ -16,9 +16,10 @@ import (
 )
 
 // supportedScoringStrategies are the scoring strategies minisched accepts:
-// kube-scheduler's default. Its MostAllocated and RequestedToCapacityRatio
-// are not implemented yet, and configuring them is an error.
-var supportedScoringStrategies = []configv1.ScoringStrategyType{configv1.LeastAllocated}
+// all of kube-scheduler's, in its (sorted) order.
+var supportedScoringStrategies = []configv1.ScoringStrategyType{
+	configv1.LeastAllocated, configv1.MostAllocated, configv1.RequestedToCapacityRatio,
+}
 
 // defaultResources are the resources scoring weighs when none are given:
 // cpu and memory, equally.
@@ -62,7 +63,8 @@ func SetDefaultArgs(args *configv1.NodeResourcesFitArgs) {
 // ValidateArgs checks defaulted args as kube-scheduler does, with each error
 // naming its field: ignored resources and groups must be valid label names
 // (groups without '/'), and the scoring strategy must be one minisched
-// supports, with resource weights in (0, 100].
+// supports, with resource weights in (0, 100]; RequestedToCapacityRatio, and
+// only it, needs a shape (see validateShape).
 func ValidateArgs(args *configv1.NodeResourcesFitArgs) error {
 	var errs field.ErrorList
 	for i, res := range args.IgnoredResources {
@@ -89,11 +91,43 @@ func ValidateArgs(args *configv1.NodeResourcesFitArgs) error {
 					fmt.Sprintf("resource weight of %v not in valid range (0, 100]", r.Name)))
 			}
 		}
-		if s.RequestedToCapacityRatio != nil {
-			errs = append(errs, field.Forbidden(strategyPath.Child("requestedToCapacityRatio"), "must be nil when type is not RequestedToCapacityRatio"))
+		ratioPath := strategyPath.Child("requestedToCapacityRatio")
+		switch {
+		case s.Type == configv1.RequestedToCapacityRatio && s.RequestedToCapacityRatio == nil:
+			errs = append(errs, field.Required(ratioPath, "must be specified when type is RequestedToCapacityRatio"))
+		case s.Type == configv1.RequestedToCapacityRatio:
+			errs = append(errs, validateShape(s.RequestedToCapacityRatio.Shape, ratioPath.Child("shape"))...)
+		case s.RequestedToCapacityRatio != nil:
+			errs = append(errs, field.Forbidden(ratioPath, "must be nil when type is not RequestedToCapacityRatio"))
 		}
 	}
 	return errs.ToAggregate()
+}
+
+// validateShape checks a RequestedToCapacityRatio shape as kube-scheduler
+// does: at least one point; utilizations strictly increasing (only the first
+// offence is reported); each utilization in [0, 100] and each score in
+// [0, 10].
+func validateShape(shape []configv1.UtilizationShapePoint, path *field.Path) field.ErrorList {
+	if len(shape) == 0 {
+		return field.ErrorList{field.Required(path, "at least one point must be specified")}
+	}
+	var errs field.ErrorList
+	for i := 1; i < len(shape); i++ {
+		if shape[i-1].Utilization >= shape[i].Utilization {
+			errs = append(errs, field.Invalid(path.Index(i).Child("utilization"), shape[i].Utilization, "values must be sorted in increasing order"))
+			break
+		}
+	}
+	for i, p := range shape {
+		if p.Utilization < 0 || p.Utilization > maxUtilization {
+			errs = append(errs, field.Invalid(path.Index(i).Child("utilization"), p.Utilization, fmt.Sprintf("not in valid range [0, %d]", maxUtilization)))
+		}
+		if p.Score < 0 || p.Score > maxCustomPriorityScore {
+			errs = append(errs, field.Invalid(path.Index(i).Child("score"), p.Score, fmt.Sprintf("not in valid range [0, %d]", maxCustomPriorityScore)))
+		}
+	}
+	return errs
 }
 
 func isSupported(t configv1.ScoringStrategyType) bool {

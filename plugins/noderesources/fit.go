@@ -1,7 +1,9 @@
 // Package noderesources holds NodeResourcesFit, the plugin that checks a node
 // has room for a pod's resource requests, as kube-scheduler's does (the pod
 // count, cpu, memory, ephemeral storage and extended resources), and scores
-// nodes by how much room they have left (score.go).
+// nodes by how much room they have left or would use (score.go). The package
+// also holds NodeResourcesBalancedAllocation (balanced_allocation.go), which
+// shares Fit's per-resource scoring arithmetic (resource_allocation.go).
 package noderesources
 
 import (
@@ -42,6 +44,8 @@ type Fit struct {
 	// scoringStrategy says how Score rates nodes (defaulted: LeastAllocated
 	// over cpu and memory, weight 1 each).
 	scoringStrategy *configv1.ScoringStrategy
+	// scorer is scoringStrategy made executable.
+	scorer *resourceAllocationScorer
 }
 
 var (
@@ -56,10 +60,15 @@ func New(_ context.Context, rawArgs *runtime.RawExtension, _ framework.Handle) (
 	if err != nil {
 		return nil, err
 	}
+	scorer, err := newFitScorer(args.ScoringStrategy)
+	if err != nil {
+		return nil, err
+	}
 	return &Fit{
 		ignoredResources:      sets.New(args.IgnoredResources...),
 		ignoredResourceGroups: sets.New(args.IgnoredResourceGroups...),
 		scoringStrategy:       args.ScoringStrategy,
+		scorer:                scorer,
 	}, nil
 }
 

@@ -318,14 +318,66 @@ func TestNewArgs(t *testing.T) {
 			wantErr: `ignoredResourceGroups[0]: Invalid value: "example.com/gpu": resource group name can't contain '/'`,
 		},
 		{
+			name: "MostAllocated with defaulted resources",
+			args: rawArgs(`{"scoringStrategy": {"type": "MostAllocated"}}`),
+			want: &Fit{scoringStrategy: &configv1.ScoringStrategy{Type: configv1.MostAllocated, Resources: defaultResources()}},
+		},
+		{
+			name: "RequestedToCapacityRatio",
+			args: rawArgs(`{"scoringStrategy": {"type": "RequestedToCapacityRatio", "resources": [{"name": "cpu"}],
+				"requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]}}}`),
+			want: &Fit{scoringStrategy: &configv1.ScoringStrategy{
+				Type: configv1.RequestedToCapacityRatio, Resources: []configv1.ResourceSpec{{Name: "cpu", Weight: 1}},
+				RequestedToCapacityRatio: &configv1.RequestedToCapacityRatioParam{Shape: []configv1.UtilizationShapePoint{
+					{Utilization: 0, Score: 0}, {Utilization: 100, Score: 10},
+				}},
+			}},
+		},
+		{
 			name:    "unsupported scoring strategy",
-			args:    rawArgs(`{"scoringStrategy": {"type": "MostAllocated"}}`),
-			wantErr: `scoringStrategy.type: Unsupported value: "MostAllocated": supported values: "LeastAllocated"`,
+			args:    rawArgs(`{"scoringStrategy": {"type": "Random"}}`),
+			wantErr: `scoringStrategy.type: Unsupported value: "Random": supported values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"`,
 		},
 		{
 			name:    "scoring strategy without a type",
 			args:    rawArgs(`{"scoringStrategy": {"resources": [{"name": "cpu", "weight": 1}]}}`),
-			wantErr: `scoringStrategy.type: Unsupported value: "": supported values: "LeastAllocated"`,
+			wantErr: `scoringStrategy.type: Unsupported value: "": supported values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"`,
+		},
+		{
+			name:    "negative weight",
+			args:    rawArgs(`{"scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "memory", "weight": -1}]}}`),
+			wantErr: `scoringStrategy.resources[0].weight: Invalid value: -1: resource weight of memory not in valid range (0, 100]`,
+		},
+		{
+			name:    "RequestedToCapacityRatio without its parameters",
+			args:    rawArgs(`{"scoringStrategy": {"type": "RequestedToCapacityRatio"}}`),
+			wantErr: `scoringStrategy.requestedToCapacityRatio: Required value: must be specified when type is RequestedToCapacityRatio`,
+		},
+		{
+			name:    "RequestedToCapacityRatio without shape points",
+			args:    rawArgs(`{"scoringStrategy": {"type": "RequestedToCapacityRatio", "requestedToCapacityRatio": {}}}`),
+			wantErr: `scoringStrategy.requestedToCapacityRatio.shape: Required value: at least one point must be specified`,
+		},
+		{
+			name: "shape points out of order",
+			args: rawArgs(`{"scoringStrategy": {"type": "RequestedToCapacityRatio", "requestedToCapacityRatio": {"shape": [
+				{"utilization": 50, "score": 1}, {"utilization": 50, "score": 2}, {"utilization": 10, "score": 3}]}}}`),
+			// Only the first offence is reported.
+			wantErr: `scoringStrategy.requestedToCapacityRatio.shape[1].utilization: Invalid value: 50: values must be sorted in increasing order`,
+		},
+		{
+			name: "shape utilization out of range",
+			args: rawArgs(`{"scoringStrategy": {"type": "RequestedToCapacityRatio", "requestedToCapacityRatio": {"shape": [
+				{"utilization": -10, "score": 1}, {"utilization": 101, "score": 2}]}}}`),
+			wantErr: `[scoringStrategy.requestedToCapacityRatio.shape[0].utilization: Invalid value: -10: not in valid range [0, 100], ` +
+				`scoringStrategy.requestedToCapacityRatio.shape[1].utilization: Invalid value: 101: not in valid range [0, 100]]`,
+		},
+		{
+			name: "shape score out of range",
+			args: rawArgs(`{"scoringStrategy": {"type": "RequestedToCapacityRatio", "requestedToCapacityRatio": {"shape": [
+				{"utilization": 10, "score": -1}, {"utilization": 20, "score": 11}]}}}`),
+			wantErr: `[scoringStrategy.requestedToCapacityRatio.shape[0].score: Invalid value: -1: not in valid range [0, 10], ` +
+				`scoringStrategy.requestedToCapacityRatio.shape[1].score: Invalid value: 11: not in valid range [0, 10]]`,
 		},
 		{
 			name:    "weight out of range",
@@ -355,7 +407,7 @@ func TestNewArgs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, pl, cmp.AllowUnexported(Fit{}), cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tt.want, pl, cmp.AllowUnexported(Fit{}), cmpopts.IgnoreFields(Fit{}, "scorer"), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("plugin (-want +got):\n%s", diff)
 			}
 		})

@@ -1,7 +1,7 @@
 // This file is NodeResourcesFit's scoring: PreScore computes the pod's
 // requests for the scored resources once, Score rates each node with the
-// configured strategy. minisched implements kube-scheduler's default,
-// LeastAllocated: the emptier the node, the higher the score.
+// configured strategy (LeastAllocated, MostAllocated or
+// RequestedToCapacityRatio; see their files).
 package noderesources
 
 import (
@@ -9,9 +9,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	resourcehelper "k8s.io/component-helpers/resource"
-	"k8s.io/klog/v2"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/minisched/minisched/minisched/framework"
 )
@@ -23,6 +21,24 @@ var (
 	_ framework.PreScorePlugin = &Fit{}
 	_ framework.ScorePlugin    = &Fit{}
 )
+
+// newFitScorer returns the scorer for a validated strategy. Fit scores with
+// non-zero requests: a container without cpu or memory requests counts as
+// asking for 100m and 200Mi, so best-effort pods still spread (or pack).
+func newFitScorer(strategy *configv1.ScoringStrategy) (*resourceAllocationScorer, error) {
+	s := &resourceAllocationScorer{name: string(strategy.Type), resources: strategy.Resources}
+	switch strategy.Type {
+	case configv1.LeastAllocated:
+		s.scorer = leastAllocatedScorer(strategy.Resources)
+	case configv1.MostAllocated:
+		s.scorer = mostAllocatedScorer(strategy.Resources)
+	case configv1.RequestedToCapacityRatio:
+		s.scorer = requestedToCapacityRatioScorer(strategy.Resources, strategy.RequestedToCapacityRatio.Shape)
+	default:
+		return nil, fmt.Errorf("scoring strategy %s is not supported", strategy.Type)
+	}
+	return s, nil
+}
 
 // preScoreState holds the pod's request for each scored resource, in the
 // order of the strategy's resources.
@@ -37,40 +53,13 @@ func (s *preScoreState) Clone() framework.StateData {
 
 // PreScore computes the pod's requests for the scored resources.
 func (pl *Fit) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
-	state.Write(preScoreStateKey, &preScoreState{podRequests: pl.podRequests(pod)})
+	state.Write(preScoreStateKey, &preScoreState{podRequests: pl.scorer.podRequests(pod)})
 	return nil
 }
 
-// podRequests returns the pod's request for each scored resource. Like
-// kube-scheduler, scoring counts a container without cpu or memory requests
-// as asking for 100m and 200Mi, so best-effort pods still spread.
-func (pl *Fit) podRequests(pod *v1.Pod) []int64 {
-	opts := resourcehelper.PodResourcesOptions{
-		UseStatusResources: true,
-		InPlacePodLevelResourcesVerticalScalingEnabled: true,
-		NonMissingContainerRequests: v1.ResourceList{
-			v1.ResourceCPU:    *resource.NewMilliQuantity(framework.DefaultMilliCPURequest, resource.DecimalSI),
-			v1.ResourceMemory: *resource.NewQuantity(framework.DefaultMemoryRequest, resource.DecimalSI),
-		},
-	}
-	reqs := resourcehelper.PodRequests(pod, opts)
-	out := make([]int64, len(pl.scoringStrategy.Resources))
-	for i, r := range pl.scoringStrategy.Resources {
-		q := reqs[v1.ResourceName(r.Name)]
-		if r.Name == string(v1.ResourceCPU) {
-			out[i] = q.MilliValue()
-		} else {
-			out[i] = q.Value()
-		}
-	}
-	return out
-}
-
-// Score rates the node by what would be left of each scored resource after
-// the pod lands, weighted: Σ weight × (allocatable − requested) × 100 /
-// allocatable, divided by the sum of weights. cpu and memory count the
-// node's non-zero requests; an extended resource the pod does not request,
-// or the node does not have, is left out.
+// Score rates the node with the configured strategy. A scalar resource the
+// pod does not request, or a resource the node does not have, is left out.
+// Without PreScore's state, the pod's requests are computed here.
 func (pl *Fit) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
 	var podRequests []int64
 	if data, err := state.Read(preScoreStateKey); err == nil {
@@ -80,56 +69,10 @@ func (pl *Fit) Score(ctx context.Context, state *framework.CycleState, pod *v1.P
 		}
 		podRequests = s.podRequests
 	} else {
-		podRequests = pl.podRequests(pod)
+		podRequests = pl.scorer.podRequests(pod)
 	}
-	var nodeScore, weightSum int64
-	for i, r := range pl.scoringStrategy.Resources {
-		name := v1.ResourceName(r.Name)
-		if podRequests[i] == 0 && framework.IsScalarResourceName(name) {
-			continue
-		}
-		allocatable, allocated := allocatableAndRequested(nodeInfo, name)
-		if allocatable == 0 {
-			continue
-		}
-		nodeScore += leastRequestedScore(allocated+podRequests[i], allocatable) * r.Weight
-		weightSum += r.Weight
-	}
-	if weightSum == 0 {
-		return 0, nil
-	}
-	score := nodeScore / weightSum
-	if logger := klog.FromContext(ctx).V(10); logger.Enabled() {
-		logger.Info("NodeResourcesFit score", "pod", klog.KObj(pod), "node", klog.KObj(nodeInfo.Node()), "score", score)
-	}
-	return score, nil
+	return pl.scorer.score(ctx, pod, nodeInfo, podRequests)
 }
 
-// ScoreExtensions returns nil: LeastAllocated scores are already 0-100.
+// ScoreExtensions returns nil: every strategy's scores are already 0-100.
 func (pl *Fit) ScoreExtensions() framework.ScoreExtensions { return nil }
-
-// allocatableAndRequested returns the node's allocatable and what its pods
-// request of one resource (non-zero requests for cpu and memory).
-func allocatableAndRequested(ni *framework.NodeInfo, name v1.ResourceName) (int64, int64) {
-	switch name {
-	case v1.ResourceCPU:
-		return ni.Allocatable.MilliCPU, ni.NonZeroRequested.MilliCPU
-	case v1.ResourceMemory:
-		return ni.Allocatable.Memory, ni.NonZeroRequested.Memory
-	case v1.ResourceEphemeralStorage:
-		return ni.Allocatable.EphemeralStorage, ni.Requested.EphemeralStorage
-	}
-	if alloc, ok := ni.Allocatable.ScalarResources[name]; ok {
-		return alloc, ni.Requested.ScalarResources[name]
-	}
-	return 0, 0
-}
-
-// leastRequestedScore is the unused share of capacity on a 0-100 scale; a
-// node that would be overcommitted scores 0.
-func leastRequestedScore(requested, capacity int64) int64 {
-	if capacity == 0 || requested > capacity {
-		return 0
-	}
-	return (capacity - requested) * framework.MaxNodeScore / capacity
-}

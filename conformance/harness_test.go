@@ -1,0 +1,334 @@
+//go:build conformance
+
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/minisched/minisched/scenario"
+)
+
+// Engine is one of the two schedulers under comparison.
+type Engine string
+
+const (
+	Minisched     Engine = "minisched"
+	KubeScheduler Engine = "kube-scheduler"
+)
+
+// Compare says how strictly two outcomes must agree.
+type Compare int
+
+const (
+	// ComparePods: every pod on the same node, or pending with the same message.
+	ComparePods Compare = iota
+	// CompareCounts: the same number of pods on each node and the same
+	// pending messages, for cases whose ties are broken at random.
+	CompareCounts
+)
+
+// Step changes the cluster.
+type Step func(ctx context.Context, c *Cluster) error
+
+// Case is one comparison.
+type Case struct {
+	Name string
+	// Profiles is the YAML of the configuration's profiles list (indented
+	// as a top-level key's value); empty means the default profile.
+	Profiles string
+	// Backlog runs before the scheduler starts; Steps after it is running.
+	Backlog, Steps []Step
+	Compare        Compare
+}
+
+// Cluster is a fresh apiserver plus helpers for steps.
+type Cluster struct {
+	*scenario.Env
+	env *scenario.Environment
+}
+
+func binary(t *testing.T, env, name string) string {
+	t.Helper()
+	p := os.Getenv(env)
+	if p == "" {
+		t.Fatalf("%s is not set: run `make conformance`", env)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return p
+}
+
+// run plays the case against engine and returns the outcome, one line per pod.
+func run(t *testing.T, c Case, engine Engine) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	env, err := scenario.StartEnvironment()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = env.Stop() }()
+	client, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &Cluster{Env: &scenario.Env{Client: client, Namespace: "default", SchedulerName: "default-scheduler", Attempts: scenario.NewAttemptLog()}, env: env}
+
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, env.Kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nleaderElection:\n  leaderElect: false\nclientConnection:\n  kubeconfig: %s\n", kubeconfig)
+	if c.Profiles != "" {
+		cfg += "profiles:\n" + c.Profiles
+	}
+	cfgPath := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	for i, s := range c.Backlog {
+		if err := s(ctx, cl); err != nil {
+			t.Fatalf("%s: backlog step %d: %v", engine, i, err)
+		}
+	}
+	var cmd *exec.Cmd
+	switch engine {
+	case Minisched:
+		cmd = exec.CommandContext(ctx, binary(t, "MINISCHED", "minisched"), "run", "--config", cfgPath, "-v", "2")
+	case KubeScheduler:
+		cmd = exec.CommandContext(ctx, binary(t, "KUBE_SCHEDULER", "kube-scheduler"), "--config", cfgPath, "--secure-port=0", "-v=2")
+	}
+	logPath := filepath.Join(os.TempDir(), fmt.Sprintf("conformance-%s-%s.log", c.Name, engine))
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}()
+	for i, s := range c.Steps {
+		if err := s(ctx, cl); err != nil {
+			t.Fatalf("%s: step %d: %v (log: %s)", engine, i, err, logPath)
+		}
+	}
+	out, err := settle(ctx, client)
+	if err != nil {
+		t.Fatalf("%s: %v (log: %s)", engine, err, logPath)
+	}
+	return out
+}
+
+// settle waits until every pod was decided (bound, or PodScheduled=False)
+// and nothing changed for a while, and returns the outcome.
+func settle(ctx context.Context, client kubernetes.Interface) ([]string, error) {
+	const quiet = 2 * time.Second
+	var last []string
+	lastChange := time.Now()
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		out, decided, err := outcome(ctx, client)
+		if err != nil {
+			return false, err
+		}
+		if strings.Join(out, "\n") != strings.Join(last, "\n") {
+			last, lastChange = out, time.Now()
+			return false, nil
+		}
+		return decided && time.Since(lastChange) >= quiet, nil
+	})
+	if err != nil {
+		return last, fmt.Errorf("outcome did not settle: %w\n%s", err, strings.Join(last, "\n"))
+	}
+	return last, nil
+}
+
+// outcome lists "ns/pod -> node" or "ns/pod -> pending: <message>", sorted;
+// decided is false while some pod of ours has neither.
+func outcome(ctx context.Context, client kubernetes.Interface) ([]string, bool, error) {
+	list, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, false, err
+	}
+	decided := true
+	var out []string
+	for i := range list.Items {
+		p := &list.Items[i]
+		line := p.Namespace + "/" + p.Name + " -> "
+		switch {
+		case p.Spec.NodeName != "":
+			line += p.Spec.NodeName
+		case scheduledFalse(p) != nil:
+			line += "pending: " + scheduledFalse(p).Reason + ": " + scheduledFalse(p).Message
+		default:
+			line += "pending (not tried)"
+			// Gated pods and pods for other schedulers are never tried.
+			if len(p.Spec.SchedulingGates) == 0 && !strings.HasPrefix(p.Spec.SchedulerName, "other") {
+				decided = false
+			}
+		}
+		out = append(out, line)
+	}
+	sort.Strings(out)
+	return out, decided, nil
+}
+
+func scheduledFalse(p *v1.Pod) *v1.PodCondition {
+	for i := range p.Status.Conditions {
+		c := &p.Status.Conditions[i]
+		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse && c.Reason != "SchedulingGated" {
+			return c
+		}
+	}
+	return nil
+}
+
+// counts turns an outcome into per-node counts plus the pending lines
+// without pod names, for CompareCounts.
+func counts(out []string) []string {
+	perNode := map[string]int{}
+	var res []string
+	for _, l := range out {
+		_, rhs, _ := strings.Cut(l, " -> ")
+		if strings.HasPrefix(rhs, "pending") {
+			res = append(res, rhs)
+		} else {
+			perNode[rhs]++
+		}
+	}
+	for n, c := range perNode {
+		res = append(res, fmt.Sprintf("%s: %d pods", n, c))
+	}
+	sort.Strings(res)
+	return res
+}
+
+func TestConformance(t *testing.T) {
+	only := os.Getenv("CASES")
+	for _, c := range cases() {
+		if only != "" && !strings.Contains(","+only+",", ","+c.Name+",") {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel()
+			ours := run(t, c, Minisched)
+			theirs := run(t, c, KubeScheduler)
+			a, b := ours, theirs
+			if c.Compare == CompareCounts {
+				a, b = counts(ours), counts(theirs)
+			}
+			if strings.Join(a, "\n") != strings.Join(b, "\n") {
+				t.Errorf("outcomes differ\n--- minisched:\n%s\n--- kube-scheduler:\n%s", strings.Join(ours, "\n"), strings.Join(theirs, "\n"))
+				return
+			}
+			t.Logf("agree:\n%s", strings.Join(ours, "\n"))
+		})
+	}
+}
+
+// Steps.
+
+func nodes(ns ...*v1.Node) Step {
+	return func(ctx context.Context, c *Cluster) error { return c.CreateNodes(ctx, ns...) }
+}
+
+func pods(ps ...*v1.Pod) Step {
+	return func(ctx context.Context, c *Cluster) error {
+		for _, p := range ps {
+			p := p.DeepCopy()
+			ns := p.Namespace
+			if ns == "" {
+				ns = "default"
+			}
+			p.Namespace = ""
+			c.Namespace = ns
+			if err := c.CreatePods(ctx, p); err != nil {
+				return err
+			}
+		}
+		c.Namespace = "default"
+		return nil
+	}
+}
+
+// waitBound waits until the named pods (in default) are bound, so the next
+// step sees them placed.
+func waitBound(names ...string) Step {
+	return func(ctx context.Context, c *Cluster) error {
+		for _, n := range names {
+			if _, err := c.WaitForPodBound(ctx, n, scenario.DefaultWait); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// waitPending waits until the named pods (in default) were found unschedulable.
+func waitPending(names ...string) Step {
+	return func(ctx context.Context, c *Cluster) error {
+		for _, n := range names {
+			if _, err := c.WaitForPodUnschedulable(ctx, n, scenario.DefaultWait); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func deletePod(name string) Step {
+	return func(ctx context.Context, c *Cluster) error { return c.DeletePod(ctx, name) }
+}
+
+func uncordon(node string) Step {
+	return func(ctx context.Context, c *Cluster) error { return c.SetUnschedulable(ctx, node, false) }
+}
+
+func namespace(name string, labels map[string]string) Step {
+	return func(ctx context.Context, c *Cluster) error {
+		_, err := c.Client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	}
+}
+
+func service(name string, selector map[string]string) Step {
+	return func(ctx context.Context, c *Cluster) error {
+		_, err := c.Client.CoreV1().Services("default").Create(ctx, &v1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:       v1.ServiceSpec{Selector: selector, Ports: []v1.ServicePort{{Port: 80}}},
+		}, metav1.CreateOptions{})
+		return err
+	}
+}
+
+// patchPod applies a strategic merge patch to a pod in default.
+func patchPod(name, patch string) Step {
+	return func(ctx context.Context, c *Cluster) error {
+		_, err := c.Client.CoreV1().Pods("default").Patch(ctx, name, "application/strategic-merge-patch+json", []byte(patch), metav1.PatchOptions{})
+		return err
+	}
+}

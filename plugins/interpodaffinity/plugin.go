@@ -1,0 +1,144 @@
+// Package interpodaffinity holds InterPodAffinity, the plugin that enforces
+// the pod affinity and anti-affinity of the pod being scheduled and of the
+// pods already running (filtering.go), prefers nodes by their preferred
+// terms (scoring.go), and says which cluster events may help a pod it
+// rejected (enqueue.go), as kube-scheduler's InterPodAffinity does.
+//
+// Affinity is about places, not nodes: a term's topologyKey names a node
+// label, and all nodes sharing that label's value form one topology domain.
+// "Pod A has affinity to pods labelled app=db in zone" means A may only run
+// in a zone where such a pod already runs.
+package interpodaffinity
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	listersv1 "k8s.io/client-go/listers/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/minisched/minisched/minisched/framework"
+)
+
+// Name is the plugin's name in the registry and in configurations.
+const Name = "InterPodAffinity"
+
+// InterPodAffinity filters and scores nodes by inter-pod affinity and
+// anti-affinity, its own pod's and that of the pods already placed.
+type InterPodAffinity struct {
+	// hardPodAffinityWeight is what an existing pod's required affinity term
+	// that selects the incoming pod adds to the score of its domain (0 turns
+	// that off).
+	hardPodAffinityWeight int32
+	// ignorePreferredTermsOfExistingPods skips scoring altogether for pods
+	// without preferred terms of their own, so existing pods' preferences
+	// are then not honoured.
+	ignorePreferredTermsOfExistingPods bool
+	// sharedLister is the cycle's snapshot.
+	sharedLister framework.SharedLister
+	// nsLister reads namespaces, for namespaceSelector and for the labels
+	// of the incoming pod's namespace.
+	nsLister listersv1.NamespaceLister
+	// parallelizer spreads the per-node work of PreFilter and PreScore.
+	parallelizer framework.Parallelizer
+}
+
+var (
+	_ framework.PreFilterPlugin     = &InterPodAffinity{}
+	_ framework.PreFilterExtensions = &InterPodAffinity{}
+	_ framework.FilterPlugin        = &InterPodAffinity{}
+	_ framework.PreScorePlugin      = &InterPodAffinity{}
+	_ framework.ScorePlugin         = &InterPodAffinity{}
+	_ framework.ScoreExtensions     = &InterPodAffinity{}
+	_ framework.EnqueueExtensions   = &InterPodAffinity{}
+)
+
+// New builds the plugin from its InterPodAffinityArgs (see DecodeArgs). It
+// needs the handle's snapshot and informer factory: the namespace lister is
+// asked for here, so the informer is started with the others.
+func New(_ context.Context, rawArgs *runtime.RawExtension, h framework.Handle) (framework.Plugin, error) {
+	if h == nil || h.SnapshotSharedLister() == nil {
+		return nil, fmt.Errorf("SnapshotSharedLister is nil")
+	}
+	if h.SharedInformerFactory() == nil {
+		return nil, fmt.Errorf("SharedInformerFactory is nil")
+	}
+	args, err := DecodeArgs(rawArgs)
+	if err != nil {
+		return nil, err
+	}
+	return &InterPodAffinity{
+		hardPodAffinityWeight:              *args.HardPodAffinityWeight,
+		ignorePreferredTermsOfExistingPods: args.IgnorePreferredTermsOfExistingPods,
+		sharedLister:                       h.SnapshotSharedLister(),
+		nsLister:                           h.SharedInformerFactory().Core().V1().Namespaces().Lister(),
+		parallelizer:                       h.Parallelizer(),
+	}, nil
+}
+
+// Name returns Name.
+func (pl *InterPodAffinity) Name() string { return Name }
+
+// mergeTermNamespaces resolves the namespaceSelector of one of the incoming
+// pod's terms into its Namespaces and then sets the selector to Nothing, so
+// that matching the term against an existing pod needs only that pod's
+// namespace name, never its namespace's labels. An empty selector ({},
+// every namespace) is kept as it is: it matches whatever labels it is given.
+// at must belong to a PodInfo the caller owns.
+func (pl *InterPodAffinity) mergeTermNamespaces(at *framework.AffinityTerm) error {
+	if at.NamespaceSelector.Empty() {
+		return nil
+	}
+	namespaces, err := pl.nsLister.List(at.NamespaceSelector)
+	if err != nil {
+		return err
+	}
+	for _, ns := range namespaces {
+		at.Namespaces.Insert(ns.Name)
+	}
+	at.NamespaceSelector = labels.Nothing()
+	return nil
+}
+
+// namespaceLabels returns a copy of the labels of namespace ns, which
+// existing pods' namespaceSelectors are matched against. A namespace the
+// lister does not know has no labels.
+func (pl *InterPodAffinity) namespaceLabels(logger klog.Logger, ns string) labels.Set {
+	namespace, err := pl.nsLister.Get(ns)
+	if err != nil {
+		logger.V(3).Info("Could not get the pod's namespace; assuming it has no labels", "namespace", ns, "err", err)
+		return nil
+	}
+	return labels.Merge(namespace.Labels, nil)
+}
+
+// podMatchesAllTerms reports whether pod matches every one of terms, and
+// there is at least one: the affinity question, since one existing pod must
+// satisfy all of the incoming pod's affinity terms at once. The terms are
+// the incoming pod's, so their namespaceSelector has been merged (or is
+// empty) and no namespace labels are needed.
+func podMatchesAllTerms(terms []framework.AffinityTerm, pod *v1.Pod) bool {
+	if len(terms) == 0 {
+		return false
+	}
+	for i := range terms {
+		if !terms[i].Matches(pod, nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// podMatchesAnyTerm reports whether pod matches at least one of terms: the
+// anti-affinity question.
+func podMatchesAnyTerm(terms []framework.AffinityTerm, pod *v1.Pod) bool {
+	for i := range terms {
+		if terms[i].Matches(pod, nil) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,84 @@
+// Tests that run NodePorts in a real framework: a pod without host ports
+// skips Filter, and rejections read as kube-scheduler's FailedScheduling.
+package nodeports_test
+
+import (
+	"context"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2/ktesting"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/plugins/defaultbinder"
+	"github.com/minisched/minisched/plugins/nodeports"
+	"github.com/minisched/minisched/plugins/prioritysort"
+	st "github.com/minisched/minisched/plugins/testing"
+)
+
+func newFramework(t *testing.T, ctx context.Context) *framework.Framework {
+	t.Helper()
+	registry := framework.Registry{
+		prioritysort.Name:  prioritysort.New,
+		defaultbinder.Name: defaultbinder.New,
+		nodeports.Name:     nodeports.New,
+	}
+	fwk, err := st.NewFramework(ctx, registry, &configv1.Plugins{
+		MultiPoint: st.Enable(prioritysort.Name, defaultbinder.Name, nodeports.Name),
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fwk
+}
+
+func TestInFramework(t *testing.T) {
+	busy := st.MakePod().Name("busy").UID("busy").NodeName("a").HostPort(v1.ProtocolTCP, "", 80).Obj()
+	tests := []struct {
+		name        string
+		pod         *v1.Pod
+		wantSkip    bool
+		wantFitting int
+		wantMessage string
+	}{
+		{name: "pod without host ports skips Filter", pod: st.MakePod().Name("p").Obj(), wantSkip: true, wantFitting: 2},
+		{name: "port free on every node", pod: st.MakePod().Name("p").HostPort(v1.ProtocolTCP, "", 81).Obj(), wantFitting: 2},
+		{
+			name:        "port taken everywhere",
+			pod:         st.MakePod().Name("p").HostPort(v1.ProtocolTCP, "", 80).Obj(),
+			wantMessage: "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports.",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			fwk := newFramework(t, ctx)
+			nodes := []*framework.NodeInfo{
+				st.MakeNodeInfo(st.MakeNode().Name("a").Obj(), busy),
+				st.MakeNodeInfo(st.MakeNode().Name("b").Obj(), st.MakePod().Name("busy2").UID("busy2").NodeName("b").HostPort(v1.ProtocolTCP, "10.0.0.1", 80).Obj()),
+			}
+			state := framework.NewCycleState()
+			if _, s, _ := fwk.RunPreFilterPlugins(ctx, state, tt.pod, nodes); !s.IsSuccess() {
+				t.Fatal(s)
+			}
+			if _, skipped := state.SkipFilterPlugins[nodeports.Name]; skipped != tt.wantSkip {
+				t.Errorf("Filter skipped = %v, want %v", skipped, tt.wantSkip)
+			}
+			diagnosis := framework.NewDiagnosis()
+			feasible, _, err := fwk.FindNodesThatPassFilters(ctx, state, tt.pod, &diagnosis, nodes, 0, len(nodes))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(feasible) != tt.wantFitting {
+				t.Errorf("%d nodes fit, want %d", len(feasible), tt.wantFitting)
+			}
+			if tt.wantMessage != "" {
+				fitErr := &framework.FitError{Pod: tt.pod, NumAllNodes: len(nodes), Diagnosis: diagnosis}
+				if got := fitErr.Error(); got != tt.wantMessage {
+					t.Errorf("FitError = %q, want %q", got, tt.wantMessage)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,139 @@
+// This file is the part of resource scoring that NodeResourcesFit's
+// strategies and NodeResourcesBalancedAllocation share: for each scored
+// resource, what the pod requests, what the node's pods already take and what
+// the node can give. Each plugin plugs in its own formula on top.
+package noderesources
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/klog/v2"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/minisched/minisched/minisched/framework"
+)
+
+// resourceScorer turns per-resource figures into a node score in
+// [0, MaxNodeScore]. The three slices follow the scorer's resources: the
+// node's use with the pod placed (requested), without it (allocated), and
+// what the node has (allocatable). A zero allocatable marks a resource that
+// is left out of the score.
+type resourceScorer func(requested, allocated, allocatable []int64) int64
+
+// resourceAllocationScorer scores a node from the pod's and the node's use of
+// a list of weighted resources, as kube-scheduler's resource-allocation
+// scorers do.
+type resourceAllocationScorer struct {
+	// name identifies the scorer in logs: the strategy or the plugin.
+	name string
+	// resources are the scored resources, with their weights.
+	resources []configv1.ResourceSpec
+	// useRequested counts cpu and memory as requested. When false, a
+	// container without a cpu or memory request counts as asking for 100m
+	// and 200Mi (the "non-zero" requests), on the node and for the pod.
+	useRequested bool
+	// scorer is the formula.
+	scorer resourceScorer
+}
+
+// podRequests returns the pod's request for each scored resource, in the
+// order of r.resources (cpu in millicores): the larger of its running
+// containers and its largest init container, plus overhead.
+func (r *resourceAllocationScorer) podRequests(pod *v1.Pod) []int64 {
+	opts := resourcehelper.PodResourcesOptions{
+		UseStatusResources: true,
+		InPlacePodLevelResourcesVerticalScalingEnabled: true,
+	}
+	if !r.useRequested {
+		opts.NonMissingContainerRequests = v1.ResourceList{
+			v1.ResourceCPU:    *resource.NewMilliQuantity(framework.DefaultMilliCPURequest, resource.DecimalSI),
+			v1.ResourceMemory: *resource.NewQuantity(framework.DefaultMemoryRequest, resource.DecimalSI),
+		}
+	}
+	reqs := resourcehelper.PodRequests(pod, opts)
+	out := make([]int64, len(r.resources))
+	for i, res := range r.resources {
+		q := reqs[v1.ResourceName(res.Name)]
+		if res.Name == string(v1.ResourceCPU) {
+			out[i] = q.MilliValue()
+		} else {
+			out[i] = q.Value()
+		}
+	}
+	return out
+}
+
+// isBestEffort reports whether the pod requests none of the scored resources.
+func isBestEffort(podRequests []int64) bool {
+	for _, q := range podRequests {
+		if q != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// nodeUsage returns, for each scored resource, the node's use with the pod
+// (requested) and without it (allocated), and its allocatable. Two kinds of
+// resource are left out, with all three figures zero: a scalar resource
+// (extended, hugepages...) the pod does not request, so that nodes with
+// special hardware are not favoured or shunned by pods that do not use it,
+// and a resource the node does not have.
+func (r *resourceAllocationScorer) nodeUsage(ni *framework.NodeInfo, podRequests []int64) (requested, allocated, allocatable []int64) {
+	requested = make([]int64, len(r.resources))
+	allocated = make([]int64, len(r.resources))
+	allocatable = make([]int64, len(r.resources))
+	for i, res := range r.resources {
+		name := v1.ResourceName(res.Name)
+		if podRequests[i] == 0 && framework.IsScalarResourceName(name) {
+			continue
+		}
+		nodeAllocatable, nodeAllocated := r.allocatableAndAllocated(ni, name)
+		if nodeAllocatable == 0 {
+			continue
+		}
+		allocatable[i] = nodeAllocatable
+		allocated[i] = nodeAllocated
+		requested[i] = nodeAllocated + podRequests[i]
+	}
+	return requested, allocated, allocatable
+}
+
+// allocatableAndAllocated returns the node's allocatable of one resource and
+// what its pods request of it. Only cpu and memory have non-zero requests;
+// ephemeral storage and scalar resources always count as requested.
+func (r *resourceAllocationScorer) allocatableAndAllocated(ni *framework.NodeInfo, name v1.ResourceName) (int64, int64) {
+	used := ni.NonZeroRequested
+	if r.useRequested {
+		used = ni.Requested
+	}
+	switch name {
+	case v1.ResourceCPU:
+		return ni.Allocatable.MilliCPU, used.MilliCPU
+	case v1.ResourceMemory:
+		return ni.Allocatable.Memory, used.Memory
+	case v1.ResourceEphemeralStorage:
+		return ni.Allocatable.EphemeralStorage, ni.Requested.EphemeralStorage
+	}
+	if alloc, ok := ni.Allocatable.ScalarResources[name]; ok {
+		return alloc, ni.Requested.ScalarResources[name]
+	}
+	return 0, 0
+}
+
+// score rates the node for a pod whose requests are podRequests.
+func (r *resourceAllocationScorer) score(ctx context.Context, pod *v1.Pod, ni *framework.NodeInfo, podRequests []int64) (int64, *framework.Status) {
+	if len(r.resources) == 0 {
+		return 0, framework.NewStatus(framework.Error, "resources not found")
+	}
+	requested, allocated, allocatable := r.nodeUsage(ni, podRequests)
+	score := r.scorer(requested, allocated, allocatable)
+	if logger := klog.FromContext(ctx).V(10); logger.Enabled() {
+		logger.Info("Resource allocation score", "pod", klog.KObj(pod), "node", klog.KObj(ni.Node()), "scorer", r.name,
+			"allocatable", allocatable, "requested", requested, "score", score)
+	}
+	return score, nil
+}

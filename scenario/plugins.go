@@ -1,0 +1,257 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// pluginScenarios are chapter 9: one scenario per default plugin, each
+// explaining where every pod went — the plugin that ruled out each other
+// node, and the top scores.
+func pluginScenarios() []Scenario {
+	return []Scenario{
+		{Name: "ch9-scheduling-gates", Chapter: 9, Run: runSchedulingGates,
+			Description: "SchedulingGates: a gated pod waits without being tried; removing its last gate schedules it"},
+		{Name: "ch9-taint-toleration", Chapter: 9, Run: runTaintToleration,
+			Description: "TaintToleration: NoSchedule taints keep pods off unless tolerated; PreferNoSchedule only scores lower"},
+		{Name: "ch9-node-affinity", Chapter: 9, Run: runNodeAffinity,
+			Description: "NodeAffinity: a nodeSelector filters nodes, preferred terms rank the rest"},
+		{Name: "ch9-node-ports", Chapter: 9, Run: runNodePorts,
+			Description: "NodePorts: two pods cannot share a host port on one node"},
+		{Name: "ch9-most-allocated", Chapter: 9, Run: runMostAllocated,
+			Description: "NodeResourcesFit with MostAllocated: pods are packed onto the fullest node that fits",
+			Config: fromYAML(`- plugins:
+    multiPoint:
+      enabled: [{name: PrioritySort}, {name: NodeResourcesFit}, {name: DefaultBinder}]
+      disabled: [{name: "*"}]
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+`)},
+		{Name: "ch9-balanced-allocation", Chapter: 9, Run: runBalancedAllocation,
+			Description: "NodeResourcesBalancedAllocation: prefer the node whose cpu and memory stay equally used",
+			Config: fromYAML(`- plugins:
+    multiPoint:
+      enabled: [{name: PrioritySort}, {name: NodeResourcesFit}, {name: NodeResourcesBalancedAllocation}, {name: DefaultBinder}]
+      disabled: [{name: "*"}]
+    score:
+      disabled: [{name: NodeResourcesFit}]
+`)},
+		{Name: "ch9-image-locality", Chapter: 9, Run: runImageLocality,
+			Description: "ImageLocality: a node that already has the pod's image scores higher"},
+		{Name: "ch9-pod-topology-spread", Chapter: 9, Run: runTopologySpread,
+			Description: "PodTopologySpread: six pods with maxSkew 1 over three zones land two per zone"},
+		{Name: "ch9-inter-pod-affinity", Chapter: 9, Run: runInterPodAffinity,
+			Description: "InterPodAffinity: web follows db into its zone; anti-affinity keeps replicas apart"},
+	}
+}
+
+func zoned(name, zone string) *NodeBuilder { return MakeNode(name).Label(v1.LabelTopologyZone, zone) }
+
+func runSchedulingGates(ctx context.Context, env *Env) error {
+	if err := env.CreateNodes(ctx, MakeNode("node0").Obj()); err != nil {
+		return err
+	}
+	if err := env.CreatePods(ctx, MakePod("gated").Gates("example.com/quota").Obj(), MakePod("open").Obj()); err != nil {
+		return err
+	}
+	if _, err := env.WaitForPodBound(ctx, "open", DefaultWait); err != nil {
+		return err
+	}
+	if err := env.ExpectNoNewAttempts(ctx, "gated", 2*time.Second); err != nil {
+		return err
+	}
+	if n := len(env.PodAttempts("gated")); n != 0 {
+		return fmt.Errorf("the gated pod was tried %d times", n)
+	}
+	env.Logf("gated was never tried (no FailedScheduling noise); removing its gate")
+	patch := []byte(`{"spec":{"schedulingGates":null}}`)
+	if _, err := env.Client.CoreV1().Pods(env.Namespace).Patch(ctx, "gated", "application/strategic-merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
+		return err
+	}
+	if _, err := env.WaitForPodBound(ctx, "gated", DefaultWait); err != nil {
+		return err
+	}
+	if _, err := env.WaitForAttempts(ctx, "gated", 1, DefaultWait); err != nil {
+		return err
+	}
+	env.Explain("gated")
+	return nil
+}
+
+func runTaintToleration(ctx context.Context, env *Env) error {
+	err := env.CreateNodes(ctx,
+		MakeNode("gpu").Taint("dedicated", "gpu", v1.TaintEffectNoSchedule).Obj(),
+		MakeNode("spot").Taint("spot", "true", v1.TaintEffectPreferNoSchedule).Obj(),
+		MakeNode("plain").Obj())
+	if err != nil {
+		return err
+	}
+	return placeAndCheck(ctx, env, map[string]string{"web": "plain", "trainer": "gpu"},
+		MakePod("web").Obj(),
+		// trainer tolerates the gpu taint and is steered there by a nodeSelector;
+		// without the toleration, TaintToleration would rule gpu out.
+		MakePod("trainer").Toleration("dedicated", "gpu", v1.TaintEffectNoSchedule).NodeSelector("kubernetes.io/hostname", "gpu").Obj())
+}
+
+func runNodeAffinity(ctx context.Context, env *Env) error {
+	err := env.CreateNodes(ctx,
+		MakeNode("ssd-fast").Label("disk", "ssd").Label("tier", "gold").Obj(),
+		MakeNode("ssd-slow").Label("disk", "ssd").Obj(),
+		MakeNode("hdd").Label("disk", "hdd").Label("tier", "gold").Obj())
+	if err != nil {
+		return err
+	}
+	prefersGold := &v1.Affinity{NodeAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{
+		Weight: 100, Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{Key: "tier", Operator: v1.NodeSelectorOpIn, Values: []string{"gold"}}}},
+	}}}}
+	return placeAndCheck(ctx, env, map[string]string{"db": "ssd-fast"},
+		MakePod("db").NodeSelector("disk", "ssd").Affinity(prefersGold).Obj())
+}
+
+func runNodePorts(ctx context.Context, env *Env) error {
+	if err := env.CreateNodes(ctx, MakeNode("node0").Obj(), MakeNode("node1").Obj()); err != nil {
+		return err
+	}
+	for _, name := range []string{"proxy-a", "proxy-b"} {
+		if err := env.CreatePods(ctx, MakePod(name).HostPort(8080).Obj()); err != nil {
+			return err
+		}
+		if _, err := env.WaitForPodBound(ctx, name, DefaultWait); err != nil {
+			return err
+		}
+		env.Explain(name)
+	}
+	if err := env.CreatePods(ctx, MakePod("proxy-c").HostPort(8080).Obj()); err != nil {
+		return err
+	}
+	msg, err := env.WaitForPodUnschedulable(ctx, "proxy-c", DefaultWait)
+	if err != nil {
+		return err
+	}
+	env.Explain("proxy-c")
+	if want := "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports."; msg != want {
+		return fmt.Errorf("message %q, want %q", msg, want)
+	}
+	return nil
+}
+
+func runMostAllocated(ctx context.Context, env *Env) error {
+	err := env.CreateNodes(ctx,
+		MakeNode("small").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "2", v1.ResourceMemory: "4Gi"}).Obj(),
+		MakeNode("big").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "16", v1.ResourceMemory: "64Gi"}).Obj())
+	if err != nil {
+		return err
+	}
+	half := map[v1.ResourceName]string{v1.ResourceCPU: "500m", v1.ResourceMemory: "1Gi"}
+	return placeAndCheck(ctx, env, map[string]string{"job1": "small", "job2": "small"},
+		MakePod("job1").Req(half).Obj(), MakePod("job2").Req(half).Obj())
+}
+
+func runBalancedAllocation(ctx context.Context, env *Env) error {
+	err := env.CreateNodes(ctx,
+		MakeNode("lopsided").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "8", v1.ResourceMemory: "8Gi"}).Obj(),
+		MakeNode("even").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "16Gi"}).Obj())
+	if err != nil {
+		return err
+	}
+	return placeAndCheck(ctx, env, map[string]string{"cache": "even"},
+		MakePod("cache").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1", v1.ResourceMemory: "4Gi"}).Obj())
+}
+
+func runImageLocality(ctx context.Context, env *Env) error {
+	err := env.CreateNodes(ctx,
+		MakeNode("warm").Image(800*1024*1024, "registry.example/ml/trainer:2.1").Obj(),
+		MakeNode("cold").Obj())
+	if err != nil {
+		return err
+	}
+	return placeAndCheck(ctx, env, map[string]string{"trainer": "warm"},
+		MakePod("trainer").Image("registry.example/ml/trainer:2.1").Obj())
+}
+
+func runTopologySpread(ctx context.Context, env *Env) error {
+	err := env.CreateNodes(ctx, zoned("a", "zone-a").Obj(), zoned("b", "zone-b").Obj(), zoned("c", "zone-c").Obj())
+	if err != nil {
+		return err
+	}
+	perZone := map[string]int{}
+	for i := range 6 {
+		name := fmt.Sprintf("web%d", i)
+		p := MakePod(name).Label("app", "web").Spread(1, v1.LabelTopologyZone, v1.DoNotSchedule, "web").Obj()
+		if err := env.CreatePods(ctx, p); err != nil {
+			return err
+		}
+		bound, err := env.WaitForPodBound(ctx, name, DefaultWait)
+		if err != nil {
+			return err
+		}
+		perZone[bound.Spec.NodeName]++
+	}
+	env.Logf("per zone: a=%d b=%d c=%d", perZone["a"], perZone["b"], perZone["c"])
+	if perZone["a"] != 2 || perZone["b"] != 2 || perZone["c"] != 2 {
+		return fmt.Errorf("want two pods per zone, got %v", perZone)
+	}
+	if err := env.CreatePods(ctx, MakePod("web6").Label("app", "web").NodeSelector("kubernetes.io/hostname", "a").Spread(1, v1.LabelTopologyZone, v1.DoNotSchedule, "web").Obj()); err != nil {
+		return err
+	}
+	if _, err := env.WaitForAttempts(ctx, "web6", 1, DefaultWait); err != nil {
+		return err
+	}
+	env.Logf("a seventh pod pinned to zone-a would make the skew 2:")
+	env.Explain("web6")
+	return nil
+}
+
+func runInterPodAffinity(ctx context.Context, env *Env) error {
+	err := env.CreateNodes(ctx, zoned("a1", "zone-a").Obj(), zoned("b1", "zone-b").Obj(), zoned("b2", "zone-b").Obj())
+	if err != nil {
+		return err
+	}
+	if err := env.CreatePods(ctx, MakePod("db").Label("app", "db").NodeSelector("kubernetes.io/hostname", "b1").Obj()); err != nil {
+		return err
+	}
+	if _, err := env.WaitForPodBound(ctx, "db", DefaultWait); err != nil {
+		return err
+	}
+	term := func(app, key string) v1.PodAffinityTerm {
+		return v1.PodAffinityTerm{TopologyKey: key, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}}
+	}
+	nearDB := &v1.Affinity{
+		PodAffinity:     &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term("db", v1.LabelTopologyZone)}},
+		PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term("web", v1.LabelHostname)}},
+	}
+	// web1: zone-a has no db; of b1 and b2, b2 has less requested.
+	// web2: b2 already runs a web pod, which the anti-affinity forbids.
+	return placeAndCheck(ctx, env, map[string]string{"web1": "b2", "web2": "b1"},
+		MakePod("web1").Label("app", "web").Affinity(nearDB).Obj(),
+		MakePod("web2").Label("app", "web").Affinity(nearDB.DeepCopy()).Obj())
+}
+
+// placeAndCheck creates pods one by one, waits for each to be bound,
+// explains the decision, and checks the nodes in want.
+func placeAndCheck(ctx context.Context, env *Env, want map[string]string, pods ...*v1.Pod) error {
+	for _, p := range pods {
+		if err := env.CreatePods(ctx, p); err != nil {
+			return err
+		}
+		bound, err := env.WaitForPodBound(ctx, p.Name, DefaultWait)
+		if err != nil {
+			return err
+		}
+		if _, err := env.WaitForAttempts(ctx, p.Name, 1, DefaultWait); err != nil {
+			return err
+		}
+		env.Explain(p.Name)
+		if w, ok := want[p.Name]; ok && bound.Spec.NodeName != w {
+			return fmt.Errorf("%s went to %s, want %s", p.Name, bound.Spec.NodeName, w)
+		}
+	}
+	return nil
+}
