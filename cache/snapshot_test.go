@@ -383,7 +383,9 @@ func TestNewSnapshot(t *testing.T) {
 	if diff := cmp.Diff([]string{"a1", "b1", "a2"}, gotNames); diff != "" {
 		t.Errorf("node order (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"a2"}, got.HavePodsWithAffinity); diff != "" {
+	// Pods with any pod affinity or anti-affinity count as "with affinity",
+	// as in kube-scheduler: b1's pod has required anti-affinity.
+	if diff := cmp.Diff([]string{"b1", "a2"}, got.HavePodsWithAffinity); diff != "" {
 		t.Errorf("HavePodsWithAffinityList (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"b1"}, got.HavePodsWithRequiredAntiAffinity); diff != "" {

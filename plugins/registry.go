@@ -5,21 +5,38 @@ package plugins
 import (
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins/defaultbinder"
+	"github.com/minisched/minisched/plugins/imagelocality"
+	"github.com/minisched/minisched/plugins/interpodaffinity"
+	"github.com/minisched/minisched/plugins/nodeaffinity"
+	"github.com/minisched/minisched/plugins/nodedeclaredfeatures"
 	"github.com/minisched/minisched/plugins/nodename"
 	"github.com/minisched/minisched/plugins/nodenumber"
+	"github.com/minisched/minisched/plugins/nodeports"
 	"github.com/minisched/minisched/plugins/noderesources"
 	"github.com/minisched/minisched/plugins/nodeunschedulable"
+	"github.com/minisched/minisched/plugins/podtopologyspread"
 	"github.com/minisched/minisched/plugins/prioritysort"
+	"github.com/minisched/minisched/plugins/schedulinggates"
+	"github.com/minisched/minisched/plugins/tainttoleration"
 )
 
 // NewInTreeRegistry returns the plugins minisched ships, by name.
 func NewInTreeRegistry() framework.Registry {
 	return framework.Registry{
-		prioritysort.Name:      prioritysort.New,
-		nodeunschedulable.Name: nodeunschedulable.New,
-		nodename.Name:          nodename.New,
-		noderesources.Name:     noderesources.New,
-		nodenumber.Name:        nodenumber.New,
-		defaultbinder.Name:     defaultbinder.New,
+		schedulinggates.Name:                 schedulinggates.New,
+		prioritysort.Name:                    prioritysort.New,
+		nodename.Name:                        nodename.New,
+		nodeunschedulable.Name:               nodeunschedulable.New,
+		tainttoleration.Name:                 tainttoleration.New,
+		nodeaffinity.Name:                    nodeaffinity.New,
+		nodeports.Name:                       nodeports.New,
+		noderesources.Name:                   noderesources.New,
+		podtopologyspread.Name:               podtopologyspread.New,
+		interpodaffinity.Name:                interpodaffinity.New,
+		noderesources.BalancedAllocationName: noderesources.NewBalancedAllocation,
+		imagelocality.Name:                   imagelocality.New,
+		nodedeclaredfeatures.Name:            nodedeclaredfeatures.New,
+		defaultbinder.Name:                   defaultbinder.New,
+		nodenumber.Name:                      nodenumber.New,
 	}
 }

@@ -10,20 +10,59 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/minisched/minisched/cache"
+	"github.com/minisched/minisched/minisched/framework"
 	st "github.com/minisched/minisched/plugins/testing"
 )
 
+// handleOptions gives a framework what every in-tree plugin needs from its
+// Handle: a snapshot and an informer factory.
+func handleOptions() []framework.Option {
+	return []framework.Option{
+		framework.WithSnapshotSharedLister(cache.NewEmptySnapshot()),
+		framework.WithInformerFactory(informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)),
+	}
+}
+
 func TestRegistryNames(t *testing.T) {
+	handle, err := st.NewFramework(context.Background(), NewInTreeRegistry(),
+		&configv1.Plugins{MultiPoint: st.Enable("PrioritySort", "DefaultBinder")}, nil, handleOptions()...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, factory := range NewInTreeRegistry() {
-		pl, err := factory(context.Background(), nil, nil)
+		pl, err := factory(context.Background(), nil, handle)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
 		if pl.Name() != name {
 			t.Errorf("plugin registered as %q calls itself %q", name, pl.Name())
+		}
+	}
+}
+
+// TestEveryPluginInOneProfile enables the whole registry at once: each
+// plugin must take part somewhere.
+func TestEveryPluginInOneProfile(t *testing.T) {
+	names := NewInTreeRegistry().Names()
+	fwk, err := st.NewFramework(context.Background(), NewInTreeRegistry(), &configv1.Plugins{MultiPoint: st.Enable(names...)}, nil, handleOptions()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, pls := range fwk.ListPlugins() {
+		for _, p := range pls {
+			seen[p] = true
+		}
+	}
+	for _, n := range names {
+		if !seen[n] {
+			t.Errorf("plugin %s takes part at no extension point", n)
 		}
 	}
 }
@@ -37,7 +76,7 @@ func allPlugins() *configv1.Plugins {
 }
 
 func TestInTreeProfile(t *testing.T) {
-	fwk, err := st.NewFramework(context.Background(), NewInTreeRegistry(), allPlugins(), nil)
+	fwk, err := st.NewFramework(context.Background(), NewInTreeRegistry(), allPlugins(), nil, handleOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +122,8 @@ func TestInTreeProfileArgs(t *testing.T) {
 		},
 		{
 			name:    "bad NodeResourcesFit args",
-			config:  []configv1.PluginConfig{{Name: "NodeResourcesFit", Args: raw(`{"scoringStrategy": {"type": "MostAllocated"}}`)}},
-			wantErr: `plugin "NodeResourcesFit": scoringStrategy.type: Unsupported value: "MostAllocated"`,
+			config:  []configv1.PluginConfig{{Name: "NodeResourcesFit", Args: raw(`{"scoringStrategy": {"type": "Bogus"}}`)}},
+			wantErr: `plugin "NodeResourcesFit": scoringStrategy.type: Unsupported value: "Bogus"`,
 		},
 		{
 			name:    "unknown NodeNumber field",
@@ -94,7 +133,7 @@ func TestInTreeProfileArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := st.NewFramework(context.Background(), NewInTreeRegistry(), allPlugins(), tt.config)
+			_, err := st.NewFramework(context.Background(), NewInTreeRegistry(), allPlugins(), tt.config, handleOptions()...)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)

@@ -198,14 +198,32 @@ func runTopologySpread(ctx context.Context, env *Env) error {
 	if perZone["a"] != 2 || perZone["b"] != 2 || perZone["c"] != 2 {
 		return fmt.Errorf("want two pods per zone, got %v", perZone)
 	}
-	if err := env.CreatePods(ctx, MakePod("web6").Label("app", "web").NodeSelector("kubernetes.io/hostname", "a").Spread(1, v1.LabelTopologyZone, v1.DoNotSchedule, "web").Obj()); err != nil {
+	// Cordon zone-b and zone-c: the next pods can only go to zone-a. (A
+	// nodeSelector would not do: with the default nodeAffinityPolicy Honor,
+	// nodes the pod may not use do not count towards the skew at all.) A
+	// seventh pod makes 3:2:2, skew 1, allowed; an eighth would make 4:2:2.
+	for _, n := range []string{"b", "c"} {
+		if err := env.SetUnschedulable(ctx, n, true); err != nil {
+			return err
+		}
+	}
+	for _, name := range []string{"web6", "web7"} {
+		p := MakePod(name).Label("app", "web").Spread(1, v1.LabelTopologyZone, v1.DoNotSchedule, "web").Obj()
+		if err := env.CreatePods(ctx, p); err != nil {
+			return err
+		}
+		if _, err := env.WaitForAttempts(ctx, name, 1, DefaultWait); err != nil {
+			return err
+		}
+		env.Explain(name)
+	}
+	msg, err := env.WaitForPodUnschedulable(ctx, "web7", DefaultWait)
+	if err != nil {
 		return err
 	}
-	if _, err := env.WaitForAttempts(ctx, "web6", 1, DefaultWait); err != nil {
-		return err
+	if want := "0/3 nodes are available: 1 node(s) didn't match pod topology spread constraints, 2 node(s) were unschedulable."; msg != want {
+		return fmt.Errorf("message %q, want %q", msg, want)
 	}
-	env.Logf("a seventh pod pinned to zone-a would make the skew 2:")
-	env.Explain("web6")
 	return nil
 }
 

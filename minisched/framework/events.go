@@ -2,6 +2,7 @@ package framework
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -47,6 +48,8 @@ const (
 	UpdateNodeAnnotation
 	// UpdateNodeUnschedulable: spec.unschedulable changed (cordon/uncordon).
 	UpdateNodeUnschedulable
+	// UpdateNodeDeclaredFeature: status.declaredFeatures changed.
+	UpdateNodeDeclaredFeature
 	// UpdatePodLabel: a pod's labels changed.
 	UpdatePodLabel
 	// UpdatePodScaleDown: a pod's resource requests went down.
@@ -65,7 +68,7 @@ const (
 )
 
 var actionNames = []string{"Add", "Delete", "UpdateNodeAllocatable", "UpdateNodeLabel", "UpdateNodeTaint",
-	"UpdateNodeCondition", "UpdateNodeAnnotation", "UpdateNodeUnschedulable", "UpdatePodLabel",
+	"UpdateNodeCondition", "UpdateNodeAnnotation", "UpdateNodeUnschedulable", "UpdateNodeDeclaredFeature", "UpdatePodLabel",
 	"UpdatePodScaleDown", "UpdatePodToleration", "UpdatePodSchedulingGatesEliminated", "UpdatePodOther"}
 
 // String names the bits: "Add|UpdateNodeTaint", "All" or "Update".
@@ -180,6 +183,9 @@ func NodeUpdateEvents(oldNode, newNode *v1.Node) []ClusterEvent {
 	}
 	if !equality.Semantic.DeepEqual(oldNode.Annotations, newNode.Annotations) {
 		add(UpdateNodeAnnotation, "NodeAnnotationChange")
+	}
+	if !slices.Equal(oldNode.Status.DeclaredFeatures, newNode.Status.DeclaredFeatures) {
+		add(UpdateNodeDeclaredFeature, "NodeDeclaredFeatureChange")
 	}
 	return events
 }

@@ -138,19 +138,37 @@ func (n *NodeInfo) update(pi *PodInfo, sign int64) {
 	n.Requested.AddResource(&pi.Requests, sign)
 	n.NonZeroRequested.MilliCPU += sign * pi.NonZeroRequests.MilliCPU
 	n.NonZeroRequested.Memory += sign * pi.NonZeroRequests.Memory
-	for _, c := range pi.Pod.Spec.Containers {
-		for _, p := range c.Ports {
-			if p.HostPort <= 0 {
-				continue
-			}
-			if sign > 0 {
-				n.UsedPorts.Add(p.HostIP, string(p.Protocol), p.HostPort)
-			} else {
-				n.UsedPorts.Remove(p.HostIP, string(p.Protocol), p.HostPort)
-			}
+	for _, p := range HostPorts(pi.Pod) {
+		if sign > 0 {
+			n.UsedPorts.Add(p.HostIP, string(p.Protocol), p.HostPort)
+		} else {
+			n.UsedPorts.Remove(p.HostIP, string(p.Protocol), p.HostPort)
 		}
 	}
 	n.Generation = nextGeneration()
+}
+
+// HostPorts lists the host ports a pod takes: those of its sidecars
+// (restartable init containers, which run alongside) and of its regular
+// containers. Ordinary init containers have finished before the pod runs.
+func HostPorts(pod *v1.Pod) []v1.ContainerPort {
+	var out []v1.ContainerPort
+	add := func(c *v1.Container) {
+		for _, p := range c.Ports {
+			if p.HostPort > 0 {
+				out = append(out, p)
+			}
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if c := &pod.Spec.InitContainers[i]; c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
+			add(c)
+		}
+	}
+	for i := range pod.Spec.Containers {
+		add(&pod.Spec.Containers[i])
+	}
+	return out
 }
 
 func (n *NodeInfo) nodeName() string {

@@ -350,7 +350,7 @@ func satisfiesPodAffinity(s *preFilterState, node *v1.Node) bool {
 	if podsExist {
 		return true
 	}
-	return podMatchesAllTerms(terms, s.podInfo.Pod)
+	return len(s.affinityCounts) == 0 && podMatchesAllTerms(terms, s.podInfo.Pod)
 }
 
 // satisfiesPodAntiAffinity reports whether no required anti-affinity term of

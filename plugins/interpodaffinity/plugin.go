@@ -109,7 +109,7 @@ func (pl *InterPodAffinity) mergeTermNamespaces(at *framework.AffinityTerm) erro
 func (pl *InterPodAffinity) namespaceLabels(logger klog.Logger, ns string) labels.Set {
 	namespace, err := pl.nsLister.Get(ns)
 	if err != nil {
-		logger.V(3).Info("Could not get the pod's namespace; assuming it has no labels", "namespace", ns, "err", err)
+		logger.V(4).Info("Could not get the pod's namespace; assuming it has no labels", "namespace", ns, "err", err)
 		return nil
 	}
 	return labels.Merge(namespace.Labels, nil)
@@ -117,9 +117,12 @@ func (pl *InterPodAffinity) namespaceLabels(logger klog.Logger, ns string) label
 
 // podMatchesAllTerms reports whether pod matches every one of terms, and
 // there is at least one: the affinity question, since one existing pod must
-// satisfy all of the incoming pod's affinity terms at once. The terms are
-// the incoming pod's, so their namespaceSelector has been merged (or is
-// empty) and no namespace labels are needed.
+// satisfy all of the incoming pod's affinity terms at once.
+//
+// No namespace labels are consulted. In a scheduling cycle the terms are the
+// incoming pod's, whose namespaceSelectors were merged into their namespaces
+// (or are empty, matching every namespace); in queueing hints they are left
+// unresolved, as kube-scheduler leaves them.
 func podMatchesAllTerms(terms []framework.AffinityTerm, pod *v1.Pod) bool {
 	if len(terms) == 0 {
 		return false

@@ -187,8 +187,8 @@ func requiredAffinity(state *framework.CycleState, pod *v1.Pod) nodeaffinity.Req
 
 // Filter rejects a node that the profile's addedAffinity does not match
 // (ErrReasonEnforced, checked first), or that the pod's nodeSelector and
-// required node affinity do not match (ErrReasonPod). A selector that does
-// not parse matches nothing. Evicting pods changes neither, so the code is
+// required node affinity do not match (ErrReasonPod). A term that does not
+// parse matches no node. Evicting pods changes neither, so the code is
 // UnschedulableAndUnresolvable.
 func (pl *NodeAffinity) Filter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
 	node := nodeInfo.Node()

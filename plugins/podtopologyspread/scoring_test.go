@@ -79,9 +79,8 @@ func TestScore(t *testing.T) {
 		},
 		{
 			// Pods on a node that did not pass Filter still count for its
-			// zone: c is infeasible but holds 3 of z2's pods.
-			// Feasible a (z1, 1 pod) and b... here b is in z2 with c.
-			// Domains of feasible nodes: z1, z2 → ln 4.
+			// zone: c is infeasible but holds 3 pods, all in z2 with the
+			// feasible b. Domains of feasible nodes: z1, z2 → ln 4.
 			// a: 1 × 1.386294 = 1.39 → 1; b: 3 × 1.386294 = 4.16 → 4.
 			// Normalised: max 4, min 1: a 100 × 4 / 4 = 100, b 100 × 1 / 4 = 25.
 			name:     "counts cover all nodes, not just feasible ones",
@@ -154,13 +153,12 @@ func TestScore(t *testing.T) {
 		{
 			// maxSkew 3 adds 2 to every node: a 1.39 + 2 = 3.39 → 3, b 2.
 			// Normalised: max 3, min 2: a 100 × 2 / 3 = 66, b 100 × 3 / 3 = 100.
-			name:     "a larger maxSkew flattens the scores",
-			pod:      webPod(soft(3, zoneKey, web)),
-			pods:     podsOn("a", 1),
-			nodes:    []*v1.Node{zonedNode("a", "z1").Obj(), zonedNode("b", "z2").Obj()},
-			wantRaw:  map[string]int64{"a": 3, "b": 2},
-			want:     map[string]int64{"a": 66, "b": 100},
-			feasible: nil,
+			name:    "a larger maxSkew flattens the scores",
+			pod:     webPod(soft(3, zoneKey, web)),
+			pods:    podsOn("a", 1),
+			nodes:   []*v1.Node{zonedNode("a", "z1").Obj(), zonedNode("b", "z2").Obj()},
+			wantRaw: map[string]int64{"a": 3, "b": 2},
+			want:    map[string]int64{"a": 66, "b": 100},
 		},
 		{
 			// No matching pods and maxSkew 1: every raw score is 0, so
