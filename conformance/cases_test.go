@@ -62,7 +62,8 @@ func cases() []Case {
 			pods(pod("tolerant", cpu("1"), tolerate(v1.TaintNodeUnschedulable, "", v1.TaintEffectNoSchedule)), pod("plain"))}},
 		{Name: "core-cpu-memory", Profiles: coreProfile, Steps: []Step{
 			nodes(node("a", capacity(R{"cpu": "2", "memory": "1Gi"})), node("b", capacity(R{"cpu": "1", "memory": "8Gi"}))),
-			pods(pod("cpu", cpu("1500m")), pod("mem", req(R{"memory": "4Gi"})), pod("both", req(R{"cpu": "1500m", "memory": "4Gi"})))}},
+			pods(pod("cpu", cpu("1500m"))), waitBound("cpu"), pods(pod("mem", req(R{"memory": "4Gi"}))), waitBound("mem"),
+			pods(pod("both", req(R{"cpu": "1500m", "memory": "4Gi"})))}},
 		{Name: "core-extended", Profiles: coreProfile, Steps: []Step{
 			nodes(node("gpu", capacity(R{"example.com/gpu": "2"})), node("plain")),
 			pods(pod("g1", req(R{"example.com/gpu": "1"}))), waitBound("g1"),
@@ -183,7 +184,7 @@ func cases() []Case {
 
 		// PodTopologySpread.
 		{Name: "spread-hard-zones", Profiles: defaultProfile, Steps: []Step{
-			nodes(node("a", zone("z1")), node("b", zone("z2"))),
+			nodes(node("a", zone("z1"), capacity(R{"cpu": "8"})), node("b", zone("z2"))),
 			pods(pod("w0", podLabel("app", "web"), spread(1, zoneKey, v1.DoNotSchedule, app("web")))), waitBound("w0"),
 			pods(pod("w1", podLabel("app", "web"), spread(1, zoneKey, v1.DoNotSchedule, app("web")))), waitBound("w1"),
 			pods(pod("w2", podLabel("app", "web"), spread(1, zoneKey, v1.DoNotSchedule, app("web"))))}},
@@ -196,7 +197,7 @@ func cases() []Case {
 			nodes(node("labelled", zone("z1")), node("unlabelled")),
 			pods(pod("p", podLabel("app", "m"), spread(1, zoneKey, v1.DoNotSchedule, app("m"))))}},
 		{Name: "spread-min-domains", Profiles: defaultProfile, Steps: []Step{
-			nodes(node("a", zone("z1")), node("b", zone("z2"))),
+			nodes(node("a", zone("z1"), capacity(R{"cpu": "8"})), node("b", zone("z2"))),
 			pods(pod("m0", podLabel("app", "md"), spread(1, zoneKey, v1.DoNotSchedule, app("md"), func(c *v1.TopologySpreadConstraint) { three := int32(3); c.MinDomains = &three }))), waitBound("m0"),
 			pods(pod("m1", podLabel("app", "md"), spread(1, zoneKey, v1.DoNotSchedule, app("md"), func(c *v1.TopologySpreadConstraint) { three := int32(3); c.MinDomains = &three })))}},
 		{Name: "spread-soft", Profiles: defaultProfile, Steps: []Step{
@@ -228,7 +229,7 @@ func cases() []Case {
 			pods(pod("web", requiredPodAffinity(podTerm(zoneKey, app("db")))),
 				pod("lost", requiredPodAffinity(podTerm(zoneKey, app("nothing")))))}},
 		{Name: "pod-affinity-self", Profiles: defaultProfile, Steps: []Step{
-			nodes(node("a", zone("z1")), node("b", zone("z2"))),
+			nodes(node("a", zone("z1"), capacity(R{"cpu": "8"})), node("b", zone("z2"))),
 			pods(pod("first", podLabel("app", "self"), requiredPodAffinity(podTerm(zoneKey, app("self")))))}},
 		{Name: "pod-anti-affinity-incoming", Profiles: defaultProfile, Steps: []Step{
 			nodes(node("a", zone("z1")), node("b", zone("z2"))),
@@ -250,7 +251,7 @@ func cases() []Case {
 		{Name: "pod-affinity-namespace-selector", Profiles: defaultProfile, Steps: []Step{
 			namespace("team-a", map[string]string{"team": "a"}), namespace("team-b", map[string]string{"team": "b"}),
 			nodes(node("a", zone("z1")), node("b", zone("z2"))),
-			pods(pod("svc", podLabel("app", "svc"), inNamespace("team-b"), nodeSelector(hostKey, "b"))), waitBound("svc"),
+			pods(pod("svc", podLabel("app", "svc"), inNamespace("team-b"), nodeSelector(hostKey, "b"))), waitBound("team-b/svc"),
 			pods(pod("client", requiredPodAffinity(func() v1.PodAffinityTerm {
 				t := podTerm(zoneKey, app("svc"))
 				t.NamespaceSelector = labelSelector(map[string]string{"team": "b"})

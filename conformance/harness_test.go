@@ -36,8 +36,9 @@ type Compare int
 const (
 	// ComparePods: every pod on the same node, or pending with the same message.
 	ComparePods Compare = iota
-	// CompareCounts: the same number of pods on each node and the same
-	// pending messages, for cases whose ties are broken at random.
+	// CompareCounts: the same numbers of pods per node (whichever nodes)
+	// and the same pending messages, for cases whose ties are broken at
+	// random between equivalent nodes.
 	CompareCounts
 )
 
@@ -217,8 +218,10 @@ func counts(out []string) []string {
 			perNode[rhs]++
 		}
 	}
-	for n, c := range perNode {
-		res = append(res, fmt.Sprintf("%s: %d pods", n, c))
+	// Node names are left out: a tie broken the other way is the same
+	// outcome with the nodes swapped.
+	for _, c := range perNode {
+		res = append(res, fmt.Sprintf("a node with %d pods", c))
 	}
 	sort.Strings(res)
 	return res
@@ -272,11 +275,16 @@ func pods(ps ...*v1.Pod) Step {
 	}
 }
 
-// waitBound waits until the named pods (in default) are bound, so the next
-// step sees them placed.
+// waitBound waits until the named pods ("name" in default, or
+// "namespace/name") are bound, so the next step sees them placed.
 func waitBound(names ...string) Step {
 	return func(ctx context.Context, c *Cluster) error {
+		defer func() { c.Namespace = "default" }()
 		for _, n := range names {
+			c.Namespace = "default"
+			if ns, name, ok := strings.Cut(n, "/"); ok {
+				c.Namespace, n = ns, name
+			}
 			if _, err := c.WaitForPodBound(ctx, n, scenario.DefaultWait); err != nil {
 				return err
 			}
