@@ -538,18 +538,16 @@ func (f *Framework) FindNodesThatPassFilters(ctx context.Context, state *CycleSt
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
-		mu        sync.Mutex
-		feasible  = make([]*NodeInfo, 0, min(want, n))
-		statuses  = make([]*Status, n)
-		firstErr  error
-		processed int
+		mu       sync.Mutex
+		feasible = make([]*NodeInfo, 0, min(want, n))
+		statuses = make([]*Status, n)
+		firstErr error
 	)
 	f.parallelizer.Until(ctx, n, func(i int) {
 		ni := nodes[(start+i)%n]
 		s := f.RunFilterPlugins(ctx, state, pod, ni)
 		mu.Lock()
 		defer mu.Unlock()
-		processed++
 		switch {
 		case s.IsSuccess():
 			if len(feasible) < want {
@@ -570,10 +568,14 @@ func (f *Framework) FindNodesThatPassFilters(ctx context.Context, state *CycleSt
 	if firstErr != nil {
 		return nil, 0, firstErr
 	}
+	// Examined nodes, as kube-scheduler counts them: the feasible ones kept
+	// and the rejected ones (not feasible nodes found after enough were).
+	processed := len(feasible)
 	for i, s := range statuses {
 		if s != nil {
 			diagnosis.NodeToStatus.Set(nodes[(start+i)%n].Node().Name, s)
 			diagnosis.AddPluginStatus(s)
+			processed++
 		}
 	}
 	return feasible, processed, nil
