@@ -58,50 +58,61 @@ func newAffinityTerm(pod *v1.Pod, term *v1.PodAffinityTerm) (AffinityTerm, error
 	return AffinityTerm{Namespaces: namespaces, Selector: selector, TopologyKey: term.TopologyKey, NamespaceSelector: nsSelector}, nil
 }
 
-// parseAffinityTerms fills the PodInfo's parsed terms from the pod's spec.
-// A selector the apiserver let through but that does not parse is kept as
-// AffinityParseError; the pod's terms are then left empty.
-func (pi *PodInfo) parseAffinityTerms() {
-	a := pi.Pod.Spec.Affinity
+// PodAffinityTerms are a pod's parsed pod-affinity and anti-affinity terms.
+type PodAffinityTerms struct {
+	RequiredAffinityTerms      []AffinityTerm
+	RequiredAntiAffinityTerms  []AffinityTerm
+	PreferredAffinityTerms     []WeightedAffinityTerm
+	PreferredAntiAffinityTerms []WeightedAffinityTerm
+	// AffinityParseError is set when a term's selector does not parse; the
+	// terms are then all left empty.
+	AffinityParseError error
+}
+
+// ParsePodAffinityTerms parses the pod's (anti-)affinity terms. NewPodInfo
+// calls it; queueing hints, which need only the terms and run under the
+// queue's lock, call it directly.
+func ParsePodAffinityTerms(pod *v1.Pod) PodAffinityTerms {
+	var out PodAffinityTerms
+	a := pod.Spec.Affinity
 	if a == nil {
-		return
+		return out
 	}
 	var errs []error
 	required := func(terms []v1.PodAffinityTerm, what string) []AffinityTerm {
-		var out []AffinityTerm
+		var res []AffinityTerm
 		for i := range terms {
-			t, err := newAffinityTerm(pi.Pod, &terms[i])
+			t, err := newAffinityTerm(pod, &terms[i])
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s[%d]: %w", what, i, err))
 				continue
 			}
-			out = append(out, t)
+			res = append(res, t)
 		}
-		return out
+		return res
 	}
 	preferred := func(terms []v1.WeightedPodAffinityTerm, what string) []WeightedAffinityTerm {
-		var out []WeightedAffinityTerm
+		var res []WeightedAffinityTerm
 		for i := range terms {
-			t, err := newAffinityTerm(pi.Pod, &terms[i].PodAffinityTerm)
+			t, err := newAffinityTerm(pod, &terms[i].PodAffinityTerm)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s[%d]: %w", what, i, err))
 				continue
 			}
-			out = append(out, WeightedAffinityTerm{AffinityTerm: t, Weight: terms[i].Weight})
+			res = append(res, WeightedAffinityTerm{AffinityTerm: t, Weight: terms[i].Weight})
 		}
-		return out
+		return res
 	}
 	if pa := a.PodAffinity; pa != nil {
-		pi.RequiredAffinityTerms = required(pa.RequiredDuringSchedulingIgnoredDuringExecution, "podAffinity.required")
-		pi.PreferredAffinityTerms = preferred(pa.PreferredDuringSchedulingIgnoredDuringExecution, "podAffinity.preferred")
+		out.RequiredAffinityTerms = required(pa.RequiredDuringSchedulingIgnoredDuringExecution, "podAffinity.required")
+		out.PreferredAffinityTerms = preferred(pa.PreferredDuringSchedulingIgnoredDuringExecution, "podAffinity.preferred")
 	}
 	if paa := a.PodAntiAffinity; paa != nil {
-		pi.RequiredAntiAffinityTerms = required(paa.RequiredDuringSchedulingIgnoredDuringExecution, "podAntiAffinity.required")
-		pi.PreferredAntiAffinityTerms = preferred(paa.PreferredDuringSchedulingIgnoredDuringExecution, "podAntiAffinity.preferred")
+		out.RequiredAntiAffinityTerms = required(paa.RequiredDuringSchedulingIgnoredDuringExecution, "podAntiAffinity.required")
+		out.PreferredAntiAffinityTerms = preferred(paa.PreferredDuringSchedulingIgnoredDuringExecution, "podAntiAffinity.preferred")
 	}
 	if len(errs) > 0 {
-		pi.AffinityParseError = errors.Join(errs...)
-		pi.RequiredAffinityTerms, pi.RequiredAntiAffinityTerms = nil, nil
-		pi.PreferredAffinityTerms, pi.PreferredAntiAffinityTerms = nil, nil
+		return PodAffinityTerms{AffinityParseError: errors.Join(errs...)}
 	}
+	return out
 }

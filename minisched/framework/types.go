@@ -27,13 +27,8 @@ type PodInfo struct {
 	// keeps such pods in separate lists for InterPodAffinity.
 	HasAffinity             bool
 	HasRequiredAntiAffinity bool
-	// The pod's (anti-)affinity terms, parsed once.
-	RequiredAffinityTerms      []AffinityTerm
-	RequiredAntiAffinityTerms  []AffinityTerm
-	PreferredAffinityTerms     []WeightedAffinityTerm
-	PreferredAntiAffinityTerms []WeightedAffinityTerm
-	// AffinityParseError is set when a term's selector does not parse.
-	AffinityParseError error
+	// PodAffinityTerms are the pod's (anti-)affinity terms, parsed once.
+	PodAffinityTerms
 }
 
 // NewPodInfo computes a PodInfo for pod. The pod is not copied: callers hand
@@ -44,7 +39,7 @@ func NewPodInfo(pod *v1.Pod) *PodInfo {
 	if a := pod.Spec.Affinity; a != nil {
 		pi.HasAffinity = a.PodAffinity != nil || a.PodAntiAffinity != nil
 		pi.HasRequiredAntiAffinity = a.PodAntiAffinity != nil && len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0
-		pi.parseAffinityTerms()
+		pi.PodAffinityTerms = ParsePodAffinityTerms(pod)
 	}
 	return pi
 }

@@ -33,11 +33,11 @@ func (pl *InterPodAffinity) EventsToRegister(_ context.Context) ([]framework.Clu
 // lister, too slow for a hint), so a term with a non-empty namespaceSelector
 // selects pods only in the namespaces it lists, as in kube-scheduler's hints.
 func requiredTerms(pod *v1.Pod) (affinity, antiAffinity []framework.AffinityTerm, err error) {
-	pi := framework.NewPodInfo(pod)
-	if pi.AffinityParseError != nil {
-		return nil, nil, pi.AffinityParseError
+	terms := framework.ParsePodAffinityTerms(pod)
+	if terms.AffinityParseError != nil {
+		return nil, nil, terms.AffinityParseError
 	}
-	return pi.RequiredAffinityTerms, pi.RequiredAntiAffinityTerms, nil
+	return terms.RequiredAffinityTerms, terms.RequiredAntiAffinityTerms, nil
 }
 
 // isSchedulableAfterAssignedPodChange decides on an assigned pod's add

@@ -2,7 +2,6 @@
 package interpodaffinity
 
 import (
-	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -11,21 +10,12 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/minisched/minisched/minisched/framework"
+	st "github.com/minisched/minisched/plugins/testing"
 )
 
 func TestEventsToRegister(t *testing.T) {
 	env := newTestEnv(t, nil, nil, nil)
-	evs, err := env.pl.EventsToRegister(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []framework.ClusterEvent
-	for _, e := range evs {
-		if e.QueueingHintFn == nil {
-			t.Errorf("event %v has no hint", e.Event)
-		}
-		got = append(got, e.Event)
-	}
+	got := st.HintedEvents(t, env.pl)
 	want := []framework.ClusterEvent{
 		{Resource: framework.Pod, ActionType: framework.Add | framework.UpdatePodLabel | framework.Delete},
 		{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodLabel},

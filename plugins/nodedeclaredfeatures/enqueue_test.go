@@ -2,7 +2,6 @@
 package nodedeclaredfeatures
 
 import (
-	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -10,20 +9,11 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/minisched/minisched/minisched/framework"
+	st "github.com/minisched/minisched/plugins/testing"
 )
 
 func TestEventsToRegister(t *testing.T) {
-	evs, err := newPlugin(t).EventsToRegister(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []framework.ClusterEvent
-	for _, e := range evs {
-		if e.QueueingHintFn == nil {
-			t.Errorf("event %v has no hint", e.Event)
-		}
-		got = append(got, e.Event)
-	}
+	got := st.HintedEvents(t, newPlugin(t))
 	want := []framework.ClusterEvent{
 		{Resource: framework.Node, ActionType: framework.Add | framework.Update},
 		{Resource: framework.UnscheduledPod, ActionType: framework.Update},

@@ -2,7 +2,6 @@
 package noderesources
 
 import (
-	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,17 +14,7 @@ import (
 )
 
 func TestEventsToRegister(t *testing.T) {
-	evs, err := newFit(t, nil).EventsToRegister(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []framework.ClusterEvent
-	for _, e := range evs {
-		if e.QueueingHintFn == nil {
-			t.Errorf("event %v has no hint", e.Event)
-		}
-		got = append(got, e.Event)
-	}
+	got := st.HintedEvents(t, newFit(t, nil))
 	want := []framework.ClusterEvent{
 		{Resource: framework.Pod, ActionType: framework.Delete | framework.UpdatePodScaleDown},
 		{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodScaleDown},

@@ -2,7 +2,6 @@
 package nodeunschedulable
 
 import (
-	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -79,17 +78,7 @@ func TestFilter(t *testing.T) {
 
 func TestEventsToRegister(t *testing.T) {
 	pl := &NodeUnschedulable{}
-	evs, err := pl.EventsToRegister(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []framework.ClusterEvent
-	for _, e := range evs {
-		if e.QueueingHintFn == nil {
-			t.Errorf("event %v has no hint", e.Event)
-		}
-		got = append(got, e.Event)
-	}
+	got := st.HintedEvents(t, pl)
 	want := []framework.ClusterEvent{
 		{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint | framework.UpdateNodeUnschedulable},
 		{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodToleration},

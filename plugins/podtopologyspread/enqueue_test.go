@@ -16,17 +16,7 @@ import (
 )
 
 func TestEventsToRegister(t *testing.T) {
-	evs, err := (&PodTopologySpread{}).EventsToRegister(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []framework.ClusterEvent
-	for _, e := range evs {
-		if e.QueueingHintFn == nil {
-			t.Errorf("event %v has no hint", e.Event)
-		}
-		got = append(got, e.Event)
-	}
+	got := st.HintedEvents(t, (&PodTopologySpread{}))
 	want := []framework.ClusterEvent{
 		{Resource: framework.Pod, ActionType: framework.Add | framework.UpdatePodLabel | framework.Delete},
 		{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodToleration | framework.UpdatePodLabel},

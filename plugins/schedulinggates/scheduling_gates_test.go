@@ -2,7 +2,6 @@
 package schedulinggates
 
 import (
-	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -47,17 +46,7 @@ func TestPreEnqueue(t *testing.T) {
 }
 
 func TestEventsToRegister(t *testing.T) {
-	evs, err := (&SchedulingGates{}).EventsToRegister(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []framework.ClusterEvent
-	for _, e := range evs {
-		if e.QueueingHintFn == nil {
-			t.Errorf("event %v has no hint", e.Event)
-		}
-		got = append(got, e.Event)
-	}
+	got := st.HintedEvents(t, (&SchedulingGates{}))
 	want := []framework.ClusterEvent{{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodSchedulingGatesEliminated}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("EventsToRegister (-want +got):\n%s", diff)

@@ -2,7 +2,6 @@
 package tainttoleration
 
 import (
-	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,17 +13,7 @@ import (
 )
 
 func TestEventsToRegister(t *testing.T) {
-	evs, err := (&TaintToleration{}).EventsToRegister(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []framework.ClusterEvent
-	for _, e := range evs {
-		if e.QueueingHintFn == nil {
-			t.Errorf("event %v has no hint", e.Event)
-		}
-		got = append(got, e.Event)
-	}
+	got := st.HintedEvents(t, (&TaintToleration{}))
 	want := []framework.ClusterEvent{
 		{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint | framework.UpdateNodeUnschedulable},
 		{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodToleration},
