@@ -33,7 +33,10 @@ func TestFeasibleSearchRotates(t *testing.T) {
 	profile := &configv1.KubeSchedulerProfile{SchedulerName: ptr.To("p"), Plugins: &configv1.Plugins{MultiPoint: configv1.PluginSet{
 		Enabled: []configv1.Plugin{{Name: "PrioritySort"}, {Name: "NodeUnschedulable"}, {Name: "DefaultBinder"}},
 	}}}
-	fwk, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), profile, framework.WithSnapshotSharedLister(snapshot))
+	// One Filter worker: with several, which nodes beyond the first 100
+	// feasible ones were also examined depends on timing (as upstream).
+	fwk, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), profile,
+		framework.WithSnapshotSharedLister(snapshot), framework.WithParallelism(1))
 	if err != nil {
 		t.Fatal(err)
 	}

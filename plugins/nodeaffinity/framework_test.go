@@ -4,6 +4,7 @@ package nodeaffinity_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -167,6 +168,8 @@ func TestFailedSchedulingMessage(t *testing.T) {
 			for _, ni := range feasible {
 				gotFeasible = append(gotFeasible, ni.Node().Name)
 			}
+			// Filter runs on nodes in parallel: compare as sets.
+			slices.Sort(gotFeasible)
 			if diff := cmp.Diff(tt.wantFeasible, gotFeasible); diff != "" {
 				t.Errorf("feasible nodes (-want +got):\n%s", diff)
 			}
