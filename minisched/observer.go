@@ -41,8 +41,9 @@ type Attempt struct {
 	// TopScores lists the best-scored nodes with their per-plugin scores,
 	// when the pod was scored.
 	TopScores []NodeScores
-	// Rejections lists the nodes Filter (or PreFilter) ruled out, sorted by
-	// node, with the plugin that did and why.
+	// Rejections lists the nodes Filter ruled out, sorted by node, with the
+	// plugin that did and why. (A PreFilter rejection applies to every node
+	// at once and is reported in Message only.)
 	Rejections []Rejection
 }
 

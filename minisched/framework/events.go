@@ -117,13 +117,12 @@ func (r ClusterEvent) String() string {
 
 // Frequently used events.
 var (
-	NodeAdd                   = ClusterEvent{Resource: Node, ActionType: Add, Label: "NodeAdd"}
-	NodeDelete                = ClusterEvent{Resource: Node, ActionType: Delete, Label: "NodeDelete"}
-	AssignedPodAdd            = ClusterEvent{Resource: Pod, ActionType: Add, Label: "AssignedPodAdd"}
-	AssignedPodDelete         = ClusterEvent{Resource: Pod, ActionType: Delete, Label: "AssignedPodDelete"}
-	UnschedulableTimeout      = ClusterEvent{Resource: WildCard, ActionType: All, Label: "UnschedulableTimeout"}
-	ForceActivate             = ClusterEvent{Resource: WildCard, ActionType: All, Label: "ForceActivate"}
-	EventUnscheduledPodUpdate = ClusterEvent{Resource: UnscheduledPod, ActionType: Update, Label: "UnscheduledPodUpdate"}
+	NodeAdd              = ClusterEvent{Resource: Node, ActionType: Add, Label: "NodeAdd"}
+	NodeDelete           = ClusterEvent{Resource: Node, ActionType: Delete, Label: "NodeDelete"}
+	AssignedPodAdd       = ClusterEvent{Resource: Pod, ActionType: Add, Label: "AssignedPodAdd"}
+	AssignedPodDelete    = ClusterEvent{Resource: Pod, ActionType: Delete, Label: "AssignedPodDelete"}
+	UnschedulableTimeout = ClusterEvent{Resource: WildCard, ActionType: All, Label: "UnschedulableTimeout"}
+	ForceActivate        = ClusterEvent{Resource: WildCard, ActionType: All, Label: "ForceActivate"}
 )
 
 // QueueingHint is a plugin's verdict on whether an event may make a pod it
@@ -223,7 +222,7 @@ func PodUpdateActions(oldPod, newPod *v1.Pod) ActionType {
 	if len(oldPod.Spec.SchedulingGates) > 0 && len(newPod.Spec.SchedulingGates) == 0 {
 		a |= UpdatePodSchedulingGatesEliminated
 	}
-	oldReq, newReq := NewPodInfo(oldPod).Requests, NewPodInfo(newPod).Requests
+	oldReq, newReq := PodRequests(oldPod), PodRequests(newPod)
 	if scaledDown(&oldReq, &newReq) {
 		a |= UpdatePodScaleDown
 	}

@@ -183,3 +183,34 @@ func TestHostPortConflicts(t *testing.T) {
 		})
 	}
 }
+
+func TestDefaultNormalizeScore(t *testing.T) {
+	tests := []struct {
+		name    string
+		reverse bool
+		in      []int64
+		want    []int64
+	}{
+		{name: "scaled to the highest", in: []int64{0, 5, 10}, want: []int64{0, 50, 100}},
+		{name: "integer division", in: []int64{1, 3}, want: []int64{33, 100}},
+		{name: "all zero stay zero", in: []int64{0, 0}, want: []int64{0, 0}},
+		{name: "reversed", reverse: true, in: []int64{0, 1, 2}, want: []int64{100, 50, 0}},
+		{name: "reversed, all zero get the maximum", reverse: true, in: []int64{0, 0}, want: []int64{100, 100}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			scores := make(NodeScoreList, len(tt.in))
+			for i, s := range tt.in {
+				scores[i] = NodeScore{Name: fmt.Sprint("n", i), Score: s}
+			}
+			DefaultNormalizeScore(MaxNodeScore, tt.reverse, scores)
+			var got []int64
+			for _, s := range scores {
+				got = append(got, s.Score)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("scores (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

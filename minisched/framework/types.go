@@ -50,15 +50,30 @@ const (
 	DefaultMemoryRequest   int64 = 200 * 1024 * 1024 // 200 MiB
 )
 
-// computePodResourceRequest returns the pod's effective requests and the same
-// with cpu/memory defaults for containers that request none, as
-// kube-scheduler v1.37 computes them: pod-level resources and in-place resize
-// (including pod-level resize, beta and on) are honoured.
-func computePodResourceRequest(pod *v1.Pod) (Resource, Resource) {
-	opts := resourcehelper.PodResourcesOptions{
+// podResourcesOptions are kube-scheduler v1.37's: pod-level resources and
+// in-place resize (including pod-level resize, beta and on) are honoured.
+func podResourcesOptions() resourcehelper.PodResourcesOptions {
+	return resourcehelper.PodResourcesOptions{
 		UseStatusResources: true,
 		InPlacePodLevelResourcesVerticalScalingEnabled: true,
 	}
+}
+
+// PodRequests returns the pod's effective requests, as NodeInfo counts them:
+// the larger of its running containers (with sidecars) and its largest init
+// container, plus overhead. Use it where the requests are all that is needed
+// (queueing hints, event handlers); NewPodInfo computes them too.
+func PodRequests(pod *v1.Pod) Resource {
+	var res Resource
+	res.Add(resourcehelper.PodRequests(pod, podResourcesOptions()))
+	return res
+}
+
+// computePodResourceRequest returns the pod's effective requests and the same
+// with cpu/memory defaults for containers that request none, as
+// kube-scheduler v1.37 computes them.
+func computePodResourceRequest(pod *v1.Pod) (Resource, Resource) {
+	opts := podResourcesOptions()
 	reqs := resourcehelper.PodRequests(pod, opts)
 	var res Resource
 	res.Add(reqs)
@@ -172,6 +187,30 @@ const (
 	MaxNodeScore  int64 = 100
 	MaxTotalScore int64 = 1<<63 - 1
 )
+
+// DefaultNormalizeScore rescales scores in place from [0, highest] to
+// [0, maxPriority], in integer arithmetic, as kube-scheduler's helper does.
+// With reverse, the highest raw score becomes 0 and a raw 0 becomes
+// maxPriority (for plugins that count something bad, like untolerated
+// taints). When every raw score is 0, scores stay 0, or all become
+// maxPriority when reversed.
+func DefaultNormalizeScore(maxPriority int64, reverse bool, scores NodeScoreList) {
+	var highest int64
+	for _, s := range scores {
+		highest = max(highest, s.Score)
+	}
+	for i := range scores {
+		switch {
+		case highest == 0 && reverse:
+			scores[i].Score = maxPriority
+		case highest == 0:
+		case reverse:
+			scores[i].Score = maxPriority - maxPriority*scores[i].Score/highest
+		default:
+			scores[i].Score = maxPriority * scores[i].Score / highest
+		}
+	}
+}
 
 // PreFilterResult narrows the nodes that Filter will be run on. nil, or a
 // result with nil NodeNames, means all nodes.

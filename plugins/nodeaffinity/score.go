@@ -106,20 +106,6 @@ func (pl *NodeAffinity) ScoreExtensions() framework.ScoreExtensions { return pl 
 // scores stay 0. This is kube-scheduler's DefaultNormalizeScore, not
 // reversed.
 func (pl *NodeAffinity) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *framework.Status {
-	normalizeToMax(scores)
+	framework.DefaultNormalizeScore(framework.MaxNodeScore, false, scores)
 	return nil
-}
-
-// normalizeToMax rewrites scores in place from [0, max] to [0, MaxNodeScore].
-func normalizeToMax(scores framework.NodeScoreList) {
-	var highest int64
-	for _, s := range scores {
-		highest = max(highest, s.Score)
-	}
-	if highest == 0 {
-		return
-	}
-	for i := range scores {
-		scores[i].Score = framework.MaxNodeScore * scores[i].Score / highest
-	}
 }

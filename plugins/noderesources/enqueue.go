@@ -64,8 +64,8 @@ func (pl *Fit) isSchedulableAfterPodEvent(logger klog.Logger, pod *v1.Pod, oldOb
 // requestedResourcesDecreased reports whether, from oldPod to newPod, the
 // requests went down for some resource target requests.
 func requestedResourcesDecreased(target, oldPod, newPod *v1.Pod) bool {
-	want := framework.NewPodInfo(target).Requests
-	before, after := framework.NewPodInfo(oldPod).Requests, framework.NewPodInfo(newPod).Requests
+	want := framework.PodRequests(target)
+	before, after := framework.PodRequests(oldPod), framework.PodRequests(newPod)
 	if (want.MilliCPU > 0 && after.MilliCPU < before.MilliCPU) ||
 		(want.Memory > 0 && after.Memory < before.Memory) ||
 		(want.EphemeralStorage > 0 && after.EphemeralStorage < before.EphemeralStorage) {
@@ -98,7 +98,7 @@ func (pl *Fit) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, old
 	if err != nil {
 		return framework.Queue, err
 	}
-	podRequest := framework.NewPodInfo(pod).Requests
+	podRequest := framework.PodRequests(pod)
 	if !pl.fitsEmptyNode(&podRequest, newNode) {
 		logger.V(5).Info("Node was added or updated, but cannot hold the pod even empty", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
 		return framework.QueueSkip, nil

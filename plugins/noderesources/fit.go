@@ -89,7 +89,7 @@ func (s *preFilterState) Clone() framework.StateData {
 // containers and its largest init container, plus overhead) once, so Filter
 // does not redo it per node.
 func (pl *Fit) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	state.Write(preFilterStateKey, &preFilterState{Resource: framework.NewPodInfo(pod).Requests})
+	state.Write(preFilterStateKey, &preFilterState{Resource: framework.PodRequests(pod)})
 	return nil, nil
 }
 

@@ -13,20 +13,7 @@ import (
 // Σ weight × (allocatable − requested) × 100 / allocatable, over the weights
 // of the resources that count, in integer arithmetic.
 func leastAllocatedScorer(resources []configv1.ResourceSpec) resourceScorer {
-	return func(requested, _, allocatable []int64) int64 {
-		var nodeScore, weightSum int64
-		for i := range requested {
-			if allocatable[i] == 0 {
-				continue
-			}
-			nodeScore += leastRequestedScore(requested[i], allocatable[i]) * resources[i].Weight
-			weightSum += resources[i].Weight
-		}
-		if weightSum == 0 {
-			return 0
-		}
-		return nodeScore / weightSum
-	}
+	return weightedAverageScorer(resources, leastRequestedScore)
 }
 
 // leastRequestedScore is the unused share of capacity on a 0-100 scale; a

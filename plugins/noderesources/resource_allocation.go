@@ -23,6 +23,26 @@ import (
 // is left out of the score.
 type resourceScorer func(requested, allocated, allocatable []int64) int64
 
+// weightedAverageScorer scores each resource the node has with perResource
+// (0-100) and averages the scores by the resources' weights, in integer
+// arithmetic, as LeastAllocated and MostAllocated do.
+func weightedAverageScorer(resources []configv1.ResourceSpec, perResource func(requested, capacity int64) int64) resourceScorer {
+	return func(requested, _, allocatable []int64) int64 {
+		var nodeScore, weightSum int64
+		for i := range requested {
+			if allocatable[i] == 0 {
+				continue
+			}
+			nodeScore += perResource(requested[i], allocatable[i]) * resources[i].Weight
+			weightSum += resources[i].Weight
+		}
+		if weightSum == 0 {
+			return 0
+		}
+		return nodeScore / weightSum
+	}
+}
+
 // resourceAllocationScorer scores a node from the pod's and the node's use of
 // a list of weighted resources, as kube-scheduler's resource-allocation
 // scorers do.

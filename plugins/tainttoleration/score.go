@@ -93,24 +93,6 @@ func (pl *TaintToleration) ScoreExtensions() framework.ScoreExtensions { return 
 // with the most intolerable taints scores 0, a node with none scores
 // MaxNodeScore, and the rest in proportion.
 func (pl *TaintToleration) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *framework.Status {
-	normalizeReversed(framework.MaxNodeScore, scores)
+	framework.DefaultNormalizeScore(framework.MaxNodeScore, true, scores)
 	return nil
-}
-
-// normalizeReversed rewrites each count c as maxScore - maxScore*c/maxCount,
-// with integer division, where maxCount is the largest count; when every
-// count is 0 (or less), every node gets maxScore. This is kube-scheduler's
-// DefaultNormalizeScore with reverse set.
-func normalizeReversed(maxScore int64, scores framework.NodeScoreList) {
-	var maxCount int64
-	for _, s := range scores {
-		maxCount = max(maxCount, s.Score)
-	}
-	for i := range scores {
-		if maxCount == 0 {
-			scores[i].Score = maxScore
-			continue
-		}
-		scores[i].Score = maxScore - maxScore*scores[i].Score/maxCount
-	}
 }

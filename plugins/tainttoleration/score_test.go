@@ -164,13 +164,13 @@ func TestNormalizeReversed(t *testing.T) {
 			for i, s := range tt.scores {
 				list = append(list, framework.NodeScore{Name: string(rune('a' + i)), Score: s})
 			}
-			normalizeReversed(framework.MaxNodeScore, list)
+			framework.DefaultNormalizeScore(framework.MaxNodeScore, true, list)
 			var got []int64
 			for _, ns := range list {
 				got = append(got, ns.Score)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("normalizeReversed (-want +got):\n%s", diff)
+				t.Errorf("DefaultNormalizeScore reversed (-want +got):\n%s", diff)
 			}
 		})
 	}
