@@ -97,8 +97,8 @@ func assignedPod(pod *v1.Pod) bool { return pod.Spec.NodeName != "" }
 
 func (s *Scheduler) addPodToSchedulingQueue(obj interface{}) {
 	pod, _ := podOf(obj)
-	klog.V(3).InfoS("Add event for unscheduled pod", "pod", klog.KObj(pod))
-	s.Queue.Add(klog.Background(), pod)
+	s.logger.V(3).Info("Add event for unscheduled pod", "pod", klog.KObj(pod))
+	s.Queue.Add(s.logger, pod)
 }
 
 func (s *Scheduler) updatePodInSchedulingQueue(oldObj, newObj interface{}) {
@@ -113,8 +113,8 @@ func (s *Scheduler) updatePodInSchedulingQueue(oldObj, newObj interface{}) {
 	if assumed, _ := s.Cache.IsAssumedPod(newPod); assumed {
 		return
 	}
-	klog.V(4).InfoS("Update event for unscheduled pod", "pod", klog.KObj(newPod))
-	s.Queue.Update(klog.Background(), oldPod, newPod)
+	s.logger.V(4).Info("Update event for unscheduled pod", "pod", klog.KObj(newPod))
+	s.Queue.Update(s.logger, oldPod, newPod)
 }
 
 func (s *Scheduler) deletePodFromSchedulingQueue(obj interface{}) {
@@ -122,7 +122,7 @@ func (s *Scheduler) deletePodFromSchedulingQueue(obj interface{}) {
 	if !ok {
 		return
 	}
-	klog.V(3).InfoS("Delete event for unscheduled pod", "pod", klog.KObj(pod))
+	s.logger.V(3).Info("Delete event for unscheduled pod", "pod", klog.KObj(pod))
 	s.Queue.Delete(pod)
 	fwk, err := s.frameworkForPod(pod)
 	if err != nil {
@@ -131,7 +131,7 @@ func (s *Scheduler) deletePodFromSchedulingQueue(obj interface{}) {
 	// A pod waiting on Permit was assumed: rejecting it frees its place, which
 	// may help other pods, as if an assigned pod had been deleted.
 	if fwk.RejectWaitingPod(pod.UID) {
-		s.Queue.MoveAllToActiveOrBackoffQueue(klog.Background(), framework.AssignedPodDelete, pod, nil, nil)
+		s.Queue.MoveAllToActiveOrBackoffQueue(s.logger, framework.AssignedPodDelete, pod, nil, nil)
 	}
 }
 
@@ -139,18 +139,16 @@ func (s *Scheduler) deletePodFromSchedulingQueue(obj interface{}) {
 
 func (s *Scheduler) addPodToCache(obj interface{}) {
 	pod, _ := podOf(obj)
-	logger := klog.Background()
-	logger.V(3).Info("Add event for scheduled pod", "pod", klog.KObj(pod))
-	if err := s.Cache.AddPod(logger, pod); err != nil {
-		logger.Error(err, "Scheduler cache AddPod failed", "pod", klog.KObj(pod))
+	s.logger.V(3).Info("Add event for scheduled pod", "pod", klog.KObj(pod))
+	if err := s.Cache.AddPod(s.logger, pod); err != nil {
+		s.logger.Error(err, "Scheduler cache AddPod failed", "pod", klog.KObj(pod))
 	}
-	s.Queue.AssignedPodAdded(logger, pod)
+	s.Queue.AssignedPodAdded(s.logger, pod)
 }
 
 func (s *Scheduler) updatePodInCache(oldObj, newObj interface{}) {
 	oldPod, _ := podOf(oldObj)
 	newPod, _ := podOf(newObj)
-	logger := klog.Background()
 	if oldPod.UID != newPod.UID {
 		// A pod deleted and recreated under the same name between two
 		// watches: treat it as such.
@@ -158,10 +156,10 @@ func (s *Scheduler) updatePodInCache(oldObj, newObj interface{}) {
 		s.addPodToCache(newObj)
 		return
 	}
-	if err := s.Cache.UpdatePod(logger, oldPod, newPod); err != nil {
-		logger.Error(err, "Scheduler cache UpdatePod failed", "pod", klog.KObj(oldPod))
+	if err := s.Cache.UpdatePod(s.logger, oldPod, newPod); err != nil {
+		s.logger.Error(err, "Scheduler cache UpdatePod failed", "pod", klog.KObj(oldPod))
 	}
-	s.Queue.AssignedPodUpdated(logger, oldPod, newPod)
+	s.Queue.AssignedPodUpdated(s.logger, oldPod, newPod)
 }
 
 func (s *Scheduler) deletePodFromCache(obj interface{}) {
@@ -169,32 +167,29 @@ func (s *Scheduler) deletePodFromCache(obj interface{}) {
 	if !ok {
 		return
 	}
-	logger := klog.Background()
-	logger.V(3).Info("Delete event for scheduled pod", "pod", klog.KObj(pod))
-	if err := s.Cache.RemovePod(logger, pod); err != nil {
-		logger.Error(err, "Scheduler cache RemovePod failed", "pod", klog.KObj(pod))
+	s.logger.V(3).Info("Delete event for scheduled pod", "pod", klog.KObj(pod))
+	if err := s.Cache.RemovePod(s.logger, pod); err != nil {
+		s.logger.Error(err, "Scheduler cache RemovePod failed", "pod", klog.KObj(pod))
 	}
-	s.Queue.MoveAllToActiveOrBackoffQueue(logger, framework.AssignedPodDelete, pod, nil, nil)
+	s.Queue.MoveAllToActiveOrBackoffQueue(s.logger, framework.AssignedPodDelete, pod, nil, nil)
 }
 
 // Nodes → the cache, and queue moves with the precise kind of change.
 
 func (s *Scheduler) addNodeToCache(obj interface{}) {
 	node, _ := nodeOf(obj)
-	logger := klog.Background()
-	logger.V(3).Info("Add event for node", "node", klog.KObj(node))
-	s.Cache.AddNode(logger, node)
-	s.Queue.MoveAllToActiveOrBackoffQueue(logger, framework.NodeAdd, nil, node, nil)
+	s.logger.V(3).Info("Add event for node", "node", klog.KObj(node))
+	s.Cache.AddNode(s.logger, node)
+	s.Queue.MoveAllToActiveOrBackoffQueue(s.logger, framework.NodeAdd, nil, node, nil)
 }
 
 func (s *Scheduler) updateNodeInCache(oldObj, newObj interface{}) {
 	oldNode, _ := nodeOf(oldObj)
 	newNode, _ := nodeOf(newObj)
-	logger := klog.Background()
-	s.Cache.UpdateNode(logger, oldNode, newNode)
+	s.Cache.UpdateNode(s.logger, oldNode, newNode)
 	for _, evt := range framework.NodeUpdateEvents(oldNode, newNode) {
-		logger.V(4).Info("Update event for node", "node", klog.KObj(newNode), "event", evt.Label)
-		s.Queue.MoveAllToActiveOrBackoffQueue(logger, evt, oldNode, newNode, nil)
+		s.logger.V(4).Info("Update event for node", "node", klog.KObj(newNode), "event", evt.Label)
+		s.Queue.MoveAllToActiveOrBackoffQueue(s.logger, evt, oldNode, newNode, nil)
 	}
 }
 
@@ -203,10 +198,9 @@ func (s *Scheduler) deleteNodeFromCache(obj interface{}) {
 	if !ok {
 		return
 	}
-	logger := klog.Background()
-	logger.V(3).Info("Delete event for node", "node", klog.KObj(node))
-	if err := s.Cache.RemoveNode(logger, node); err != nil {
-		logger.Error(err, "Scheduler cache RemoveNode failed", "node", klog.KObj(node))
+	s.logger.V(3).Info("Delete event for node", "node", klog.KObj(node))
+	if err := s.Cache.RemoveNode(s.logger, node); err != nil {
+		s.logger.Error(err, "Scheduler cache RemoveNode failed", "node", klog.KObj(node))
 	}
-	s.Queue.MoveAllToActiveOrBackoffQueue(logger, framework.NodeDelete, node, nil, nil)
+	s.Queue.MoveAllToActiveOrBackoffQueue(s.logger, framework.NodeDelete, node, nil, nil)
 }

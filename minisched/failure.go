@@ -23,7 +23,8 @@ const noteLengthLimit = 1024
 // handleBindingCycleError undoes a failed binding cycle: Unreserve, forget
 // the assumed pod (which frees its place, so pods waiting for room are
 // moved), then requeue it through the failure handler.
-func (s *Scheduler) handleBindingCycleError(ctx context.Context, state *framework.CycleState, fwk *framework.Framework, podInfo *framework.QueuedPodInfo, node string, status *framework.Status) {
+func (s *Scheduler) handleBindingCycleError(ctx context.Context, state *framework.CycleState,
+	fwk *framework.Framework, podInfo *framework.QueuedPodInfo, node string, status *framework.Status) {
 	logger := klog.FromContext(ctx)
 	assumed := podInfo.Pod
 	fwk.RunReservePluginsUnreserve(ctx, state, assumed, node)
@@ -43,13 +44,14 @@ func (s *Scheduler) handleBindingCycleError(ctx context.Context, state *framewor
 }
 
 // handleSchedulingFailure requeues a pod that could not be scheduled, records
-// a FailedScheduling event and sets PodScheduled=False with the reason.
+// a FailedScheduling event and sets PodScheduled=False with the reason. The
+// caller marks the pod Done afterwards, if Permit had not allowed it yet.
 //
 // A pod that no longer exists, or that got bound meanwhile, is not requeued:
 // that is what keeps a failed bind of a deleted pod from retrying forever.
-func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.Framework, podInfo *framework.QueuedPodInfo, status *framework.Status) {
+func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.Framework,
+	podInfo *framework.QueuedPodInfo, status *framework.Status) {
 	logger := klog.FromContext(ctx)
-	defer s.Queue.Done(podInfo.Pod.UID)
 
 	reason, result := v1.PodReasonSchedulerError, SchedulerError
 	if status.IsRejected() {
@@ -82,7 +84,7 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.
 		// Requeue the informer's latest version: the pod may have changed
 		// while we were trying it.
 		podInfo.PodInfo = framework.NewPodInfo(cached.DeepCopy())
-		if err := s.Queue.AddUnschedulableIfNotPresent(logger, podInfo, s.Queue.SchedulingCycle()); err != nil {
+		if err := s.Queue.AddUnschedulableIfNotPresent(logger, podInfo); err != nil {
 			logger.Error(err, "Requeueing pod failed")
 		}
 	}
@@ -103,8 +105,8 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.
 		Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, Profile: fwk.ProfileName(),
 		Result: result, Message: errMsg, Attempts: podInfo.Attempts, Time: time.Now(),
 	}
-	if fitErr != nil && s.observer != nil {
-		a.Rejections = rejections(&fitErr.Diagnosis)
+	if fitErr != nil {
+		a.Rejections = s.explain(nil, &fitErr.Diagnosis).rejections
 	}
 	s.observe(a)
 }

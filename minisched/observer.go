@@ -1,6 +1,11 @@
+// This file is the observer: what a watcher of the scheduler (the scenarios,
+// a trace) is told about each attempt, and the narration built for it only
+// when one is set.
+
 package minisched
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -50,6 +55,45 @@ type Attempt struct {
 // Rejection says which plugin ruled a node out, and why.
 type Rejection struct {
 	Node, Plugin, Reason string
+}
+
+// numberOfHighestScoredNodesToReport is how many top nodes an Attempt
+// carries.
+const numberOfHighestScoredNodesToReport = 3
+
+// explanation is what the observer is told about a decision beyond its
+// outcome: the best-scored nodes and the nodes Filter rejected.
+type explanation struct {
+	topScores  []NodeScores
+	rejections []Rejection
+}
+
+// explain builds the explanation of a decision from the scores (nil when the
+// pod was not scored) and the Filter diagnosis. It runs only when an observer
+// is set: without one, the cycle does not pay for narration nobody reads.
+func (s *Scheduler) explain(scores []framework.NodePluginScores, d *framework.Diagnosis) explanation {
+	if s.observer == nil {
+		return explanation{}
+	}
+	return explanation{topScores: topScores(scores), rejections: rejections(d)}
+}
+
+// topScores lists the best few nodes with their per-plugin scores.
+func topScores(scores []framework.NodePluginScores) []NodeScores {
+	if len(scores) == 0 {
+		return nil
+	}
+	sorted := slices.Clone(scores)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].TotalScore > sorted[j].TotalScore })
+	top := make([]NodeScores, 0, numberOfHighestScoredNodesToReport)
+	for _, ns := range sorted[:min(len(sorted), numberOfHighestScoredNodesToReport)] {
+		per := make(map[string]int64, len(ns.Scores))
+		for _, ps := range ns.Scores {
+			per[ps.Name] = ps.Score
+		}
+		top = append(top, NodeScores{Node: ns.Name, Total: ns.TotalScore, Plugin: per})
+	}
+	return top
 }
 
 // rejections lists the explicitly rejected nodes of a diagnosis.

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
 
@@ -76,5 +78,114 @@ func TestFeasibleSearchRotates(t *testing.T) {
 	}
 	if len(seen) != 200 {
 		t.Errorf("three searches saw %d distinct nodes, want all 200", len(seen))
+	}
+}
+
+// TestFindNodesThatPassFilters covers the parallel search on its own: the
+// verdicts it records, where it starts, when it stops, and where the next
+// search will start.
+func TestFindNodesThatPassFilters(t *testing.T) {
+	makeNodes := func(n int, cordoned ...int) []*v1.Node {
+		var nodes []*v1.Node
+		for i := range n {
+			nodes = append(nodes, &v1.Node{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("n%03d", i)},
+				Status:     v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourcePods: resource.MustParse("10")}},
+			})
+		}
+		for _, i := range cordoned {
+			nodes[i].Spec.Unschedulable = true
+		}
+		return nodes
+	}
+	names := func(from, to int) []string { // n<from> … n<to-1>, wrapping at 200
+		var out []string
+		for i := from; i < to; i++ {
+			out = append(out, fmt.Sprintf("n%03d", i%200))
+		}
+		return out
+	}
+	withFilter := []configv1.Plugin{{Name: "PrioritySort"}, {Name: "NodeUnschedulable"}, {Name: "DefaultBinder"}}
+	noFilter := []configv1.Plugin{{Name: "PrioritySort"}, {Name: "DefaultBinder"}}
+	tests := []struct {
+		name         string
+		plugins      []configv1.Plugin
+		nodes        []*v1.Node
+		start        int
+		wantFeasible []string
+		wantRejected map[string]string // node → plugin
+		wantNext     int
+	}{
+		{
+			name:         "a rejected node is recorded with its plugin; the others are feasible",
+			plugins:      withFilter,
+			nodes:        makeNodes(3, 1),
+			wantFeasible: []string{"n000", "n002"},
+			wantRejected: map[string]string{"n001": "NodeUnschedulable"},
+			wantNext:     0, // three examined of three
+		},
+		{
+			name:         "the search starts at the start index, wraps, and stops at 50% of 200 nodes",
+			plugins:      withFilter,
+			nodes:        makeNodes(200, 160),
+			start:        150,
+			wantFeasible: append(append(names(150, 160), names(161, 200)...), names(200, 251)...),
+			wantRejected: map[string]string{"n160": "NodeUnschedulable"},
+			wantNext:     51, // 150 + 100 feasible + 1 rejected, modulo 200
+		},
+		{
+			name:         "without Filter plugins the first nodes from the start index are feasible",
+			plugins:      noFilter,
+			nodes:        makeNodes(200),
+			start:        10,
+			wantFeasible: names(10, 110),
+			wantRejected: map[string]string{},
+			wantNext:     110,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snapshot := cache.NewSnapshot(nil, tt.nodes)
+			profile := &configv1.KubeSchedulerProfile{SchedulerName: ptr.To("p"),
+				Plugins: &configv1.Plugins{MultiPoint: configv1.PluginSet{Enabled: tt.plugins}}}
+			// One Filter worker, so which nodes are examined after enough
+			// were found does not depend on timing.
+			fwk, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), profile,
+				framework.WithSnapshotSharedLister(snapshot), framework.WithParallelism(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &Scheduler{snapshot: snapshot, percentageOfNodesToScore: 50, nextStartNodeIndex: tt.start}
+			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}}
+
+			feasible, diagnosis, err := s.findNodesThatFitPod(context.Background(), fwk, framework.NewCycleState(), pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, ni := range feasible {
+				got = append(got, ni.Node().Name)
+			}
+			if diff := cmp.Diff(tt.wantFeasible, got); diff != "" {
+				t.Errorf("feasible nodes (-want +got):\n%s", diff)
+			}
+			rejected := map[string]string{}
+			diagnosis.NodeToStatus.ForEachExplicitNode(func(node string, s *framework.Status) {
+				rejected[node] = s.Plugin()
+			})
+			if diff := cmp.Diff(tt.wantRejected, rejected); diff != "" {
+				t.Errorf("rejected nodes (-want +got):\n%s", diff)
+			}
+			wantPlugins := sets.New[string]()
+			for _, plugin := range tt.wantRejected {
+				wantPlugins.Insert(plugin)
+			}
+			if diff := cmp.Diff(sets.List(wantPlugins), sets.List(diagnosis.UnschedulablePlugins)); diff != "" {
+				t.Errorf("unschedulable plugins (-want +got):\n%s", diff)
+			}
+			if s.nextStartNodeIndex != tt.wantNext {
+				t.Errorf("next search starts at %d, want %d", s.nextStartNodeIndex, tt.wantNext)
+			}
+		})
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -17,29 +17,25 @@ import (
 // ErrNoNodesAvailable is returned when the cluster has no nodes at all.
 var ErrNoNodesAvailable = errors.New("no nodes available to schedule pods")
 
-// Sampling bounds for percentageOfNodesToScore, as in kube-scheduler.
-const (
-	minFeasibleNodesToFind           = 100
-	minFeasibleNodesPercentageToFind = 5
-	// numberOfHighestScoredNodesToReport is how many top nodes an Attempt
-	// carries for narration.
-	numberOfHighestScoredNodesToReport = 3
-)
-
 // scheduleResult is the outcome of a successful scheduling cycle.
 type scheduleResult struct {
-	suggestedHost  string
+	// suggestedHost is the chosen node.
+	suggestedHost string
+	// evaluatedNodes counts the nodes Filter examined; feasibleNodes those
+	// that passed.
 	evaluatedNodes int
 	feasibleNodes  int
-	topScores      []NodeScores
-	rejections     []Rejection
+	// explanation is what the observer is told about the decision; empty
+	// without an observer.
+	explanation explanation
 }
 
 // scheduleOne takes one pod through the scheduling cycle and, if a node was
-// found, starts its binding cycle in a goroutine.
+// found, starts its binding cycle in a goroutine. Every pod it pops is
+// marked Done exactly once (see queue.PriorityQueue.Done for when).
 //
 //	Pop → snapshot → PreFilter → Filter → (PostFilter) → PreScore → Score → select
-//	    → assume → Reserve → Permit → go bindingCycle
+//	    → assume → Reserve → Permit → go runBindingCycle
 func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
 	podInfo, err := s.Queue.Pop(klog.FromContext(ctx))
 	if err != nil || podInfo == nil {
@@ -65,6 +61,7 @@ func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
 	result, assumedPodInfo, status := s.schedulingCycle(ctx, state, fwk, podInfo)
 	if !status.IsSuccess() {
 		s.handleSchedulingFailure(ctx, fwk, assumedPodInfo, status)
+		s.Queue.Done(pod.UID)
 		return
 	}
 
@@ -73,10 +70,7 @@ func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
 	s.bindings.Add(1)
 	go func() {
 		defer s.bindings.Done()
-		bctx := klog.NewContext(bindCtx, logger)
-		if status := s.bindingCycle(bctx, state, fwk, result, assumedPodInfo); !status.IsSuccess() {
-			s.handleBindingCycleError(bctx, state, fwk, assumedPodInfo, result.suggestedHost, status)
-		}
+		s.runBindingCycle(klog.NewContext(bindCtx, logger), state, fwk, result, assumedPodInfo)
 	}()
 }
 
@@ -174,8 +168,10 @@ func (s *Scheduler) unreserveAndForget(ctx context.Context, state *framework.Cyc
 }
 
 // schedulePod refreshes the snapshot and picks a node: Filter narrows the
-// nodes, Score ranks them, selectHost takes the best.
-func (s *Scheduler) schedulePod(ctx context.Context, fwk *framework.Framework, state *framework.CycleState, pod *v1.Pod) (scheduleResult, error) {
+// nodes (findNodesThatFitPod), Score ranks them (prioritizeNodes), selectHost
+// takes the best.
+func (s *Scheduler) schedulePod(ctx context.Context, fwk *framework.Framework, state *framework.CycleState,
+	pod *v1.Pod) (scheduleResult, error) {
 	if err := s.Cache.UpdateSnapshot(klog.FromContext(ctx), s.snapshot); err != nil {
 		return scheduleResult{}, err
 	}
@@ -189,52 +185,70 @@ func (s *Scheduler) schedulePod(ctx context.Context, fwk *framework.Framework, s
 	if len(feasible) == 0 {
 		return scheduleResult{}, &framework.FitError{Pod: pod, NumAllNodes: s.snapshot.NumNodes(), Diagnosis: diagnosis}
 	}
-	evaluated := len(feasible) + diagnosis.NodeToStatus.Len()
+	result := scheduleResult{
+		evaluatedNodes: len(feasible) + diagnosis.NodeToStatus.Len(),
+		feasibleNodes:  len(feasible),
+	}
 	// One feasible node: nothing to rank.
 	if len(feasible) == 1 {
-		return scheduleResult{suggestedHost: feasible[0].Node().Name, evaluatedNodes: evaluated, feasibleNodes: 1,
-			rejections: s.rejectionsIfObserved(&diagnosis)}, nil
+		result.suggestedHost = feasible[0].Node().Name
+		result.explanation = s.explain(nil, &diagnosis)
+		return result, nil
 	}
 	scores, err := s.prioritizeNodes(ctx, fwk, state, pod, feasible)
 	if err != nil {
 		return scheduleResult{}, err
 	}
-	host, top := s.selectHost(scores, fwk.HasScorePlugins())
-	return scheduleResult{suggestedHost: host, evaluatedNodes: evaluated, feasibleNodes: len(feasible), topScores: top,
-		rejections: s.rejectionsIfObserved(&diagnosis)}, nil
+	result.suggestedHost = s.selectHost(scores)
+	if fwk.HasScorePlugins() {
+		result.explanation = s.explain(scores, &diagnosis)
+	} else {
+		result.explanation = s.explain(nil, &diagnosis)
+	}
+	return result, nil
 }
 
-// rejectionsIfObserved lists the rejected nodes for the observer; without
-// one, the cycle does not pay for it.
-func (s *Scheduler) rejectionsIfObserved(d *framework.Diagnosis) []Rejection {
-	if s.observer == nil {
-		return nil
-	}
-	return rejections(d)
-}
+// Finding the feasible nodes: findNodesThatFitPod runs PreFilter and decides
+// which nodes to search; numFeasibleNodesToFind says how many feasible nodes
+// are enough; findNodesThatPassFilters runs Filter over the nodes in parallel
+// until it has found that many.
+
+// Sampling bounds for percentageOfNodesToScore, as in kube-scheduler.
+const (
+	// minFeasibleNodesToFind: clusters smaller than this are searched whole,
+	// and a search never stops with fewer feasible nodes than this.
+	minFeasibleNodesToFind = 100
+	// minFeasibleNodesPercentageToFind is the floor of the adaptive
+	// percentage.
+	minFeasibleNodesPercentageToFind = 5
+)
 
 // findNodesThatFitPod runs PreFilter once and Filter over the candidate
-// nodes, recording why each rejected node failed.
-func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *framework.Framework, state *framework.CycleState, pod *v1.Pod) ([]*framework.NodeInfo, framework.Diagnosis, error) {
+// nodes, recording in the diagnosis why each rejected node failed.
+func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *framework.Framework, state *framework.CycleState,
+	pod *v1.Pod) ([]*framework.NodeInfo, framework.Diagnosis, error) {
 	diagnosis := framework.NewDiagnosis()
 	allNodes, err := s.snapshot.NodeInfos().List()
 	if err != nil {
 		return nil, diagnosis, err
 	}
 
+	// Step 1: PreFilter. A rejection here rejects every node for the same
+	// reason: say it once. A PreFilterResult may narrow the candidates.
 	preRes, sts, narrowing := fwk.RunPreFilterPlugins(ctx, state, pod, allNodes)
 	diagnosis.UnschedulablePlugins = narrowing
 	if !sts.IsSuccess() {
 		if !sts.IsRejected() {
 			return nil, diagnosis, sts.AsError()
 		}
-		// Every node fails for the same reason: say it once.
 		diagnosis.NodeToStatus.SetAbsentNodesStatus(sts)
 		diagnosis.PreFilterMsg = sts.Message()
 		diagnosis.AddPluginStatus(sts)
 		return nil, diagnosis, nil
 	}
 
+	// Step 2: the candidates. Nodes a PreFilterResult left out are rejected
+	// by the plugins that narrowed the set.
 	nodes := allNodes
 	if !preRes.AllNodes() {
 		nodes = make([]*framework.NodeInfo, 0, len(preRes.NodeNames))
@@ -247,12 +261,17 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *framework.Fram
 			fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(narrowing))))
 	}
 
-	want := s.numFeasibleNodesToFind(fwk.ProfileName(), len(nodes))
-	feasible, processed, err := fwk.FindNodesThatPassFilters(ctx, state, pod, &diagnosis, nodes, s.nextStartNodeIndex, want)
+	// Step 3: Filter, in parallel, until enough feasible nodes are found.
+	feasible, err := s.findNodesThatPassFilters(ctx, fwk, state, pod, &diagnosis, nodes)
 	if err != nil {
 		return nil, diagnosis, err
 	}
+
+	// Step 4: the next search starts after the nodes this one examined (the
+	// feasible ones kept and the rejected ones), so that successive pods
+	// spread their Filter work over all nodes.
 	if len(nodes) > 0 {
+		processed := len(feasible) + diagnosis.NodeToStatus.Len()
 		s.nextStartNodeIndex = (s.nextStartNodeIndex + processed) % len(nodes)
 	}
 	return feasible, diagnosis, nil
@@ -273,6 +292,75 @@ func (s *Scheduler) numFeasibleNodesToFind(profile string, numAllNodes int) int 
 		percentage = max(int32(50)-int32(numAllNodes)/125, minFeasibleNodesPercentageToFind)
 	}
 	return max(numAllNodes*int(percentage)/100, minFeasibleNodesToFind)
+}
+
+// findNodesThatPassFilters runs the Filter plugins on nodes in parallel,
+// starting at nextStartNodeIndex and wrapping around, and stops once
+// numFeasibleNodesToFind feasible nodes were found or every node was tried.
+// Rejected nodes are recorded in diagnosis; an Error from any plugin aborts
+// the search.
+func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *framework.Framework,
+	state *framework.CycleState, pod *v1.Pod, diagnosis *framework.Diagnosis,
+	nodes []*framework.NodeInfo) ([]*framework.NodeInfo, error) {
+	numAllNodes := len(nodes)
+	if numAllNodes == 0 {
+		return nil, nil
+	}
+	want := s.numFeasibleNodesToFind(fwk.ProfileName(), numAllNodes)
+	start := s.nextStartNodeIndex % numAllNodes
+
+	// Without Filter plugins every node is feasible: take the first ones.
+	if !fwk.HasFilterPlugins() {
+		feasible := make([]*framework.NodeInfo, want)
+		for i := range feasible {
+			feasible[i] = nodes[(start+i)%numAllNodes]
+		}
+		return feasible, nil
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		feasible = make([]*framework.NodeInfo, 0, want)
+		statuses = make([]*framework.Status, numAllNodes) // the rejected nodes' verdicts
+		firstErr error
+	)
+	checkNode := func(i int) {
+		nodeInfo := nodes[(start+i)%numAllNodes]
+		status := fwk.RunFilterPlugins(ctx, state, pod, nodeInfo)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case status.IsSuccess():
+			// Enough found: stop the workers that have not started a node
+			// yet; nodes that pass after that are not kept.
+			if len(feasible) < want {
+				feasible = append(feasible, nodeInfo)
+			}
+			if len(feasible) >= want {
+				cancel()
+			}
+		case status.Code() == framework.Error:
+			if firstErr == nil {
+				firstErr = status.AsError()
+			}
+			cancel()
+		default:
+			statuses[i] = status
+		}
+	}
+	fwk.Parallelizer().Until(ctx, numAllNodes, checkNode)
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	for i, status := range statuses {
+		if status != nil {
+			diagnosis.NodeToStatus.Set(nodes[(start+i)%numAllNodes].Node().Name, status)
+			diagnosis.AddPluginStatus(status)
+		}
+	}
+	return feasible, nil
 }
 
 // prioritizeNodes scores the feasible nodes. Without Score plugins every node
@@ -301,9 +389,8 @@ func (s *Scheduler) prioritizeNodes(ctx context.Context, fwk *framework.Framewor
 }
 
 // selectHost picks the node with the highest total score, breaking ties
-// uniformly at random (reservoir sampling over the tied nodes). It also
-// returns the best few nodes for narration when scores were computed.
-func (s *Scheduler) selectHost(scores []framework.NodePluginScores, scored bool) (string, []NodeScores) {
+// uniformly at random (reservoir sampling over the tied nodes).
+func (s *Scheduler) selectHost(scores []framework.NodePluginScores) string {
 	best, ties := 0, 1
 	for i := 1; i < len(scores); i++ {
 		switch {
@@ -316,35 +403,45 @@ func (s *Scheduler) selectHost(scores []framework.NodePluginScores, scored bool)
 			}
 		}
 	}
-	if !scored {
-		return scores[best].Name, nil
-	}
-	sorted := append([]framework.NodePluginScores(nil), scores...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].TotalScore > sorted[j].TotalScore })
-	top := make([]NodeScores, 0, numberOfHighestScoredNodesToReport)
-	for _, ns := range sorted[:min(len(sorted), numberOfHighestScoredNodesToReport)] {
-		per := make(map[string]int64, len(ns.Scores))
-		for _, ps := range ns.Scores {
-			per[ps.Name] = ps.Score
-		}
-		top = append(top, NodeScores{Node: ns.Name, Total: ns.TotalScore, Plugin: per})
-	}
-	return scores[best].Name, top
+	return scores[best].Name
 }
 
-// bindingCycle waits on Permit, then runs PreBind, Bind and PostBind.
-func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleState, fwk *framework.Framework, result scheduleResult, assumedPodInfo *framework.QueuedPodInfo) *framework.Status {
+// runBindingCycle is the binding goroutine of an assumed pod: it waits for
+// Permit's verdict, marks the pod Done in the queue once Permit allowed it,
+// then binds. A failure at any step goes to handleBindingCycleError.
+func (s *Scheduler) runBindingCycle(ctx context.Context, state *framework.CycleState, fwk *framework.Framework,
+	result scheduleResult, assumedPodInfo *framework.QueuedPodInfo) {
 	assumed := assumedPodInfo.Pod
-	if sts := fwk.WaitOnPermit(ctx, assumed); !sts.IsSuccess() {
-		if sts.IsRejected() {
-			return rejectionOnNode(assumed, result.suggestedHost, sts)
-		}
-		return sts
+	if sts := s.waitOnPermit(ctx, fwk, assumed, result.suggestedHost); !sts.IsSuccess() {
+		s.handleBindingCycleError(ctx, state, fwk, assumedPodInfo, result.suggestedHost, sts)
+		s.Queue.Done(assumed.UID)
+		return
 	}
-	// From here on a failure is not the pod's fault: it goes to backoff, not
-	// among the unschedulable pods, so the queue can forget its events now.
+	// Permit was the last extension point that can reject the pod: from
+	// here on a failure is an error and goes to backoff, so the queue can
+	// drop the events it kept for the pod now, not after the API calls.
 	s.Queue.Done(assumed.UID)
+	if sts := s.bindingCycle(ctx, state, fwk, result, assumedPodInfo); !sts.IsSuccess() {
+		s.handleBindingCycleError(ctx, state, fwk, assumedPodInfo, result.suggestedHost, sts)
+	}
+}
 
+// waitOnPermit blocks until a pod that Permit asked to wait is allowed or
+// rejected. A rejection becomes a FitError about the chosen node.
+func (s *Scheduler) waitOnPermit(ctx context.Context, fwk *framework.Framework, assumed *v1.Pod,
+	node string) *framework.Status {
+	sts := fwk.WaitOnPermit(ctx, assumed)
+	if sts.IsRejected() {
+		return rejectionOnNode(assumed, node, sts)
+	}
+	return sts
+}
+
+// bindingCycle runs PreBind, Bind and PostBind for a pod Permit allowed, and
+// tells the observer.
+func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleState, fwk *framework.Framework,
+	result scheduleResult, assumedPodInfo *framework.QueuedPodInfo) *framework.Status {
+	assumed := assumedPodInfo.Pod
 	if sts := fwk.RunPreBindPlugins(ctx, state, assumed, result.suggestedHost); !sts.IsSuccess() {
 		return sts
 	}
@@ -366,7 +463,7 @@ func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleStat
 	s.observe(Attempt{
 		Namespace: assumed.Namespace, Name: assumed.Name, UID: assumed.UID, Profile: fwk.ProfileName(),
 		Result: Scheduled, Node: result.suggestedHost, Message: msg, Attempts: assumedPodInfo.Attempts,
-		Time: time.Now(), TopScores: result.topScores, Rejections: result.rejections,
+		Time: time.Now(), TopScores: result.explanation.topScores, Rejections: result.explanation.rejections,
 	})
 	return nil
 }

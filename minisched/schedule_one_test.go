@@ -2,6 +2,7 @@ package minisched
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -32,7 +33,7 @@ func TestSelectHost(t *testing.T) {
 			s := newTestScheduler()
 			seen := map[string]bool{}
 			for range 200 {
-				host, _ := s.selectHost(tt.scores, true)
+				host := s.selectHost(tt.scores)
 				seen[host] = true
 			}
 			if len(seen) != len(tt.want) {
@@ -55,7 +56,7 @@ func TestSelectHostIsUniform(t *testing.T) {
 	counts := map[string]int{}
 	const draws = 40000
 	for range draws {
-		host, _ := s.selectHost(scores, false)
+		host := s.selectHost(scores)
 		counts[host]++
 	}
 	for _, n := range []string{"a", "b", "c", "d"} {
@@ -65,21 +66,31 @@ func TestSelectHostIsUniform(t *testing.T) {
 	}
 }
 
-func TestSelectHostReportsTopScores(t *testing.T) {
-	s := newTestScheduler()
+func TestExplainReportsTopScores(t *testing.T) {
 	scores := []framework.NodePluginScores{
 		{Name: "a", TotalScore: 10, Scores: []framework.PluginScore{{Name: "P", Score: 10}}},
 		{Name: "b", TotalScore: 30, Scores: []framework.PluginScore{{Name: "P", Score: 30}}},
 		{Name: "c", TotalScore: 20, Scores: []framework.PluginScore{{Name: "P", Score: 20}}},
 		{Name: "d", TotalScore: 0, Scores: []framework.PluginScore{{Name: "P", Score: 0}}},
 	}
-	_, top := s.selectHost(scores, true)
-	var got []string
-	for _, ns := range top {
-		got = append(got, ns.Node)
+	diagnosis := framework.NewDiagnosis()
+	diagnosis.NodeToStatus.Set("e", framework.NewStatus(framework.Unschedulable, "no").WithPlugin("F"))
+
+	s := newTestScheduler()
+	if got := s.explain(scores, &diagnosis); got.topScores != nil || got.rejections != nil {
+		t.Errorf("without an observer explain = %+v, want nothing", got)
 	}
-	if strings.Join(got, ",") != "b,c,a" || top[0].Plugin["P"] != 30 {
-		t.Errorf("top = %+v, want b, c, a with per-plugin scores", top)
+	s.observer = func(Attempt) {}
+	got := s.explain(scores, &diagnosis)
+	var top []string
+	for _, ns := range got.topScores {
+		top = append(top, ns.Node)
+	}
+	if strings.Join(top, ",") != "b,c,a" || got.topScores[0].Plugin["P"] != 30 {
+		t.Errorf("top = %+v, want b, c, a with per-plugin scores", got.topScores)
+	}
+	if want := []Rejection{{Node: "e", Plugin: "F", Reason: "no"}}; !reflect.DeepEqual(got.rejections, want) {
+		t.Errorf("rejections = %+v, want %+v", got.rejections, want)
 	}
 }
 

@@ -1,11 +1,6 @@
-// Package minisched is the scheduling loop: it takes pods from the queue one
-// at a time, runs the scheduling cycle with the pod's profile, and binds in
-// the background. Event handlers keep the cache and the queue in step with
-// the apiserver.
-//
-// Read it in this order: scheduler.go (the struct and Run), eventhandlers.go
-// (how the world gets in), schedule_one.go (one pod's way through the
-// extension points), failure.go (what happens when it does not fit).
+// This file is the Scheduler: its parts, how New assembles them, and Run,
+// the loop that calls scheduleOne until it is stopped.
+
 package minisched
 
 import (
@@ -28,6 +23,10 @@ import (
 	"github.com/minisched/minisched/queue"
 )
 
+// bindingGracePeriod bounds how long Run lets binding cycles in flight finish
+// after it is stopped, before it cancels them.
+const bindingGracePeriod = 30 * time.Second
+
 // Scheduler is the mini scheduler. One goroutine runs scheduling cycles, one
 // pod at a time, so each cycle sees the decisions of the previous ones;
 // binding runs in a goroutine per pod.
@@ -42,9 +41,13 @@ type Scheduler struct {
 
 	// snapshot is the cycle's frozen view of the cache; the profiles' plugins
 	// read it through Handle.SnapshotSharedLister.
-	snapshot  *cache.Snapshot
+	snapshot *cache.Snapshot
+	// client writes pod conditions; podLister tells the failure handler
+	// whether a failed pod still exists and is still pending.
 	client    kubernetes.Interface
 	podLister corelisters.PodLister
+	// logger is for the event handlers, which have no context of their own.
+	logger klog.Logger
 	// informersSynced reports whether the informers delivered their initial
 	// lists; the first Pop waits for it so a backlog is ordered by QueueSort.
 	informersSynced []toolscache.InformerSynced
@@ -56,30 +59,32 @@ type Scheduler struct {
 	// starts, so that successive pods spread their Filter work over all nodes.
 	nextStartNodeIndex int
 
-	// bindingTimeout bounds how long Run waits for binding goroutines on stop.
-	bindingTimeout time.Duration
-	bindings       sync.WaitGroup
+	// bindings counts the binding goroutines, for a graceful stop.
+	bindings sync.WaitGroup
 
+	// observer, if set, is told about every attempt (see observer.go).
 	observer Observer
 
+	// rng breaks ties between equally scored nodes; rngMu guards it.
 	rngMu sync.Mutex
 	rng   *rand.Rand
 }
 
 // Options are what New needs beyond the informer factory.
 type Options struct {
-	Client   kubernetes.Interface
+	// Client writes pod conditions (plugins have their own, through Handle).
+	Client kubernetes.Interface
+	// Cache, Queue and Snapshot become the Scheduler's; the profiles'
+	// plugins must read the same Snapshot.
 	Cache    *cache.Cache
 	Queue    *queue.PriorityQueue
 	Snapshot *cache.Snapshot
+	// Profiles maps each schedulerName to its framework.
 	Profiles map[string]*framework.Framework
 	// PercentageOfNodesToScore is the global setting (0 = adaptive);
 	// ProfilePercentage holds per-profile overrides.
 	PercentageOfNodesToScore int32
 	ProfilePercentage        map[string]*int32
-	// BindingGracePeriod bounds how long Run lets in-flight binding cycles
-	// finish after its context is cancelled (default 30s).
-	BindingGracePeriod time.Duration
 	// Observer, if set, is told about every scheduling attempt.
 	Observer Observer
 	// Seed makes tie-breaking among equally scored nodes reproducible (0:
@@ -88,8 +93,9 @@ type Options struct {
 }
 
 // New builds a Scheduler and registers its event handlers on the factory's
-// pod and node informers. Start the factory after New.
-func New(factory informers.SharedInformerFactory, o Options) (*Scheduler, error) {
+// pod and node informers; they log with ctx's logger. Start the factory
+// after New.
+func New(ctx context.Context, factory informers.SharedInformerFactory, o Options) (*Scheduler, error) {
 	if len(o.Profiles) == 0 {
 		return nil, errors.New("at least one profile is required")
 	}
@@ -104,14 +110,11 @@ func New(factory informers.SharedInformerFactory, o Options) (*Scheduler, error)
 		snapshot:                 o.Snapshot,
 		client:                   o.Client,
 		podLister:                factory.Core().V1().Pods().Lister(),
+		logger:                   klog.FromContext(ctx),
 		percentageOfNodesToScore: o.PercentageOfNodesToScore,
 		profilePercentage:        o.ProfilePercentage,
-		bindingTimeout:           o.BindingGracePeriod,
 		observer:                 o.Observer,
 		rng:                      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-	}
-	if s.bindingTimeout == 0 {
-		s.bindingTimeout = 30 * time.Second
 	}
 	if err := s.addAllEventHandlers(factory); err != nil {
 		return nil, err
@@ -152,8 +155,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	go func() { s.bindings.Wait(); close(finished) }()
 	select {
 	case <-finished:
-	case <-time.After(s.bindingTimeout):
-		logger.Info("Binding cycles still running after the grace period; cancelling them", "gracePeriod", s.bindingTimeout)
+	case <-time.After(bindingGracePeriod):
+		logger.Info("Binding cycles still running after the grace period; cancelling them",
+			"gracePeriod", bindingGracePeriod)
 		cancelBindings()
 		<-finished
 	}

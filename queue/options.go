@@ -1,5 +1,5 @@
-// This file holds the options of New: the clock and the three durations that
-// shape backoff and the periodic flush.
+// This file holds the options of New: the clock and the two durations that
+// shape backoff.
 
 package queue
 
@@ -16,28 +16,22 @@ const (
 	DefaultPodInitialBackoffDuration = 1 * time.Second
 	// DefaultPodMaxBackoffDuration caps the doubling backoff.
 	DefaultPodMaxBackoffDuration = 10 * time.Second
-	// DefaultPodMaxInUnschedulablePodsDuration is how long a pod may wait
-	// among the unschedulable pods before the leftover flush retries it even
-	// though no event said it might fit.
-	DefaultPodMaxInUnschedulablePodsDuration = 5 * time.Minute
 )
 
 // Option configures New.
 type Option func(*options)
 
 type options struct {
-	clock                             clock.WithTicker
-	podInitialBackoffDuration         time.Duration
-	podMaxBackoffDuration             time.Duration
-	podMaxInUnschedulablePodsDuration time.Duration
+	clock                     clock.WithTicker
+	podInitialBackoffDuration time.Duration
+	podMaxBackoffDuration     time.Duration
 }
 
 func defaultOptions() options {
 	return options{
-		clock:                             clock.RealClock{},
-		podInitialBackoffDuration:         DefaultPodInitialBackoffDuration,
-		podMaxBackoffDuration:             DefaultPodMaxBackoffDuration,
-		podMaxInUnschedulablePodsDuration: DefaultPodMaxInUnschedulablePodsDuration,
+		clock:                     clock.RealClock{},
+		podInitialBackoffDuration: DefaultPodInitialBackoffDuration,
+		podMaxBackoffDuration:     DefaultPodMaxBackoffDuration,
 	}
 }
 
@@ -56,10 +50,4 @@ func WithPodInitialBackoffDuration(d time.Duration) Option {
 // WithPodMaxBackoffDuration caps the backoff (default 10s).
 func WithPodMaxBackoffDuration(d time.Duration) Option {
 	return func(o *options) { o.podMaxBackoffDuration = d }
-}
-
-// WithPodMaxInUnschedulablePodsDuration sets how long a pod may stay among
-// the unschedulable pods before the leftover flush retries it (default 5m).
-func WithPodMaxInUnschedulablePodsDuration(d time.Duration) Option {
-	return func(o *options) { o.podMaxInUnschedulablePodsDuration = d }
 }

@@ -63,10 +63,14 @@ var _ Profile = (*framework.Framework)(nil)
 // ErrClosed is returned by Pop once Close was called.
 var ErrClosed = errors.New("scheduling queue is closed")
 
-// How often Run flushes the backoff queue and the unschedulable leftovers.
+// How often Run flushes the backoff queue and the unschedulable leftovers,
+// and how long a pod may wait among the unschedulable pods before the
+// leftover flush retries it even though no event said it might fit; as in
+// kube-scheduler.
 const (
-	backoffFlushInterval       = 1 * time.Second
-	unschedulableFlushInterval = 30 * time.Second
+	backoffFlushInterval              = 1 * time.Second
+	unschedulableFlushInterval        = 30 * time.Second
+	podMaxInUnschedulablePodsDuration = 5 * time.Minute
 )
 
 // Location names where the queue holds a pod.
@@ -99,9 +103,6 @@ type PriorityQueue struct {
 	// doubles per attempt up to podMaxBackoffDuration.
 	podInitialBackoffDuration time.Duration
 	podMaxBackoffDuration     time.Duration
-	// podMaxInUnschedulablePodsDuration is how long a pod may wait among the
-	// unschedulable pods before the leftover flush retries it.
-	podMaxInUnschedulablePodsDuration time.Duration
 	// profiles maps spec.schedulerName to the profile that owns such pods.
 	profiles map[string]Profile
 
@@ -114,8 +115,6 @@ type PriorityQueue struct {
 	// inFlight tracks popped pods and the events seen while they are out.
 	inFlight *inFlightPods
 
-	// schedulingCycle counts Pops.
-	schedulingCycle int64
 	// closed is set by Close; Pop then returns ErrClosed.
 	closed bool
 }
@@ -129,23 +128,23 @@ func New(less framework.LessFunc, profiles map[string]Profile, opts ...Option) *
 		opt(&o)
 	}
 	p := &PriorityQueue{
-		clock:                             o.clock,
-		podInitialBackoffDuration:         o.podInitialBackoffDuration,
-		podMaxBackoffDuration:             o.podMaxBackoffDuration,
-		podMaxInUnschedulablePodsDuration: o.podMaxInUnschedulablePodsDuration,
-		profiles:                          profiles,
-		activeQ:                           newKeyedHeap(podKey, less),
-		unschedulablePods:                 newUnschedulablePods(),
-		inFlight:                          newInFlightPods(),
+		clock:                     o.clock,
+		podInitialBackoffDuration: o.podInitialBackoffDuration,
+		podMaxBackoffDuration:     o.podMaxBackoffDuration,
+		profiles:                  profiles,
+		activeQ:                   newKeyedHeap(uidKey, less),
+		unschedulablePods:         newUnschedulablePods(),
+		inFlight:                  newInFlightPods(),
 	}
-	p.backoffQ = newKeyedHeap(podKey, p.backoffLess)
+	p.backoffQ = newKeyedHeap(uidKey, p.backoffLess)
 	p.cond = sync.NewCond(&p.lock)
 	return p
 }
 
-// podKey keys pods by UID in every sub-queue: a pod deleted and re-created
-// under the same name is a different pod.
-func podKey(pInfo *framework.QueuedPodInfo) string { return string(pInfo.Pod.UID) }
+// uidKey keys pods by UID in every sub-queue: a pod deleted and re-created
+// under the same name is a different pod. (framework.PodKey, namespace/name,
+// is for messages.)
+func uidKey(pInfo *framework.QueuedPodInfo) string { return string(pInfo.Pod.UID) }
 
 // Run starts the two flush loops on the queue's clock (backoffQ every
 // second, the unschedulable leftovers every 30 seconds) and returns at once;
@@ -278,7 +277,7 @@ func (p *PriorityQueue) update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 			return
 		}
 		p.unschedulablePods.delete(newPod.UID)
-		if p.place(logger, pInfo, p.destination(pInfo, strategy), event.String(), false) == ActiveQ {
+		if p.requeue(logger, pInfo, strategy, event.String()) {
 			p.cond.Broadcast()
 		}
 		return
@@ -308,8 +307,8 @@ func (p *PriorityQueue) Delete(pod *v1.Pod) {
 }
 
 // Pop blocks until activeQ has a pod, removes the best one and returns it,
-// now in flight. It counts the attempt and the scheduling cycle. Once Close
-// was called it returns ErrClosed, even if pods remain.
+// now in flight, with its Attempts counted. Once Close was called it returns
+// ErrClosed, even if pods remain.
 func (p *PriorityQueue) Pop(logger klog.Logger) (*framework.QueuedPodInfo, error) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -321,27 +320,28 @@ func (p *PriorityQueue) Pop(logger klog.Logger) (*framework.QueuedPodInfo, error
 	}
 	pInfo, _ := p.activeQ.Pop()
 	pInfo.Attempts++
-	p.schedulingCycle++
 	p.inFlight.add(pInfo.Pod)
-	logger.V(4).Info("Popped pod", "pod", klog.KObj(pInfo.Pod), "attempts", pInfo.Attempts, "schedulingCycle", p.schedulingCycle)
+	logger.V(4).Info("Popped pod", "pod", klog.KObj(pInfo.Pod), "attempts", pInfo.Attempts)
 	return pInfo, nil
 }
 
-// Done ends the in-flight period of a popped pod: the scheduler calls it
-// when the pod's scheduling and binding attempt is over, whether the pod was
-// bound or put back with AddUnschedulableIfNotPresent. The events kept for
-// the pod are dropped.
+// Done ends the in-flight period of a popped pod and drops the events kept
+// for it. The scheduler calls it exactly once per Pop:
+//
+//   - when Permit has allowed the pod, before PreBind: from there on a
+//     failure is an error, which sends the pod to backoff whatever happened
+//     meanwhile, so the events are no longer needed (and a long PreBind or
+//     Bind does not keep them alive);
+//   - otherwise when the attempt ends earlier — the pod was skipped, or
+//     rejected or failed before Permit allowed it — after the failure
+//     handler has put it back with AddUnschedulableIfNotPresent, which needs
+//     the events to decide where it goes.
+//
+// Done on a pod that is not in flight does nothing.
 func (p *PriorityQueue) Done(uid types.UID) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	p.inFlight.done(uid)
-}
-
-// SchedulingCycle returns the number of pods popped so far.
-func (p *PriorityQueue) SchedulingCycle() int64 {
-	p.lock.Lock()
-	defer p.lock.Unlock()
-	return p.schedulingCycle
 }
 
 // Close wakes every blocked Pop with ErrClosed; later Pops fail at once.

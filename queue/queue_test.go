@@ -101,8 +101,8 @@ func TestPopCountsAttemptsAndTracksInFlight(t *testing.T) {
 	q.Add(logger, pod)
 
 	pInfo := mustPop(t, q, logger)
-	if pInfo.Attempts != 1 || q.SchedulingCycle() != 1 {
-		t.Errorf("after one Pop: attempts=%d cycle=%d, want 1 and 1", pInfo.Attempts, q.SchedulingCycle())
+	if pInfo.Attempts != 1 {
+		t.Errorf("after one Pop: attempts=%d, want 1", pInfo.Attempts)
 	}
 	if pInfo.InitialAttemptTimestamp == nil || !pInfo.InitialAttemptTimestamp.Equal(startTime) {
 		t.Errorf("InitialAttemptTimestamp = %v, want %v", pInfo.InitialAttemptTimestamp, startTime)
@@ -112,15 +112,15 @@ func TestPopCountsAttemptsAndTracksInFlight(t *testing.T) {
 	}
 
 	// Put it back with an error; once its backoff is over, it is popped again.
-	if err := q.AddUnschedulableIfNotPresent(logger, pInfo, q.SchedulingCycle()); err != nil {
+	if err := q.AddUnschedulableIfNotPresent(logger, pInfo); err != nil {
 		t.Fatal(err)
 	}
 	q.Done(pod.UID)
 	clk.Step(time.Second)
 	q.FlushBackoffQCompleted(logger)
 	pInfo = mustPop(t, q, logger)
-	if pInfo.Attempts != 2 || q.SchedulingCycle() != 2 {
-		t.Errorf("after two Pops: attempts=%d cycle=%d, want 2 and 2", pInfo.Attempts, q.SchedulingCycle())
+	if pInfo.Attempts != 2 {
+		t.Errorf("after two Pops: attempts=%d, want 2", pInfo.Attempts)
 	}
 	q.Done(pod.UID)
 	if got := q.Locate(pod.UID); got != NotQueued {
@@ -200,7 +200,7 @@ func TestBackoff(t *testing.T) {
 			pInfo := mustPop(t, q, logger)
 			pInfo.Attempts = tt.attempts
 			// No rejecting plugin: the attempt failed with an error.
-			if err := q.AddUnschedulableIfNotPresent(logger, pInfo, q.SchedulingCycle()); err != nil {
+			if err := q.AddUnschedulableIfNotPresent(logger, pInfo); err != nil {
 				t.Fatal(err)
 			}
 			q.Done(pod.UID)
@@ -403,7 +403,7 @@ func TestMoveAllToActiveOrBackoffQueue(t *testing.T) {
 			name:          "wildcard event moves every pod",
 			hints:         map[string][]framework.ClusterEventWithHint{fooPlugin: {on(framework.NodeAdd)}},
 			unschedulable: []string{fooPlugin},
-			event:         framework.ForceActivate,
+			event:         wildcard,
 			want:          BackoffQ,
 		},
 		{
@@ -664,11 +664,11 @@ func TestAddUnschedulableIfNotPresentErrors(t *testing.T) {
 	pod := makePod("p").Obj()
 	q.Add(logger, pod)
 	dup := framework.NewQueuedPodInfo(pod, startTime)
-	if err := q.AddUnschedulableIfNotPresent(logger, dup, 0); err == nil {
+	if err := q.AddUnschedulableIfNotPresent(logger, dup); err == nil {
 		t.Error("putting back a pod that is in activeQ: no error")
 	}
 	stray := framework.NewQueuedPodInfo(makePod("stray").SchedulerName("other").Obj(), startTime)
-	if err := q.AddUnschedulableIfNotPresent(logger, stray, 0); err == nil {
+	if err := q.AddUnschedulableIfNotPresent(logger, stray); err == nil {
 		t.Error("putting back a pod of no profile: no error")
 	}
 }
@@ -685,7 +685,7 @@ func TestInFlightEventsOnlyForTheirPods(t *testing.T) {
 	q.Update(logger, a, makePod("a").Req("1").Obj())
 	for _, pInfo := range []*framework.QueuedPodInfo{pa, pb} {
 		pInfo.UnschedulablePlugins.Insert(fooPlugin)
-		if err := q.AddUnschedulableIfNotPresent(logger, pInfo, q.SchedulingCycle()); err != nil {
+		if err := q.AddUnschedulableIfNotPresent(logger, pInfo); err != nil {
 			t.Fatal(err)
 		}
 		q.Done(pInfo.Pod.UID)

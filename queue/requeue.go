@@ -15,29 +15,41 @@ import (
 
 // AddUnschedulableIfNotPresent puts back a popped pod whose attempt failed.
 // The scheduler has set pInfo's UnschedulablePlugins and PendingPlugins from
-// the attempt (both empty if it failed with an error); it still calls Done
-// afterwards.
+// the attempt (both empty if it failed with an error). A failed pod takes
+// these steps, in order:
 //
-// PreEnqueue runs again first: a gated pod waits among the unschedulable
-// pods. Otherwise the pod goes to backoffQ (or activeQ, if its backoff is
-// already over) when it failed with an error or when an event seen during
-// its attempt is worth retrying it for; to activeQ at once when such an
-// event answered a Pending plugin; else among the unschedulable pods.
+//  1. Refused: a pod the queue already holds in a sub-queue, or a pod whose
+//     schedulerName has no profile, is an error.
+//  2. Dropped: a pod deleted during its attempt is not put back. A pod
+//     updated during its attempt is put back as its newest object.
+//  3. Stamped: its timestamp is set to now; its backoff counts from here.
+//  4. Gated: PreEnqueue runs again. A pod it gates goes among the
+//     unschedulable pods and waits for an event the gating plugin
+//     registered; steps 5 and 6 are skipped.
+//  5. Judged (strategyAfterAttempt): a pod that failed with an error is
+//     retried after backoff. A rejected pod is offered every event recorded
+//     while it was in flight: an event a Pending plugin says answers it
+//     retries it immediately, one a rejecting plugin says may help retries
+//     it after backoff, and with no such event it waits.
+//  6. Placed: after backoff means backoffQ while the backoff lasts and
+//     activeQ once it is over; immediately means activeQ; waiting means the
+//     unschedulable pods, until an event one of its rejecting plugins
+//     registered (or the five-minute leftover flush).
 //
-// A pod deleted during its attempt is dropped. If the pod itself was updated
-// during its attempt, the newest object is queued. podSchedulingCycle is
-// kept for kube-scheduler's signature; the in-flight log makes it unneeded.
-// It is an error to put back a pod the queue already holds.
-func (p *PriorityQueue) AddUnschedulableIfNotPresent(logger klog.Logger, pInfo *framework.QueuedPodInfo, podSchedulingCycle int64) error {
+// It does not end the pod's in-flight period: the scheduler calls Done after
+// it (see Done).
+func (p *PriorityQueue) AddUnschedulableIfNotPresent(logger klog.Logger, pInfo *framework.QueuedPodInfo) error {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	pod := pInfo.Pod
+	// 1. Refused.
 	if loc := p.locate(pod.UID); loc != NotQueued && loc != InFlight {
 		return fmt.Errorf("pod %v is already present in %s", klog.KObj(pod), loc)
 	}
 	if _, ok := p.profiles[pod.Spec.SchedulerName]; !ok {
 		return fmt.Errorf("pod %v names scheduler %q, which has no profile", klog.KObj(pod), pod.Spec.SchedulerName)
 	}
+	// 2. Dropped, or refreshed.
 	var events []inFlightEvent
 	if rec := p.inFlight.get(pod.UID); rec != nil {
 		if rec.deleted {
@@ -49,17 +61,27 @@ func (p *PriorityQueue) AddUnschedulableIfNotPresent(logger klog.Logger, pInfo *
 		}
 		events = p.inFlight.eventsFor(pod.UID)
 	}
+	// 3. Stamped.
 	pInfo.Timestamp = p.clock.Now()
-
+	// 4. Gated.
 	if !p.admit(logger, pInfo) {
 		p.unschedulablePods.add(pInfo)
 		return nil
 	}
+	// 5. Judged.
 	strategy := p.strategyAfterAttempt(logger, pInfo, events)
+	// 6. Placed. PreEnqueue has just run, so activeQ takes the pod directly.
 	dest := p.destination(pInfo, strategy)
-	logger.V(4).Info("Pod requeued after a failed attempt", "pod", klog.KObj(pInfo.Pod), "strategy", strategy, "queue", dest,
-		"unschedulablePlugins", pInfo.UnschedulablePlugins, "pendingPlugins", pInfo.PendingPlugins, "eventsDuringAttempt", len(events), "cycle", podSchedulingCycle)
-	if p.place(logger, pInfo, dest, "ScheduleAttemptFailure", true) == ActiveQ {
+	logger.V(4).Info("Pod requeued after a failed attempt", "pod", klog.KObj(pInfo.Pod), "strategy", strategy,
+		"queue", dest, "unschedulablePlugins", pInfo.UnschedulablePlugins, "pendingPlugins", pInfo.PendingPlugins,
+		"eventsDuringAttempt", len(events))
+	switch dest {
+	case UnschedulablePods:
+		p.unschedulablePods.add(pInfo)
+	case BackoffQ:
+		p.backoffQ.AddOrUpdate(pInfo)
+	case ActiveQ:
+		p.activeQ.AddOrUpdate(pInfo)
 		p.cond.Broadcast()
 	}
 	return nil
@@ -112,7 +134,7 @@ func (p *PriorityQueue) movePods(logger klog.Logger, pods []*framework.QueuedPod
 			continue
 		}
 		p.unschedulablePods.delete(pInfo.Pod.UID)
-		if p.place(logger, pInfo, p.destination(pInfo, strategy), event.String(), false) == ActiveQ {
+		if p.requeue(logger, pInfo, strategy, event.String()) {
 			activated = true
 		}
 	}
@@ -135,25 +157,18 @@ func (p *PriorityQueue) destination(pInfo *framework.QueuedPodInfo, strategy que
 	return ActiveQ
 }
 
-// place puts a pod that is in no sub-queue into dest. On the way to activeQ
-// it passes PreEnqueue, unless the caller has just run it (admitted); a pod
-// that is still gated lands among the unschedulable pods instead. place
-// returns where the pod landed; the caller broadcasts for ActiveQ.
-func (p *PriorityQueue) place(logger klog.Logger, pInfo *framework.QueuedPodInfo, dest Location, event string, admitted bool) Location {
-	switch dest {
-	case UnschedulablePods:
-		p.unschedulablePods.add(pInfo)
-		logger.V(4).Info("Pod moved to unschedulablePods", "pod", klog.KObj(pInfo.Pod), "event", event)
-	case BackoffQ:
+// requeue moves a pod that an event took out of the unschedulable pods
+// (strategy is not queueSkip) to where the strategy sends it: backoffQ while
+// it is backing off, else activeQ through PreEnqueue, which may gate it back
+// among the unschedulable pods. It reports whether the pod entered activeQ;
+// the caller broadcasts.
+func (p *PriorityQueue) requeue(logger klog.Logger, pInfo *framework.QueuedPodInfo, strategy queueingStrategy,
+	event string) bool {
+	if p.destination(pInfo, strategy) == BackoffQ {
 		p.backoffQ.AddOrUpdate(pInfo)
-		logger.V(4).Info("Pod moved to backoffQ", "pod", klog.KObj(pInfo.Pod), "event", event, "backoff", p.backoffDuration(pInfo))
-	case ActiveQ:
-		if admitted {
-			p.activeQ.AddOrUpdate(pInfo)
-			logger.V(4).Info("Pod moved to activeQ", "pod", klog.KObj(pInfo.Pod), "event", event)
-		} else if !p.moveToActiveQ(logger, pInfo, event) {
-			return UnschedulablePods
-		}
+		logger.V(4).Info("Pod moved to backoffQ", "pod", klog.KObj(pInfo.Pod), "event", event,
+			"backoff", p.backoffDuration(pInfo))
+		return false
 	}
-	return dest
+	return p.moveToActiveQ(logger, pInfo, event)
 }

@@ -61,12 +61,12 @@ func (p *PriorityQueue) FlushUnschedulablePodsLeftover(logger klog.Logger) {
 	now := p.clock.Now()
 	var stale []*framework.QueuedPodInfo
 	for _, pInfo := range p.unschedulablePods.pods {
-		if now.Sub(pInfo.Timestamp) > p.podMaxInUnschedulablePodsDuration {
+		if now.Sub(pInfo.Timestamp) > podMaxInUnschedulablePodsDuration {
 			stale = append(stale, pInfo)
 		}
 	}
 	if len(stale) > 0 {
-		logger.V(4).Info("Retrying pods that stayed unschedulable too long", "count", len(stale), "after", p.podMaxInUnschedulablePodsDuration)
+		logger.V(4).Info("Retrying pods that stayed unschedulable too long", "count", len(stale), "after", podMaxInUnschedulablePodsDuration)
 		p.movePods(logger, stale, framework.UnschedulableTimeout, nil, nil)
 	}
 }

@@ -130,7 +130,7 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (err error) {
 	}
 
 	log := NewAttemptLog()
-	sched, err := scheduler.New(ctx, cfg, r.RestConfig, scheduler.WithObserver(log.Record), scheduler.WithSeed(42))
+	svc, err := scheduler.New(ctx, cfg, r.RestConfig, scheduler.WithObserver(log.Record), scheduler.WithSeed(42))
 	if err != nil {
 		return fmt.Errorf("configuring the scheduler: %w", err)
 	}
@@ -138,7 +138,7 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (err error) {
 	// the scenario's story stays readable; -v 1 brings them back.
 	schedCtx, stop := context.WithCancel(klog.NewContext(ctx, klog.Background().V(1)))
 	done := make(chan error, 1)
-	go func() { done <- sched.Run(schedCtx) }()
+	go func() { done <- svc.Run(schedCtx) }()
 	defer func() {
 		stop()
 		if runErr := <-done; runErr != nil && err == nil {

@@ -1,7 +1,6 @@
-// Package scheduler turns a KubeSchedulerConfiguration into a running
-// minisched: it loads, defaults and validates the configuration, builds one
-// framework per profile, and wires clients, informers, events, the queue and
-// the cache into a minisched.Scheduler.
+// This file reads a KubeSchedulerConfiguration: strict decoding, defaults as
+// kube-scheduler's v1 defaulting, and validation whose errors name the field.
+
 package scheduler
 
 import (
@@ -16,6 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/minisched/minisched/minisched/framework"
 )
 
 // DefaultSchedulerName is the profile name used when none is given.
@@ -187,27 +188,22 @@ func Validate(cfg *configv1.KubeSchedulerConfiguration) error {
 	return errs.ToAggregate()
 }
 
-// validatePlugins rejects negative weights anywhere.
+// validatePlugins rejects an enabled plugin without a name and a negative
+// weight, at every extension point. Errors come in the order of
+// framework.PluginSets (multiPoint first, then as a pod meets the extension
+// points), so the same configuration always gives the same message.
 func validatePlugins(path *field.Path, p *configv1.Plugins) field.ErrorList {
 	var errs field.ErrorList
-	for name, set := range pluginSets(p) {
-		for j, pl := range set.Enabled {
+	for _, ps := range framework.PluginSets(p) {
+		for j, pl := range ps.Set.Enabled {
+			entry := path.Child(ps.Field, "enabled").Index(j)
 			if pl.Name == "" {
-				errs = append(errs, field.Required(path.Child(name, "enabled").Index(j).Child("name"), ""))
+				errs = append(errs, field.Required(entry.Child("name"), ""))
 			}
 			if pl.Weight != nil && *pl.Weight < 0 {
-				errs = append(errs, field.Invalid(path.Child(name, "enabled").Index(j).Child("weight"), *pl.Weight, "must be non-negative"))
+				errs = append(errs, field.Invalid(entry.Child("weight"), *pl.Weight, "must be non-negative"))
 			}
 		}
 	}
 	return errs
-}
-
-func pluginSets(p *configv1.Plugins) map[string]*configv1.PluginSet {
-	return map[string]*configv1.PluginSet{
-		"multiPoint": &p.MultiPoint, "preEnqueue": &p.PreEnqueue, "queueSort": &p.QueueSort,
-		"preFilter": &p.PreFilter, "filter": &p.Filter, "postFilter": &p.PostFilter,
-		"preScore": &p.PreScore, "score": &p.Score, "reserve": &p.Reserve, "permit": &p.Permit,
-		"preBind": &p.PreBind, "bind": &p.Bind, "postBind": &p.PostBind,
-	}
 }

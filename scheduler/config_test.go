@@ -280,3 +280,50 @@ func TestMergePluginSet(t *testing.T) {
 		})
 	}
 }
+
+// TestPluginErrorsInStableOrder: errors about several extension points come
+// in framework.PluginSets' order, the same on every run (they used to follow
+// a map's random order).
+func TestPluginErrorsInStableOrder(t *testing.T) {
+	doc := header + `profiles:
+- schedulerName: a
+  plugins:
+    multiPoint:
+      enabled:
+      - name: ImageLocality
+        weight: -1
+    filter:
+      enabled:
+      - name: ""
+    score:
+      enabled:
+      - name: NodeNumber
+        weight: -2
+    permit:
+      enabled:
+      - name: ""
+`
+	want := []string{
+		"profiles[0].plugins.multiPoint.enabled[11].weight", // ImageLocality replaced in place
+		"profiles[0].plugins.filter.enabled[0].name",
+		"profiles[0].plugins.score.enabled[0].weight",
+		"profiles[0].plugins.permit.enabled[0].name",
+	}
+	for run := range 20 {
+		_, err := DecodeConfig([]byte(doc))
+		if err == nil {
+			t.Fatal("DecodeConfig accepted negative weights and unnamed plugins")
+		}
+		msg, last := err.Error(), -1
+		for _, field := range want {
+			i := strings.Index(msg, field)
+			if i < 0 {
+				t.Fatalf("run %d: error %q does not name %s", run, msg, field)
+			}
+			if i < last {
+				t.Fatalf("run %d: %s is out of order in %q", run, field, msg)
+			}
+			last = i
+		}
+	}
+}

@@ -2,11 +2,12 @@ package scheduler
 
 import (
 	"fmt"
-	"sort"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/minisched/minisched/minisched/framework"
 )
 
 // DefaultPlugins is the default profile: kube-scheduler v1.37's default
@@ -54,17 +55,12 @@ var unsupportedPlugins = map[string]string{
 // validateSupported rejects enabling a plugin minisched does not have yet.
 func validateSupported(path *field.Path, p *configv1.Plugins) field.ErrorList {
 	var errs field.ErrorList
-	points := pluginSets(p)
-	names := make([]string, 0, len(points))
-	for n := range points {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, point := range names {
-		for j, pl := range points[point].Enabled {
+	for _, ps := range framework.PluginSets(p) {
+		for j, pl := range ps.Set.Enabled {
 			if why, ok := unsupportedPlugins[pl.Name]; ok {
-				errs = append(errs, field.Invalid(path.Child(point, "enabled").Index(j).Child("name"), pl.Name,
-					fmt.Sprintf("minisched does not implement %s: %s (supported: see README); disable it instead", pl.Name, why)))
+				errs = append(errs, field.Invalid(path.Child(ps.Field, "enabled").Index(j).Child("name"), pl.Name,
+					fmt.Sprintf("minisched does not implement %s: %s (supported: see README); disable it instead",
+						pl.Name, why)))
 			}
 		}
 	}
@@ -85,9 +81,9 @@ func mergePlugins(defaults, custom *configv1.Plugins) *configv1.Plugins {
 		return defaults
 	}
 	out := custom.DeepCopy()
-	d, o := pluginSets(defaults), pluginSets(out)
-	for name, set := range o {
-		*set = mergePluginSet(*d[name], *set)
+	d, o := framework.PluginSets(defaults), framework.PluginSets(out)
+	for i := range o {
+		*o[i].Set = mergePluginSet(*d[i].Set, *o[i].Set)
 	}
 	return out
 }

@@ -3,6 +3,8 @@ package framework
 import (
 	"errors"
 	"sync"
+
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // ErrNotFound is returned by CycleState.Read for a key nobody wrote.
@@ -33,8 +35,8 @@ type CycleState struct {
 	// SkipFilterPlugins and SkipScorePlugins hold the plugins whose PreFilter
 	// or PreScore returned Skip: their Filter or Score is not called in this
 	// cycle. Only the runtime writes them, before the parallel phase starts.
-	SkipFilterPlugins map[string]struct{}
-	SkipScorePlugins  map[string]struct{}
+	SkipFilterPlugins sets.Set[string]
+	SkipScorePlugins  sets.Set[string]
 }
 
 // NewCycleState returns an empty CycleState.
@@ -77,18 +79,11 @@ func (c *CycleState) Clone() *CycleState {
 	for k, v := range c.storage {
 		out.storage[k] = v.Clone()
 	}
-	out.SkipFilterPlugins = cloneSet(c.SkipFilterPlugins)
-	out.SkipScorePlugins = cloneSet(c.SkipScorePlugins)
-	return out
-}
-
-func cloneSet(in map[string]struct{}) map[string]struct{} {
-	if in == nil {
-		return nil
+	if c.SkipFilterPlugins != nil {
+		out.SkipFilterPlugins = c.SkipFilterPlugins.Clone()
 	}
-	out := make(map[string]struct{}, len(in))
-	for k := range in {
-		out[k] = struct{}{}
+	if c.SkipScorePlugins != nil {
+		out.SkipScorePlugins = c.SkipScorePlugins.Clone()
 	}
 	return out
 }

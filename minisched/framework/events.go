@@ -122,7 +122,6 @@ var (
 	AssignedPodAdd       = ClusterEvent{Resource: Pod, ActionType: Add, Label: "AssignedPodAdd"}
 	AssignedPodDelete    = ClusterEvent{Resource: Pod, ActionType: Delete, Label: "AssignedPodDelete"}
 	UnschedulableTimeout = ClusterEvent{Resource: WildCard, ActionType: All, Label: "UnschedulableTimeout"}
-	ForceActivate        = ClusterEvent{Resource: WildCard, ActionType: All, Label: "ForceActivate"}
 )
 
 // QueueingHint is a plugin's verdict on whether an event may make a pod it

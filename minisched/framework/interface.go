@@ -19,9 +19,20 @@ import (
 //	binding:    (WaitOnPermit) → PreBind → Bind → PostBind
 //	on failure after Reserve: Unreserve, in reverse order
 //
-// A plugin implements any subset. Plugins read the cluster only through the
-// NodeInfos and the snapshot lister they are handed, never from informers or
-// the apiserver during a cycle, and never mutate the objects they are given.
+// A plugin implements any subset. What a plugin may read during a cycle:
+//
+//   - nodes and the pods on them only through the NodeInfos and the snapshot
+//     lister it is handed (Handle.SnapshotSharedLister), never from the
+//     cache, an informer or the apiserver: the snapshot is what the cycle
+//     decides on, with the assumed pods counted;
+//   - other objects (namespaces for a namespaceSelector, the services and
+//     replica sets that own a pod, for default spreading) from listers of
+//     Handle.SharedInformerFactory, asked for when the plugin is built;
+//     InterPodAffinity and PodTopologySpread do so, as upstream;
+//   - nothing from the apiserver: a Bind or PreBind plugin writes to it, it
+//     never reads cluster state from it.
+//
+// A plugin never mutates the objects it is given, nor those of a lister.
 
 // Plugin is what every plugin is: something with a unique name.
 type Plugin interface {
@@ -233,8 +244,8 @@ type Handle interface {
 	// SnapshotSharedLister is the snapshot of the current cycle. It is the
 	// same object every cycle, refreshed before PreFilter.
 	SnapshotSharedLister() SharedLister
-	// ClientSet talks to the apiserver (for Bind and the like, not for
-	// reading cluster state during Filter/Score).
+	// ClientSet talks to the apiserver, for writing (Bind and the like),
+	// not for reading cluster state during a cycle.
 	ClientSet() kubernetes.Interface
 	// EventRecorder records events as this profile's scheduler.
 	EventRecorder() events.EventRecorder

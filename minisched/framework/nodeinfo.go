@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // generation is a process-wide counter. Every change to any NodeInfo takes a
@@ -216,7 +217,7 @@ type ProtocolPort struct {
 }
 
 // HostPortInfo records host ports in use: host IP → protocol/port set.
-type HostPortInfo map[string]map[ProtocolPort]struct{}
+type HostPortInfo map[string]sets.Set[ProtocolPort]
 
 // sanitize applies kube-scheduler's defaults: an empty IP is 0.0.0.0 and an
 // empty protocol is TCP.
@@ -234,16 +235,16 @@ func sanitize(ip, protocol string) (string, string) {
 func (h HostPortInfo) Add(ip, protocol string, port int32) {
 	ip, protocol = sanitize(ip, protocol)
 	if h[ip] == nil {
-		h[ip] = map[ProtocolPort]struct{}{}
+		h[ip] = sets.New[ProtocolPort]()
 	}
-	h[ip][ProtocolPort{Protocol: protocol, Port: port}] = struct{}{}
+	h[ip].Insert(ProtocolPort{Protocol: protocol, Port: port})
 }
 
 // Remove frees ip/protocol/port.
 func (h HostPortInfo) Remove(ip, protocol string, port int32) {
 	ip, protocol = sanitize(ip, protocol)
 	if m, ok := h[ip]; ok {
-		delete(m, ProtocolPort{Protocol: protocol, Port: port})
+		m.Delete(ProtocolPort{Protocol: protocol, Port: port})
 		if len(m) == 0 {
 			delete(h, ip)
 		}
@@ -261,14 +262,14 @@ func (h HostPortInfo) CheckConflict(ip, protocol string, port int32) bool {
 	pp := ProtocolPort{Protocol: protocol, Port: port}
 	if ip == DefaultBindAllHostIP {
 		for _, m := range h {
-			if _, ok := m[pp]; ok {
+			if m.Has(pp) {
 				return true
 			}
 		}
 		return false
 	}
 	for _, key := range []string{ip, DefaultBindAllHostIP} {
-		if _, ok := h[key][pp]; ok {
+		if h[key].Has(pp) {
 			return true
 		}
 	}
@@ -279,11 +280,7 @@ func (h HostPortInfo) CheckConflict(ip, protocol string, port int32) bool {
 func (h HostPortInfo) Clone() HostPortInfo {
 	out := make(HostPortInfo, len(h))
 	for ip, m := range h {
-		c := make(map[ProtocolPort]struct{}, len(m))
-		for k := range m {
-			c[k] = struct{}{}
-		}
-		out[ip] = c
+		out[ip] = m.Clone()
 	}
 	return out
 }

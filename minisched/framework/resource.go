@@ -56,14 +56,6 @@ func (r *Resource) AddScalar(name v1.ResourceName, quantity int64) {
 	r.ScalarResources[name] += quantity
 }
 
-// SetScalar sets an extended resource.
-func (r *Resource) SetScalar(name v1.ResourceName, quantity int64) {
-	if r.ScalarResources == nil {
-		r.ScalarResources = map[v1.ResourceName]int64{}
-	}
-	r.ScalarResources[name] = quantity
-}
-
 // AddResource adds another Resource; with sign -1 it subtracts.
 func (r *Resource) AddResource(o *Resource, sign int64) {
 	r.MilliCPU += sign * o.MilliCPU

@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -81,49 +82,95 @@ func WithParallelism(n int) Option {
 // WithClock sets the clock behind Permit timeouts (a fake one in tests).
 func WithClock(c clock.WithDelayedExecution) Option { return func(f *Framework) { f.clock = c } }
 
-// extensionPoint ties one configured PluginSet to the interface it needs and
-// the list it fills.
+// extensionPoint is one row of the extension-point table: the configured
+// PluginSet of one extension point, how to tell whether a plugin implements
+// it, and the Framework's list of its plugins.
 type extensionPoint struct {
-	name       string
-	set        *configv1.PluginSet
+	// name is the extension point's name ("PreFilter"); in a configuration
+	// its field is the same in lowerCamelCase ("preFilter").
+	name string
+	// set is the profile's PluginSet for this extension point.
+	set *configv1.PluginSet
+	// rejects says plugins here can reject a pod, so they register the
+	// events that may undo a rejection (their queueing hints).
+	rejects bool
+	// implements reports whether a plugin implements the interface.
 	implements func(Plugin) bool
-	add        func(Plugin)
+	// add appends a plugin to the Framework's list; enabled lists it.
+	add     func(Plugin)
+	enabled func() []Plugin
 }
 
+// canReject marks the extension points whose plugins can reject a pod.
+const canReject = true
+
+// extensionPoints is the table of extension points, in the order a pod
+// meets them, each tied to its PluginSet in p and its list in f. It is the
+// one list of extension points: building a framework, collecting queueing
+// hints, listing plugins and validating a configuration all walk it.
 func (f *Framework) extensionPoints(p *configv1.Plugins) []extensionPoint {
 	return []extensionPoint{
-		{"PreEnqueue", &p.PreEnqueue, is[PreEnqueuePlugin], func(pl Plugin) { f.preEnqueuePlugins = append(f.preEnqueuePlugins, pl.(PreEnqueuePlugin)) }},
-		{"QueueSort", &p.QueueSort, is[QueueSortPlugin], func(pl Plugin) { f.queueSortPlugins = append(f.queueSortPlugins, pl.(QueueSortPlugin)) }},
-		{"PreFilter", &p.PreFilter, is[PreFilterPlugin], func(pl Plugin) { f.preFilterPlugins = append(f.preFilterPlugins, pl.(PreFilterPlugin)) }},
-		{"Filter", &p.Filter, is[FilterPlugin], func(pl Plugin) { f.filterPlugins = append(f.filterPlugins, pl.(FilterPlugin)) }},
-		{"PostFilter", &p.PostFilter, is[PostFilterPlugin], func(pl Plugin) { f.postFilterPlugins = append(f.postFilterPlugins, pl.(PostFilterPlugin)) }},
-		{"PreScore", &p.PreScore, is[PreScorePlugin], func(pl Plugin) { f.preScorePlugins = append(f.preScorePlugins, pl.(PreScorePlugin)) }},
-		{"Score", &p.Score, is[ScorePlugin], func(pl Plugin) { f.scorePlugins = append(f.scorePlugins, pl.(ScorePlugin)) }},
-		{"Reserve", &p.Reserve, is[ReservePlugin], func(pl Plugin) { f.reservePlugins = append(f.reservePlugins, pl.(ReservePlugin)) }},
-		{"Permit", &p.Permit, is[PermitPlugin], func(pl Plugin) { f.permitPlugins = append(f.permitPlugins, pl.(PermitPlugin)) }},
-		{"PreBind", &p.PreBind, is[PreBindPlugin], func(pl Plugin) { f.preBindPlugins = append(f.preBindPlugins, pl.(PreBindPlugin)) }},
-		{"Bind", &p.Bind, is[BindPlugin], func(pl Plugin) { f.bindPlugins = append(f.bindPlugins, pl.(BindPlugin)) }},
-		{"PostBind", &p.PostBind, is[PostBindPlugin], func(pl Plugin) { f.postBindPlugins = append(f.postBindPlugins, pl.(PostBindPlugin)) }},
+		point("PreEnqueue", &p.PreEnqueue, &f.preEnqueuePlugins, canReject),
+		point("QueueSort", &p.QueueSort, &f.queueSortPlugins, false),
+		point("PreFilter", &p.PreFilter, &f.preFilterPlugins, canReject),
+		point("Filter", &p.Filter, &f.filterPlugins, canReject),
+		point("PostFilter", &p.PostFilter, &f.postFilterPlugins, false),
+		point("PreScore", &p.PreScore, &f.preScorePlugins, false),
+		point("Score", &p.Score, &f.scorePlugins, false),
+		point("Reserve", &p.Reserve, &f.reservePlugins, canReject),
+		point("Permit", &p.Permit, &f.permitPlugins, canReject),
+		point("PreBind", &p.PreBind, &f.preBindPlugins, false),
+		point("Bind", &p.Bind, &f.bindPlugins, false),
+		point("PostBind", &p.PostBind, &f.postBindPlugins, false),
 	}
 }
 
-func is[T any](pl Plugin) bool { _, ok := pl.(T); return ok }
+// point makes a row of the table for plugins of interface T kept in list.
+func point[T Plugin](name string, set *configv1.PluginSet, list *[]T, rejects bool) extensionPoint {
+	return extensionPoint{
+		name:       name,
+		set:        set,
+		rejects:    rejects,
+		implements: func(pl Plugin) bool { _, ok := pl.(T); return ok },
+		add:        func(pl Plugin) { *list = append(*list, pl.(T)) },
+		enabled: func() []Plugin {
+			out := make([]Plugin, len(*list))
+			for i, pl := range *list {
+				out[i] = pl
+			}
+			return out
+		},
+	}
+}
+
+// NamedPluginSet is one PluginSet of a configuration's plugins with the name
+// of its field there ("multiPoint", "preFilter" ...).
+type NamedPluginSet struct {
+	Field string
+	Set   *configv1.PluginSet
+}
+
+// PluginSets lists the PluginSets of p: multiPoint first, then one per
+// extension point in the order a pod meets them. Configuration defaulting
+// and validation walk it, so they cover the same extension points as the
+// framework.
+func PluginSets(p *configv1.Plugins) []NamedPluginSet {
+	out := []NamedPluginSet{{Field: "multiPoint", Set: &p.MultiPoint}}
+	for _, e := range (&Framework{}).extensionPoints(p) {
+		out = append(out, NamedPluginSet{Field: strings.ToLower(e.name[:1]) + e.name[1:], Set: e.set})
+	}
+	return out
+}
 
 // NewFramework builds the runtime of one profile. The profile's Plugins must
 // already be merged with the defaults (package scheduler does that, with
-// kube-scheduler's rules); NewFramework instantiates every plugin named
-// anywhere, fills each extension point, then expands multiPoint:
-//
-//   - a plugin enabled at a specific extension point keeps that place and
-//     overrides its multiPoint entry there;
-//   - a plugin disabled at an extension point (or "*") is not expanded there;
-//   - the order is: overridden multiPoint plugins (in the specific extension
-//     point's order), then the other multiPoint plugins (in multiPoint's
-//     order), then the remaining specific ones.
-//
+// kube-scheduler's rules). NewFramework instantiates every plugin named
+// anywhere, checks each extension point's enabled list, then expands
+// multiPoint into the extension points (expandMultiPoint states the rules).
 // Score weights come from the Score entry if there is one, else from
 // multiPoint; 0 means 1.
-func NewFramework(ctx context.Context, r Registry, profile *configv1.KubeSchedulerProfile, opts ...Option) (*Framework, error) {
+func NewFramework(ctx context.Context, r Registry, profile *configv1.KubeSchedulerProfile,
+	opts ...Option) (*Framework, error) {
 	f := &Framework{
 		profileName:   deref(profile.SchedulerName),
 		scoreWeights:  map[string]int64{},
@@ -150,17 +197,18 @@ func NewFramework(ctx context.Context, r Registry, profile *configv1.KubeSchedul
 		args[pc.Name] = &pc.Args
 	}
 
-	// Instantiate every plugin that is enabled somewhere.
+	// Instantiate every plugin that is enabled somewhere, multiPoint included.
 	needed := sets.New[string]()
-	for _, e := range append(f.extensionPoints(plugins), extensionPoint{set: &plugins.MultiPoint}) {
-		for _, p := range e.set.Enabled {
+	for _, ps := range PluginSets(plugins) {
+		for _, p := range ps.Set.Enabled {
 			needed.Insert(p.Name)
 		}
 	}
 	for _, name := range sets.List(needed) {
 		factory, ok := r[name]
 		if !ok {
-			return nil, fmt.Errorf("profile %q: unknown plugin %q (known plugins: %s)", f.profileName, name, strings.Join(r.Names(), ", "))
+			return nil, fmt.Errorf("profile %q: unknown plugin %q (known plugins: %s)",
+				f.profileName, name, strings.Join(r.Names(), ", "))
 		}
 		pl, err := factory(ctx, args[name], f)
 		if err != nil {
@@ -173,9 +221,9 @@ func NewFramework(ctx context.Context, r Registry, profile *configv1.KubeSchedul
 	for _, e := range points {
 		seen := sets.New[string]()
 		for _, p := range e.set.Enabled {
-			pl := f.pluginsMap[p.Name]
-			if !e.implements(pl) {
-				return nil, fmt.Errorf("profile %q: plugin %q is enabled at %s but does not implement the %s extension point", f.profileName, p.Name, e.name, e.name)
+			if !e.implements(f.pluginsMap[p.Name]) {
+				return nil, fmt.Errorf("profile %q: plugin %q is enabled at %s but does not implement the %s extension point",
+					f.profileName, p.Name, e.name, e.name)
 			}
 			if seen.Has(p.Name) {
 				return nil, fmt.Errorf("profile %q: plugin %q is enabled twice at %s", f.profileName, p.Name, e.name)
@@ -183,73 +231,77 @@ func NewFramework(ctx context.Context, r Registry, profile *configv1.KubeSchedul
 			seen.Insert(p.Name)
 		}
 	}
-	if err := f.expandMultiPoint(points, plugins); err != nil {
+	if err := f.expandMultiPoint(points, plugins.MultiPoint.Enabled); err != nil {
 		return nil, err
 	}
 
 	if len(f.queueSortPlugins) != 1 {
-		return nil, fmt.Errorf("profile %q: exactly one QueueSort plugin is required, got %d", f.profileName, len(f.queueSortPlugins))
+		return nil, fmt.Errorf("profile %q: exactly one QueueSort plugin is required, got %d",
+			f.profileName, len(f.queueSortPlugins))
 	}
 	if len(f.bindPlugins) == 0 {
 		return nil, fmt.Errorf("profile %q: at least one Bind plugin is required", f.profileName)
 	}
-	if err := f.setScoreWeights(append(append([]configv1.Plugin(nil), plugins.Score.Enabled...), plugins.MultiPoint.Enabled...)); err != nil {
+	if err := f.setScoreWeights(append(slices.Clone(plugins.Score.Enabled), plugins.MultiPoint.Enabled...)); err != nil {
 		return nil, err
 	}
-	if err := f.collectQueueingHints(ctx); err != nil {
+	if err := f.collectQueueingHints(ctx, points); err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
-// expandMultiPoint places each multiPoint plugin at every extension point it
-// implements, honouring specific entries and disabled lists.
-func (f *Framework) expandMultiPoint(points []extensionPoint, plugins *configv1.Plugins) error {
+// expandMultiPoint fills each extension point's list from its own enabled
+// plugins and the multiPoint plugins that implement it, with kube-scheduler's
+// rules (each is applied where it is marked below).
+func (f *Framework) expandMultiPoint(points []extensionPoint, multiPoint []configv1.Plugin) error {
 	for _, e := range points {
 		enabled := make([]string, 0, len(e.set.Enabled))
 		for _, p := range e.set.Enabled {
 			enabled = append(enabled, p.Name)
 		}
-		enabledSet := sets.New(enabled...)
-		disabled := sets.New[string]()
+		enabledHere := sets.New(enabled...)
+		disabledHere := sets.New[string]()
 		for _, p := range e.set.Disabled {
-			disabled.Insert(p.Name)
+			disabledHere.Insert(p.Name)
 		}
-		var multi []string
+
+		var expanded []string // multiPoint plugins placed here by expansion
 		overridden := sets.New[string]()
-		if !disabled.Has("*") {
-			multiSet := sets.New[string]()
-			for _, p := range plugins.MultiPoint.Enabled {
-				pl := f.pluginsMap[p.Name]
-				if !e.implements(pl) || disabled.Has(p.Name) {
+		// Rule 1: "*" disabled at an extension point stops all expansion there.
+		if !disabledHere.Has("*") {
+			for _, p := range multiPoint {
+				// Rule 2: a plugin is expanded only to the extension points it
+				// implements, and not where it is disabled by name.
+				if !e.implements(f.pluginsMap[p.Name]) || disabledHere.Has(p.Name) {
 					continue
 				}
-				if enabledSet.Has(p.Name) {
+				// Rule 3: a plugin also enabled at this extension point keeps
+				// that specific entry, which overrides its multiPoint one.
+				if enabledHere.Has(p.Name) {
 					overridden.Insert(p.Name)
 					continue
 				}
-				if multiSet.Has(p.Name) {
+				if slices.Contains(expanded, p.Name) {
 					return fmt.Errorf("profile %q: plugin %q is enabled twice in multiPoint", f.profileName, p.Name)
 				}
-				multiSet.Insert(p.Name)
-				multi = append(multi, p.Name)
+				expanded = append(expanded, p.Name)
 			}
 		}
-		// Overridden plugins keep the order of the specific extension point.
-		var overrides []string
+
+		// Rule 4, the order: overridden plugins first (in this extension
+		// point's order), then the other multiPoint plugins (in multiPoint's
+		// order), then the remaining plugins enabled here.
+		var order []string
 		for _, name := range enabled {
 			if overridden.Has(name) {
-				overrides = append(overrides, name)
+				order = append(order, name)
 			}
 		}
-		order := make([]string, 0, len(enabled)+len(multi))
-		placed := sets.New[string]()
-		for _, group := range [][]string{overrides, multi, enabled} {
-			for _, name := range group {
-				if !placed.Has(name) {
-					placed.Insert(name)
-					order = append(order, name)
-				}
+		order = append(order, expanded...)
+		for _, name := range enabled {
+			if !overridden.Has(name) {
+				order = append(order, name)
 			}
 		}
 		for _, name := range order {
@@ -259,11 +311,12 @@ func (f *Framework) expandMultiPoint(points []extensionPoint, plugins *configv1.
 	return nil
 }
 
+// setScoreWeights records each Score plugin's weight; entries lists the
+// Score entries before the multiPoint ones, so a Score entry wins.
 func (f *Framework) setScoreWeights(entries []configv1.Plugin) error {
 	var total int64
 	for _, p := range entries {
-		pl := f.pluginsMap[p.Name]
-		if !is[ScorePlugin](pl) {
+		if _, ok := f.pluginsMap[p.Name].(ScorePlugin); !ok {
 			continue
 		}
 		if _, ok := f.scoreWeights[p.Name]; ok {
@@ -287,37 +340,28 @@ func (f *Framework) setScoreWeights(entries []configv1.Plugin) error {
 
 // collectQueueingHints asks every plugin that can reject a pod which events
 // may undo that. A rejecting plugin without EnqueueExtensions gets every event.
-func (f *Framework) collectQueueingHints(ctx context.Context) error {
-	var rejecting []Plugin
-	for _, pl := range f.preEnqueuePlugins {
-		rejecting = append(rejecting, pl)
-	}
-	for _, pl := range f.preFilterPlugins {
-		rejecting = append(rejecting, pl)
-	}
-	for _, pl := range f.filterPlugins {
-		rejecting = append(rejecting, pl)
-	}
-	for _, pl := range f.reservePlugins {
-		rejecting = append(rejecting, pl)
-	}
-	for _, pl := range f.permitPlugins {
-		rejecting = append(rejecting, pl)
-	}
-	for _, pl := range rejecting {
-		if _, done := f.queueingHints[pl.Name()]; done {
+func (f *Framework) collectQueueingHints(ctx context.Context, points []extensionPoint) error {
+	for _, e := range points {
+		if !e.rejects {
 			continue
 		}
-		ext, ok := pl.(EnqueueExtensions)
-		if !ok {
-			f.queueingHints[pl.Name()] = []ClusterEventWithHint{{Event: ClusterEvent{Resource: WildCard, ActionType: All, Label: "WildCard"}}}
-			continue
+		for _, pl := range e.enabled() {
+			if _, done := f.queueingHints[pl.Name()]; done {
+				continue
+			}
+			ext, ok := pl.(EnqueueExtensions)
+			if !ok {
+				f.queueingHints[pl.Name()] = []ClusterEventWithHint{
+					{Event: ClusterEvent{Resource: WildCard, ActionType: All, Label: "WildCard"}},
+				}
+				continue
+			}
+			evs, err := ext.EventsToRegister(ctx)
+			if err != nil {
+				return fmt.Errorf("profile %q: plugin %q: EventsToRegister: %w", f.profileName, pl.Name(), err)
+			}
+			f.queueingHints[pl.Name()] = evs
 		}
-		evs, err := ext.EventsToRegister(ctx)
-		if err != nil {
-			return fmt.Errorf("profile %q: plugin %q: EventsToRegister: %w", f.profileName, pl.Name(), err)
-		}
-		f.queueingHints[pl.Name()] = evs
 	}
 	return nil
 }
@@ -338,9 +382,6 @@ func (f *Framework) QueueSortFunc() LessFunc { return f.queueSortPlugins[0].Less
 // QueueSortPluginName names the QueueSort plugin (profiles must agree on it).
 func (f *Framework) QueueSortPluginName() string { return f.queueSortPlugins[0].Name() }
 
-// PreEnqueuePlugins returns the PreEnqueue plugins, in order.
-func (f *Framework) PreEnqueuePlugins() []PreEnqueuePlugin { return f.preEnqueuePlugins }
-
 // QueueingHints returns, per rejecting plugin, the events it registered.
 func (f *Framework) QueueingHints() map[string][]ClusterEventWithHint { return f.queueingHints }
 
@@ -360,46 +401,10 @@ func (f *Framework) ScoreWeight(name string) int64 { return f.scoreWeights[name]
 // printing the effective configuration.
 func (f *Framework) ListPlugins() map[string][]string {
 	out := map[string][]string{}
-	add := func(point string, pls ...Plugin) {
-		for _, pl := range pls {
-			out[point] = append(out[point], pl.Name())
+	for _, e := range f.extensionPoints(&configv1.Plugins{}) {
+		for _, pl := range e.enabled() {
+			out[e.name] = append(out[e.name], pl.Name())
 		}
-	}
-	for _, pl := range f.preEnqueuePlugins {
-		add("PreEnqueue", pl)
-	}
-	for _, pl := range f.queueSortPlugins {
-		add("QueueSort", pl)
-	}
-	for _, pl := range f.preFilterPlugins {
-		add("PreFilter", pl)
-	}
-	for _, pl := range f.filterPlugins {
-		add("Filter", pl)
-	}
-	for _, pl := range f.postFilterPlugins {
-		add("PostFilter", pl)
-	}
-	for _, pl := range f.preScorePlugins {
-		add("PreScore", pl)
-	}
-	for _, pl := range f.scorePlugins {
-		add("Score", pl)
-	}
-	for _, pl := range f.reservePlugins {
-		add("Reserve", pl)
-	}
-	for _, pl := range f.permitPlugins {
-		add("Permit", pl)
-	}
-	for _, pl := range f.preBindPlugins {
-		add("PreBind", pl)
-	}
-	for _, pl := range f.bindPlugins {
-		add("Bind", pl)
-	}
-	for _, pl := range f.postBindPlugins {
-		add("PostBind", pl)
 	}
 	return out
 }
@@ -467,11 +472,11 @@ func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) *Stat
 func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) (*PreFilterResult, *Status, sets.Set[string]) {
 	var result *PreFilterResult
 	var narrowing []string
-	skip := map[string]struct{}{}
+	skip := sets.New[string]()
 	for _, pl := range f.preFilterPlugins {
 		r, s := pl.PreFilter(ctx, state, pod, nodes)
 		if s.IsSkip() {
-			skip[pl.Name()] = struct{}{}
+			skip.Insert(pl.Name())
 			continue
 		}
 		if !s.IsSuccess() {
@@ -502,7 +507,7 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 // is the node's verdict. A code other than the rejection codes becomes Error.
 func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status {
 	for _, pl := range f.filterPlugins {
-		if _, skip := state.SkipFilterPlugins[pl.Name()]; skip {
+		if state.SkipFilterPlugins.Has(pl.Name()) {
 			continue
 		}
 		s := pl.Filter(ctx, state, pod, nodeInfo)
@@ -609,11 +614,11 @@ func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *CycleState,
 // returning Skip are recorded in state.SkipScorePlugins; any other
 // non-success status is an Error.
 func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) *Status {
-	skip := map[string]struct{}{}
+	skip := sets.New[string]()
 	for _, pl := range f.preScorePlugins {
 		s := pl.PreScore(ctx, state, pod, nodes)
 		if s.IsSkip() {
-			skip[pl.Name()] = struct{}{}
+			skip.Insert(pl.Name())
 			continue
 		}
 		if !s.IsSuccess() {
@@ -631,7 +636,7 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, p
 func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) ([]NodePluginScores, *Status) {
 	var active []ScorePlugin
 	for _, pl := range f.scorePlugins {
-		if _, skip := state.SkipScorePlugins[pl.Name()]; !skip {
+		if !state.SkipScorePlugins.Has(pl.Name()) {
 			active = append(active, pl)
 		}
 	}

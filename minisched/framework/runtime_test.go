@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/sets"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -140,44 +139,26 @@ func TestFilterStopsAtFirstFailure(t *testing.T) {
 	log := &callLog{}
 	a := &fakePlugin{name: "A", log: log, filterFail: map[string]*Status{"n1": NewStatus(Unschedulable, "a says no")}}
 	b := &fakePlugin{name: "B", log: log, filterFail: map[string]*Status{"n1": NewStatus(Unschedulable, "b says no"), "n2": NewStatus(UnschedulableAndUnresolvable, "b says never")}}
-	f := newTestFramework(t, []*fakePlugin{a, b}, nil, WithParallelism(1))
-	diag := NewDiagnosis()
-	feasible, processed, err := f.FindNodesThatPassFilters(context.Background(), NewCycleState(), testPod, &diag, testNodes("n1", "n2", "n3"), 0, 3)
-	if err != nil {
-		t.Fatal(err)
+	f := newTestFramework(t, []*fakePlugin{a, b}, nil)
+	nodes := testNodes("n1", "n2", "n3")
+	state := NewCycleState()
+	got := map[string]*Status{}
+	for _, ni := range nodes {
+		got[ni.Node().Name] = f.RunFilterPlugins(context.Background(), state, testPod, ni)
 	}
-	if len(feasible) != 1 || feasible[0].Node().Name != "n3" || processed != 3 {
-		t.Fatalf("feasible = %v (processed %d), want only n3", feasible, processed)
+	if s := got["n1"]; s.Plugin() != "A" || s.Message() != "a says no" {
+		t.Errorf("n1 status = %v, want A's", s)
 	}
-	if got := diag.NodeToStatus.Get("n1"); got.Plugin() != "A" || got.Message() != "a says no" {
-		t.Errorf("n1 status = %v, want A's", got)
+	if s := got["n2"]; s.Plugin() != "B" || s.Code() != UnschedulableAndUnresolvable {
+		t.Errorf("n2 status = %v, want B's", s)
 	}
-	if got := diag.NodeToStatus.Get("n2"); got.Plugin() != "B" || got.Code() != UnschedulableAndUnresolvable {
-		t.Errorf("n2 status = %v, want B's", got)
-	}
-	if diff := cmp.Diff([]string{"A", "B"}, sets.List(diag.UnschedulablePlugins)); diff != "" {
-		t.Errorf("unschedulable plugins (-want +got):\n%s", diff)
+	if s := got["n3"]; !s.IsSuccess() {
+		t.Errorf("n3 status = %v, want Success", s)
 	}
 	for _, c := range log.get() {
 		if c == "Filter/B/n1" {
 			t.Errorf("B's Filter ran on n1 after A rejected it")
 		}
-	}
-}
-
-func TestFilterStopsWhenEnoughNodesFound(t *testing.T) {
-	f := newTestFramework(t, []*fakePlugin{{name: "A", log: &callLog{}}}, nil, WithParallelism(1))
-	diag := NewDiagnosis()
-	feasible, _, err := f.FindNodesThatPassFilters(context.Background(), NewCycleState(), testPod, &diag, testNodes("n0", "n1", "n2", "n3"), 2, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, n := range feasible {
-		got = append(got, n.Node().Name)
-	}
-	if diff := cmp.Diff([]string{"n2", "n3"}, got); diff != "" {
-		t.Errorf("feasible, starting at index 2 (-want +got):\n%s", diff)
 	}
 }
 

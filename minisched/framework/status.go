@@ -1,10 +1,6 @@
-// Package framework is the contract of the mini scheduler: the extension-point
-// interfaces every plugin implements, the Status they answer with, the
-// CycleState they share during one scheduling cycle, the NodeInfo and PodInfo
-// types they read, and the per-profile runtime that calls them in order.
-//
-// The queue, the cache and the plugins import only this package; the
-// scheduling loop in package minisched wires them together.
+// This file is Status: the code and reasons every extension point answers
+// with, and what the framework, the loop and the queue do with each code.
+
 package framework
 
 import (
@@ -104,8 +100,12 @@ func (s *Status) Reasons() []string {
 }
 
 // WithError attaches err (a *FitError, say) to the status and returns it. The
-// code is kept: an Unschedulable status may carry the FitError that explains it.
+// code is kept: an Unschedulable status may carry the FitError that explains
+// it. On nil (Success) it returns AsStatus(err): an error is never dropped.
 func (s *Status) WithError(err error) *Status {
+	if s == nil {
+		return AsStatus(err)
+	}
 	s.err = err
 	return s
 }
@@ -116,12 +116,6 @@ func (s *Status) Err() error {
 		return nil
 	}
 	return s.err
-}
-
-// AppendReason adds one more reason and returns the same Status.
-func (s *Status) AppendReason(reason string) *Status {
-	s.reasons = append(s.reasons, reason)
-	return s
 }
 
 // Message joins the reasons with ", ", as kube-scheduler does.
@@ -141,8 +135,12 @@ func (s *Status) Plugin() string {
 }
 
 // WithPlugin records the plugin that produced the status and returns it.
-// The runtime calls it for every non-success status a plugin returns.
+// The runtime calls it for every non-success status a plugin returns. On nil
+// it returns nil: Success names no plugin.
 func (s *Status) WithPlugin(plugin string) *Status {
+	if s == nil {
+		return nil
+	}
 	s.plugin = plugin
 	return s
 }

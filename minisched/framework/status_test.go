@@ -14,8 +14,26 @@ import (
 
 func TestNilStatusIsSuccess(t *testing.T) {
 	var s *Status
-	if !s.IsSuccess() || s.Code() != Success || s.Message() != "" || s.AsError() != nil || s.IsRejected() || s.Plugin() != "" {
+	if !s.IsSuccess() || s.Code() != Success || s.Message() != "" || s.AsError() != nil || s.IsRejected() ||
+		s.Plugin() != "" || s.Err() != nil || s.Reasons() != nil || s.IsWait() || s.IsSkip() ||
+		s.String() != "Success" || !s.Equal(nil) {
 		t.Errorf("nil status does not behave as Success: %v", s)
+	}
+}
+
+// Every method works on a nil receiver, the two With methods included.
+func TestNilStatusWith(t *testing.T) {
+	var s *Status
+	if got := s.WithPlugin("P"); got != nil {
+		t.Errorf("nil.WithPlugin = %v, want nil (Success names no plugin)", got)
+	}
+	if got := s.WithError(nil); got != nil {
+		t.Errorf("nil.WithError(nil) = %v, want nil", got)
+	}
+	err := errors.New("boom")
+	got := s.WithError(err)
+	if got.Code() != Error || !errors.Is(got.AsError(), err) {
+		t.Errorf("nil.WithError(err) = %v, want an Error status carrying err", got)
 	}
 }
 

@@ -200,7 +200,7 @@ func TestSkip(t *testing.T) {
 	if s := fwk.RunPreScorePlugins(ctx, state, pod, all); !s.IsSuccess() {
 		t.Fatalf("RunPreScorePlugins = %v", s)
 	}
-	want := map[string]struct{}{nodeaffinity.Name: {}}
+	want := sets.New(nodeaffinity.Name)
 	if diff := cmp.Diff(want, state.SkipFilterPlugins); diff != "" {
 		t.Errorf("SkipFilterPlugins (-want +got):\n%s", diff)
 	}

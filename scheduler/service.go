@@ -30,17 +30,24 @@ import (
 // before giving up with an error.
 const APIServerTimeout = 30 * time.Second
 
-// Scheduler is a configured minisched, ready to Run against an apiserver.
-type Scheduler struct {
+// Service is a minisched.Scheduler with everything it needs to run against
+// an apiserver: the configuration it was built from, the clients, the
+// informers that feed it and the event broadcaster its profiles write to.
+// New builds one from a configuration; Run starts it.
+type Service struct {
 	// Config is the defaulted, validated configuration it runs with.
 	Config *configv1.KubeSchedulerConfiguration
 	// Client is the clientset, with the configuration's QPS and burst.
 	Client kubernetes.Interface
-	// Sched is the scheduling loop.
-	Sched *minisched.Scheduler
+	// Scheduler is the scheduler being served: the queue, the cache, the
+	// profiles and the scheduling loop.
+	Scheduler *minisched.Scheduler
 
-	host        string
-	factory     informers.SharedInformerFactory
+	// host is the apiserver's address, for messages.
+	host string
+	// factory feeds the scheduler's event handlers and the plugins' listers.
+	factory informers.SharedInformerFactory
+	// broadcaster sends the profiles' events to events.k8s.io/v1.
 	broadcaster events.EventBroadcaster
 }
 
@@ -78,10 +85,12 @@ func RestConfigFromKubeconfig(path string, cfg *configv1.KubeSchedulerConfigurat
 	return rc, nil
 }
 
-// New builds the scheduler: clients with the configured QPS/burst, one
-// framework per profile sharing one snapshot, the queue and the cache, and
-// the event handlers. Nothing talks to the apiserver until Run.
-func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConfig *rest.Config, opts ...Option) (*Scheduler, error) {
+// New turns a defaulted, validated configuration into a Service: clients
+// with the configured QPS/burst, one framework per profile sharing one
+// snapshot, the queue and the cache, and a minisched.Scheduler with its
+// event handlers registered. Nothing talks to the apiserver until Run.
+func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConfig *rest.Config,
+	opts ...Option) (*Service, error) {
 	o := options{}
 	for _, opt := range opts {
 		opt(&o)
@@ -150,7 +159,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 	// failed bind forgets them.
 	c := cache.New(0)
 
-	sched, err := minisched.New(factory, minisched.Options{
+	sched, err := minisched.New(ctx, factory, minisched.Options{
 		Client:                   client,
 		Cache:                    c,
 		Queue:                    q,
@@ -164,14 +173,15 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 	if err != nil {
 		return nil, err
 	}
-	return &Scheduler{Config: cfg, Client: client, Sched: sched, host: rc.Host, factory: factory, broadcaster: broadcaster}, nil
+	return &Service{Config: cfg, Client: client, Scheduler: sched, host: rc.Host, factory: factory,
+		broadcaster: broadcaster}, nil
 }
 
 // Run checks that the apiserver answers (giving up after APIServerTimeout),
 // starts events and informers, and schedules until ctx is cancelled; then it
 // lets binding cycles finish and stops everything. It returns nil on a clean
 // stop.
-func (s *Scheduler) Run(ctx context.Context) error {
+func (s *Service) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	if err := waitForAPIServer(ctx, s.Client, s.host, APIServerTimeout); err != nil {
 		return err
@@ -190,7 +200,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		}
 	}
 	logger.Info("Starting minisched", "profiles", len(s.Config.Profiles), "apiserver", s.host)
-	return s.Sched.Run(ctx)
+	return s.Scheduler.Run(ctx)
 }
 
 // waitForAPIServer polls /version until it answers or timeout passes.
