@@ -128,7 +128,8 @@ func start(ctx context.Context, args []string) error {
 // run schedules the pods of a real cluster until a signal arrives.
 func run(ctx context.Context, args []string) error {
 	fs := newFlagSet("run")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster (default: clientConnection.kubeconfig, else in-cluster)")
+	kubeconfig := fs.String("kubeconfig", "",
+		"kubeconfig of the cluster (default: clientConnection.kubeconfig, else in-cluster)")
 	configPath := fs.String("config", "", "KubeSchedulerConfiguration file")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -170,7 +171,8 @@ func apiserver(ctx context.Context, args []string) error {
 	if err := os.WriteFile(*out, env.Kubeconfig, 0o600); err != nil {
 		return err
 	}
-	fmt.Printf("kube-apiserver v%s is serving at %s; kubeconfig written to %s. Ctrl-C stops it.\n", scenario.KubernetesVersion, env.Config.Host, *out)
+	fmt.Printf("kube-apiserver v%s is serving at %s; kubeconfig written to %s. Ctrl-C stops it.\n",
+		scenario.KubernetesVersion, env.Config.Host, *out)
 	<-ctx.Done()
 	return nil
 }

@@ -128,7 +128,8 @@ func updatePodCondition(ctx context.Context, client kubernetes.Interface, pod *v
 	if !setPodCondition(newStatus, cond) {
 		return nil
 	}
-	klog.FromContext(ctx).V(3).Info("Updating pod condition", "conditionType", cond.Type, "conditionStatus", cond.Status, "conditionReason", cond.Reason)
+	klog.FromContext(ctx).V(3).Info("Updating pod condition",
+		"conditionType", cond.Type, "conditionStatus", cond.Status, "conditionReason", cond.Reason)
 	oldData, err := json.Marshal(v1.Pod{Status: *oldStatus})
 	if err != nil {
 		return err
@@ -141,7 +142,8 @@ func updatePodCondition(ctx context.Context, client kubernetes.Interface, pod *v
 	if err != nil {
 		return fmt.Errorf("creating status patch for pod %s: %w", framework.PodKey(pod), err)
 	}
-	_, err = client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	_, err = client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch,
+		metav1.PatchOptions{}, "status")
 	return err
 }
 
@@ -154,7 +156,8 @@ func setPodCondition(status *v1.PodStatus, cond *v1.PodCondition) bool {
 		if old.Type != cond.Type {
 			continue
 		}
-		if old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message && old.ObservedGeneration == cond.ObservedGeneration {
+		if old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message &&
+			old.ObservedGeneration == cond.ObservedGeneration {
 			return false
 		}
 		c := *cond

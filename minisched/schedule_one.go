@@ -92,7 +92,8 @@ func (s *Scheduler) skipPodSchedule(logger klog.Logger, pod *v1.Pod) bool {
 // Permit. On failure it has already undone what it did (Unreserve, Forget)
 // and returns a status for the failure handler: a rejection carries a
 // *FitError.
-func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleState, fwk *framework.Framework, podInfo *framework.QueuedPodInfo) (scheduleResult, *framework.QueuedPodInfo, *framework.Status) {
+func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleState, fwk *framework.Framework,
+	podInfo *framework.QueuedPodInfo) (scheduleResult, *framework.QueuedPodInfo, *framework.Status) {
 	logger := klog.FromContext(ctx)
 	pod := podInfo.Pod
 
@@ -137,7 +138,8 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleS
 
 // runPostFilter gives PostFilter plugins (preemption) a chance to make room,
 // and records what they said in the FitError's message.
-func (s *Scheduler) runPostFilter(ctx context.Context, fwk *framework.Framework, state *framework.CycleState, pod *v1.Pod, fitErr *framework.FitError) {
+func (s *Scheduler) runPostFilter(ctx context.Context, fwk *framework.Framework, state *framework.CycleState,
+	pod *v1.Pod, fitErr *framework.FitError) {
 	if !fwk.HasPostFilterPlugins() {
 		klog.FromContext(ctx).V(3).Info("No PostFilter plugins are registered, so no preemption will be performed")
 		return
@@ -160,7 +162,8 @@ func rejectionOnNode(pod *v1.Pod, node string, sts *framework.Status) *framework
 }
 
 // unreserveAndForget undoes Reserve and the assumption.
-func (s *Scheduler) unreserveAndForget(ctx context.Context, state *framework.CycleState, fwk *framework.Framework, assumed *v1.Pod, node string) {
+func (s *Scheduler) unreserveAndForget(ctx context.Context, state *framework.CycleState, fwk *framework.Framework,
+	assumed *v1.Pod, node string) {
 	fwk.RunReservePluginsUnreserve(ctx, state, assumed, node)
 	if err := s.Cache.ForgetPod(klog.FromContext(ctx), assumed); err != nil {
 		klog.FromContext(ctx).Error(err, "Scheduler cache ForgetPod failed")
@@ -365,7 +368,8 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *framework
 
 // prioritizeNodes scores the feasible nodes. Without Score plugins every node
 // scores 1 and the choice is random: the talk's "random scheduler".
-func (s *Scheduler) prioritizeNodes(ctx context.Context, fwk *framework.Framework, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, error) {
+func (s *Scheduler) prioritizeNodes(ctx context.Context, fwk *framework.Framework, state *framework.CycleState,
+	pod *v1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, error) {
 	if !fwk.HasScorePlugins() {
 		out := make([]framework.NodePluginScores, len(nodes))
 		for i, n := range nodes {

@@ -43,7 +43,8 @@ func (p *PriorityQueue) admit(logger klog.Logger, pInfo *framework.QueuedPodInfo
 		// A broken PreEnqueue plugin must not let the pod through, nor lose it.
 		logger.Error(s.AsError(), "PreEnqueue failed; pod stays gated", "pod", klog.KObj(pInfo.Pod), "plugin", plugin)
 	} else {
-		logger.V(4).Info("Pod gated by PreEnqueue plugin", "pod", klog.KObj(pInfo.Pod), "plugin", plugin, "reason", s.Message())
+		logger.V(4).Info("Pod gated by PreEnqueue plugin", "pod", klog.KObj(pInfo.Pod), "plugin", plugin,
+			"reason", s.Message())
 	}
 	pInfo.GatingPlugin = plugin
 	pInfo.GatingPluginEvents = nil

@@ -47,7 +47,8 @@ func (s queueingStrategy) String() string {
 //     counts as Queue). Queue from a Pending plugin means queueImmediately;
 //     Queue from an unschedulable plugin means queueAfterBackoff. If nobody
 //     says Queue, the pod stays (queueSkip).
-func (p *PriorityQueue) isPodWorthRequeuing(logger klog.Logger, pInfo *framework.QueuedPodInfo, event framework.ClusterEvent, oldObj, newObj interface{}) queueingStrategy {
+func (p *PriorityQueue) isPodWorthRequeuing(logger klog.Logger, pInfo *framework.QueuedPodInfo,
+	event framework.ClusterEvent, oldObj, newObj interface{}) queueingStrategy {
 	if pInfo.UnschedulablePlugins.Len() == 0 && pInfo.PendingPlugins.Len() == 0 {
 		return queueAfterBackoff
 	}
@@ -78,22 +79,26 @@ func (p *PriorityQueue) isPodWorthRequeuing(logger klog.Logger, pInfo *framework
 
 // pluginSaysQueue reports whether any of one plugin's registrations matching
 // event answers Queue for the pod.
-func (p *PriorityQueue) pluginSaysQueue(logger klog.Logger, registered []framework.ClusterEventWithHint, plugin string, pInfo *framework.QueuedPodInfo, event framework.ClusterEvent, oldObj, newObj interface{}) bool {
+func (p *PriorityQueue) pluginSaysQueue(logger klog.Logger, registered []framework.ClusterEventWithHint,
+	plugin string, pInfo *framework.QueuedPodInfo, event framework.ClusterEvent, oldObj, newObj interface{}) bool {
 	for _, reg := range registered {
 		if !reg.Event.Match(event) {
 			continue
 		}
 		if reg.QueueingHintFn == nil {
-			logger.V(5).Info("Event matches a registration without hint; requeuing", "pod", klog.KObj(pInfo.Pod), "plugin", plugin, "event", event)
+			logger.V(5).Info("Event matches a registration without hint; requeuing", "pod", klog.KObj(pInfo.Pod),
+				"plugin", plugin, "event", event)
 			return true
 		}
 		hint, err := reg.QueueingHintFn(logger, pInfo.Pod, oldObj, newObj)
 		if err != nil {
 			// A buggy hint costs a retry, never a stuck pod.
-			logger.Error(err, "QueueingHintFn failed; requeuing the pod", "pod", klog.KObj(pInfo.Pod), "plugin", plugin, "event", event)
+			logger.Error(err, "QueueingHintFn failed; requeuing the pod", "pod", klog.KObj(pInfo.Pod),
+				"plugin", plugin, "event", event)
 			return true
 		}
-		logger.V(5).Info("QueueingHintFn answered", "pod", klog.KObj(pInfo.Pod), "plugin", plugin, "event", event, "hint", hint)
+		logger.V(5).Info("QueueingHintFn answered", "pod", klog.KObj(pInfo.Pod), "plugin", plugin,
+			"event", event, "hint", hint)
 		if hint == framework.Queue {
 			return true
 		}
@@ -105,7 +110,8 @@ func (p *PriorityQueue) pluginSaysQueue(logger klog.Logger, registered []framewo
 // backoff if no plugin rejected it (it hit an error); otherwise the most
 // urgent strategy any event seen during its attempt calls for, which is
 // queueSkip if none helps.
-func (p *PriorityQueue) strategyAfterAttempt(logger klog.Logger, pInfo *framework.QueuedPodInfo, events []inFlightEvent) queueingStrategy {
+func (p *PriorityQueue) strategyAfterAttempt(logger klog.Logger, pInfo *framework.QueuedPodInfo,
+	events []inFlightEvent) queueingStrategy {
 	if pInfo.UnschedulablePlugins.Len() == 0 && pInfo.PendingPlugins.Len() == 0 {
 		return queueAfterBackoff
 	}

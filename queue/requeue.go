@@ -92,7 +92,8 @@ func (p *PriorityQueue) AddUnschedulableIfNotPresent(logger klog.Logger, pInfo *
 // whose rejecting plugins say it may help move to backoffQ or activeQ (gated
 // ones re-run PreEnqueue first); the others stay. The event is also logged
 // for the pods in flight.
-func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event framework.ClusterEvent, oldObj, newObj interface{}, preCheck func(*v1.Pod) bool) {
+func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event framework.ClusterEvent, oldObj,
+	newObj interface{}, preCheck func(*v1.Pod) bool) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	p.inFlight.record(event, oldObj, newObj)
@@ -125,7 +126,8 @@ func (p *PriorityQueue) AssignedPodUpdated(logger klog.Logger, oldPod, newPod *v
 
 // movePods offers event to each of pods (all among the unschedulable pods)
 // and moves those worth requeuing.
-func (p *PriorityQueue) movePods(logger klog.Logger, pods []*framework.QueuedPodInfo, event framework.ClusterEvent, oldObj, newObj interface{}) {
+func (p *PriorityQueue) movePods(logger klog.Logger, pods []*framework.QueuedPodInfo, event framework.ClusterEvent,
+	oldObj, newObj interface{}) {
 	activated := false
 	for _, pInfo := range pods {
 		strategy := p.isPodWorthRequeuing(logger, pInfo, event, oldObj, newObj)

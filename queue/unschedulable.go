@@ -66,7 +66,8 @@ func (p *PriorityQueue) FlushUnschedulablePodsLeftover(logger klog.Logger) {
 		}
 	}
 	if len(stale) > 0 {
-		logger.V(4).Info("Retrying pods that stayed unschedulable too long", "count", len(stale), "after", podMaxInUnschedulablePodsDuration)
+		logger.V(4).Info("Retrying pods that stayed unschedulable too long", "count", len(stale),
+			"after", podMaxInUnschedulablePodsDuration)
 		p.movePods(logger, stale, framework.UnschedulableTimeout, nil, nil)
 	}
 }

@@ -100,7 +100,8 @@ func repoRoot() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("cannot find minisched's repository root (go.mod) above the working directory; set KUBEBUILDER_ASSETS")
+			return "", errors.New("cannot find minisched's repository root (go.mod) above the working directory; " +
+				"set KUBEBUILDER_ASSETS")
 		}
 		dir = parent
 	}

@@ -125,7 +125,9 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (err error) {
 	if err := cleanCluster(ctx, client); err != nil {
 		return err
 	}
-	if _, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.Name}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.Name}}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil &&
+		!apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", s.Name, err)
 	}
 
@@ -146,7 +148,8 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (err error) {
 		}
 	}()
 
-	env := &Env{Client: client, Namespace: s.Name, SchedulerName: *cfg.Profiles[0].SchedulerName, Attempts: log, out: r.Out}
+	env := &Env{Client: client, Namespace: s.Name, SchedulerName: *cfg.Profiles[0].SchedulerName,
+		Attempts: log, out: r.Out}
 	runErr := s.Run(ctx, env)
 	if lines, perr := env.placement(ctx); perr == nil {
 		for _, l := range lines {

@@ -145,13 +145,16 @@ func Validate(cfg *configv1.KubeSchedulerConfiguration) error {
 		errs = append(errs, field.Invalid(field.NewPath("podInitialBackoffSeconds"), b, "must be greater than 0"))
 	}
 	if b := *cfg.PodMaxBackoffSeconds; b < *cfg.PodInitialBackoffSeconds {
-		errs = append(errs, field.Invalid(field.NewPath("podMaxBackoffSeconds"), b, "must be greater than or equal to PodInitialBackoffSeconds"))
+		errs = append(errs, field.Invalid(field.NewPath("podMaxBackoffSeconds"), b,
+			"must be greater than or equal to PodInitialBackoffSeconds"))
 	}
 	if cfg.ClientConnection.QPS < 0 {
-		errs = append(errs, field.Invalid(field.NewPath("clientConnection", "qps"), cfg.ClientConnection.QPS, "must be non-negative"))
+		errs = append(errs, field.Invalid(field.NewPath("clientConnection", "qps"), cfg.ClientConnection.QPS,
+			"must be non-negative"))
 	}
 	if cfg.ClientConnection.Burst < 0 {
-		errs = append(errs, field.Invalid(field.NewPath("clientConnection", "burst"), cfg.ClientConnection.Burst, "must be non-negative"))
+		errs = append(errs, field.Invalid(field.NewPath("clientConnection", "burst"), cfg.ClientConnection.Burst,
+			"must be non-negative"))
 	}
 	if *cfg.LeaderElection.LeaderElect {
 		errs = append(errs, field.NotSupported(field.NewPath("leaderElection", "leaderElect"), true, []string{"false"}))

@@ -2,7 +2,9 @@ package scheduler
 
 import (
 	"fmt"
+	"slices"
 
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
@@ -88,33 +90,35 @@ func mergePlugins(defaults, custom *configv1.Plugins) *configv1.Plugins {
 	return out
 }
 
+// mergePluginSet merges one extension point's PluginSet with the rules of
+// mergePlugins.
 func mergePluginSet(defaults, custom configv1.PluginSet) configv1.PluginSet {
-	disabled := map[string]bool{}
+	disabled := sets.New[string]()
 	var disabledList []configv1.Plugin
-	for _, p := range append(append([]configv1.Plugin(nil), custom.Disabled...), defaults.Disabled...) {
-		disabled[p.Name] = true
+	for _, p := range append(slices.Clone(custom.Disabled), defaults.Disabled...) {
+		disabled.Insert(p.Name)
 		disabledList = append(disabledList, configv1.Plugin{Name: p.Name})
 	}
 	customIndex := map[string]int{}
 	for i, p := range custom.Enabled {
 		customIndex[p.Name] = i
 	}
-	replaced := map[int]bool{}
+	replaced := sets.New[int]()
 	var enabled []configv1.Plugin
-	if !disabled["*"] {
+	if !disabled.Has("*") {
 		for _, p := range defaults.Enabled {
-			if disabled[p.Name] {
+			if disabled.Has(p.Name) {
 				continue
 			}
 			if i, ok := customIndex[p.Name]; ok {
 				p = custom.Enabled[i]
-				replaced[i] = true
+				replaced.Insert(i)
 			}
 			enabled = append(enabled, p)
 		}
 	}
 	for i, p := range custom.Enabled {
-		if !replaced[i] {
+		if !replaced.Has(i) {
 			enabled = append(enabled, p)
 		}
 	}

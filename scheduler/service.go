@@ -142,7 +142,8 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 		if queueSort == nil {
 			queueSort, queueSortName = fwk.QueueSortFunc(), fwk.QueueSortPluginName()
 		} else if fwk.QueueSortPluginName() != queueSortName {
-			return nil, fmt.Errorf("profiles[%d].plugins.queueSort: queueSort must be the same for all profiles: %q uses %q, the first profile %q",
+			return nil, fmt.Errorf("profiles[%d].plugins.queueSort: queueSort must be the same for all profiles: "+
+				"%q uses %q, the first profile %q",
 				i, name, fwk.QueueSortPluginName(), queueSortName)
 		}
 		profiles[name] = fwk
@@ -233,9 +234,8 @@ func waitForAPIServer(ctx context.Context, client kubernetes.Interface, host str
 // pods hold no resources and need no scheduling.
 func newPodInformer(cs kubernetes.Interface, resync time.Duration) toolscache.SharedIndexInformer {
 	selector := fmt.Sprintf("status.phase!=%v,status.phase!=%v", v1.PodSucceeded, v1.PodFailed)
-	inf := coreinformers.NewFilteredPodInformer(cs, metav1.NamespaceAll, resync, toolscache.Indexers{}, func(o *metav1.ListOptions) {
-		o.FieldSelector = selector
-	})
+	inf := coreinformers.NewFilteredPodInformer(cs, metav1.NamespaceAll, resync, toolscache.Indexers{},
+		func(o *metav1.ListOptions) { o.FieldSelector = selector })
 	// Managed fields are never read by the scheduler; drop them to save memory.
 	_ = inf.SetTransform(func(obj interface{}) (interface{}, error) {
 		if acc, err := meta.Accessor(obj); err == nil {

@@ -55,7 +55,12 @@ func newAffinityTerm(pod *v1.Pod, term *v1.PodAffinityTerm) (AffinityTerm, error
 	if len(term.Namespaces) == 0 && term.NamespaceSelector == nil {
 		namespaces.Insert(pod.Namespace)
 	}
-	return AffinityTerm{Namespaces: namespaces, Selector: selector, TopologyKey: term.TopologyKey, NamespaceSelector: nsSelector}, nil
+	return AffinityTerm{
+		Namespaces:        namespaces,
+		Selector:          selector,
+		TopologyKey:       term.TopologyKey,
+		NamespaceSelector: nsSelector,
+	}, nil
 }
 
 // PodAffinityTerms are a pod's parsed pod-affinity and anti-affinity terms.
@@ -108,8 +113,10 @@ func ParsePodAffinityTerms(pod *v1.Pod) PodAffinityTerms {
 		out.PreferredAffinityTerms = preferred(pa.PreferredDuringSchedulingIgnoredDuringExecution, "podAffinity.preferred")
 	}
 	if paa := a.PodAntiAffinity; paa != nil {
-		out.RequiredAntiAffinityTerms = required(paa.RequiredDuringSchedulingIgnoredDuringExecution, "podAntiAffinity.required")
-		out.PreferredAntiAffinityTerms = preferred(paa.PreferredDuringSchedulingIgnoredDuringExecution, "podAntiAffinity.preferred")
+		out.RequiredAntiAffinityTerms = required(paa.RequiredDuringSchedulingIgnoredDuringExecution,
+			"podAntiAffinity.required")
+		out.PreferredAntiAffinityTerms = preferred(paa.PreferredDuringSchedulingIgnoredDuringExecution,
+			"podAntiAffinity.preferred")
 	}
 	if len(errs) > 0 {
 		return PodAffinityTerms{AffinityParseError: errors.Join(errs...)}

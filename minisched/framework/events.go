@@ -67,9 +67,10 @@ const (
 	Update = All &^ (Add | Delete)
 )
 
-var actionNames = []string{"Add", "Delete", "UpdateNodeAllocatable", "UpdateNodeLabel", "UpdateNodeTaint",
-	"UpdateNodeCondition", "UpdateNodeAnnotation", "UpdateNodeUnschedulable", "UpdateNodeDeclaredFeature", "UpdatePodLabel",
-	"UpdatePodScaleDown", "UpdatePodToleration", "UpdatePodSchedulingGatesEliminated", "UpdatePodOther"}
+var actionNames = []string{"Add", "Delete",
+	"UpdateNodeAllocatable", "UpdateNodeLabel", "UpdateNodeTaint", "UpdateNodeCondition", "UpdateNodeAnnotation",
+	"UpdateNodeUnschedulable", "UpdateNodeDeclaredFeature",
+	"UpdatePodLabel", "UpdatePodScaleDown", "UpdatePodToleration", "UpdatePodSchedulingGatesEliminated", "UpdatePodOther"}
 
 // String names the bits: "Add|UpdateNodeTaint", "All" or "Update".
 func (a ActionType) String() string {

@@ -67,8 +67,10 @@ type QueueSortPlugin interface {
 // update the plugin's own CycleState data incrementally. They return Success
 // or Error.
 type PreFilterExtensions interface {
-	AddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToAdd *PodInfo, nodeInfo *NodeInfo) *Status
-	RemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToRemove *PodInfo, nodeInfo *NodeInfo) *Status
+	AddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToAdd *PodInfo,
+		nodeInfo *NodeInfo) *Status
+	RemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToRemove *PodInfo,
+		nodeInfo *NodeInfo) *Status
 }
 
 // PreFilterPlugin is called once per scheduling cycle, before Filter, with
@@ -111,7 +113,8 @@ type FilterPlugin interface {
 // order until one returns Success.
 type PostFilterPlugin interface {
 	Plugin
-	PostFilter(ctx context.Context, state *CycleState, pod *v1.Pod, filteredNodeStatusMap *NodeToStatus) (*PostFilterResult, *Status)
+	PostFilter(ctx context.Context, state *CycleState, pod *v1.Pod,
+		filteredNodeStatusMap *NodeToStatus) (*PostFilterResult, *Status)
 }
 
 // PreScorePlugin is called once per cycle with the nodes that passed Filter,

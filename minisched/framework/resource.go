@@ -93,7 +93,8 @@ func IsScalarResourceName(name v1.ResourceName) bool {
 // valid quota name.
 func IsExtendedResourceName(name v1.ResourceName) bool {
 	s := string(name)
-	if !strings.Contains(s, "/") || strings.Contains(s, "kubernetes.io/") || strings.HasPrefix(s, v1.DefaultResourceRequestsPrefix) {
+	if !strings.Contains(s, "/") || strings.Contains(s, "kubernetes.io/") ||
+		strings.HasPrefix(s, v1.DefaultResourceRequestsPrefix) {
 		return false
 	}
 	return len(validation.IsQualifiedName(v1.DefaultResourceRequestsPrefix+s)) == 0

@@ -448,6 +448,13 @@ func (f *Framework) RejectWaitingPod(uid types.UID) bool {
 
 // Running the extension points.
 
+// pluginError turns a status of an unexpected code (an error, or a code the
+// extension point does not accept) into an Error naming the extension point
+// and the plugin.
+func pluginError(point string, pl Plugin, s *Status) *Status {
+	return AsStatus(fmt.Errorf("running %s plugin %q: %w", point, pl.Name(), s.AsError())).WithPlugin(pl.Name())
+}
+
 // RunPreEnqueuePlugins runs PreEnqueue plugins in order; the first that does
 // not return Success gates the pod (its status names the plugin).
 func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) *Status {
@@ -459,7 +466,7 @@ func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) *Stat
 		if s.IsRejected() {
 			return s.WithPlugin(pl.Name())
 		}
-		return AsStatus(fmt.Errorf("running PreEnqueue plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+		return pluginError("PreEnqueue", pl, s)
 	}
 	return nil
 }
@@ -469,7 +476,8 @@ func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) *Stat
 // rejected the pod (or the results left no node), and the plugins that
 // narrowed the node set (they count as rejectors of the excluded nodes).
 // Plugins that return Skip are recorded in state.SkipFilterPlugins.
-func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) (*PreFilterResult, *Status, sets.Set[string]) {
+func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
+	nodes []*NodeInfo) (*PreFilterResult, *Status, sets.Set[string]) {
 	var result *PreFilterResult
 	var narrowing []string
 	skip := sets.New[string]()
@@ -484,7 +492,7 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 			if s.IsRejected() {
 				return nil, s, sets.New(append(narrowing, pl.Name())...)
 			}
-			return nil, AsStatus(fmt.Errorf("running PreFilter plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name()), nil
+			return nil, pluginError("PreFilter", pl, s), nil
 		}
 		if !r.AllNodes() {
 			narrowing = append(narrowing, pl.Name())
@@ -527,7 +535,8 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod
 // every node was tried. Rejections are recorded in diagnosis. It returns the
 // feasible nodes and how many nodes were examined (so the next search can
 // start after them); an Error status from any plugin aborts with an error.
-func (f *Framework) FindNodesThatPassFilters(ctx context.Context, state *CycleState, pod *v1.Pod, diagnosis *Diagnosis, nodes []*NodeInfo, start, want int) ([]*NodeInfo, int, error) {
+func (f *Framework) FindNodesThatPassFilters(ctx context.Context, state *CycleState, pod *v1.Pod,
+	diagnosis *Diagnosis, nodes []*NodeInfo, start, want int) ([]*NodeInfo, int, error) {
 	n := len(nodes)
 	if n == 0 {
 		return nil, 0, nil
@@ -589,7 +598,8 @@ func (f *Framework) FindNodesThatPassFilters(ctx context.Context, state *CycleSt
 // RunPostFilterPlugins runs PostFilter plugins in order until one succeeds.
 // If none does, the status is Unschedulable with all their reasons, naming
 // the first plugin that tried.
-func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, m *NodeToStatus) (*PostFilterResult, *Status) {
+func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
+	m *NodeToStatus) (*PostFilterResult, *Status) {
 	var reasons []string
 	rejector := ""
 	for _, pl := range f.postFilterPlugins {
@@ -622,7 +632,7 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, p
 			continue
 		}
 		if !s.IsSuccess() {
-			return AsStatus(fmt.Errorf("running PreScore plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+			return pluginError("PreScore", pl, s)
 		}
 	}
 	state.SkipScorePlugins = skip
@@ -633,7 +643,8 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, p
 // parallel), normalises each plugin's scores once, checks they are within
 // [MinNodeScore, MaxNodeScore], multiplies by the weights and sums. The
 // result is in node order.
-func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) ([]NodePluginScores, *Status) {
+func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
+	nodes []*NodeInfo) ([]NodePluginScores, *Status) {
 	var active []ScorePlugin
 	for _, pl := range f.scorePlugins {
 		if !state.SkipScorePlugins.Has(pl.Name()) {
@@ -664,7 +675,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		for j, pl := range active {
 			score, s := pl.Score(ctx, state, pod, nodes[i])
 			if !s.IsSuccess() {
-				fail(AsStatus(fmt.Errorf("running Score plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name()))
+				fail(pluginError("Score", pl, s))
 				return
 			}
 			perPlugin[j][i] = NodeScore{Name: nodes[i].Node().Name, Score: score}
@@ -679,7 +690,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 			return
 		}
 		if s := ext.NormalizeScore(ctx, state, pod, perPlugin[j]); !s.IsSuccess() {
-			fail(AsStatus(fmt.Errorf("running Normalize on Score plugin %q: %w", active[j].Name(), s.AsError())).WithPlugin(active[j].Name()))
+			fail(pluginError("Normalize on Score", active[j], s))
 		}
 	})
 	if failed != nil {
@@ -689,8 +700,9 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		w := f.scoreWeights[pl.Name()]
 		for i, ns := range perPlugin[j] {
 			if ns.Score > MaxNodeScore || ns.Score < MinNodeScore {
-				return nil, AsStatus(fmt.Errorf("plugin %q returns an invalid score %v, it should in the range of [%v, %v] after normalizing",
-					pl.Name(), ns.Score, MinNodeScore, MaxNodeScore)).WithPlugin(pl.Name())
+				err := fmt.Errorf("plugin %q returns an invalid score %v, it should in the range of [%v, %v] "+
+					"after normalizing", pl.Name(), ns.Score, MinNodeScore, MaxNodeScore)
+				return nil, AsStatus(err).WithPlugin(pl.Name())
 			}
 			weighted := ns.Score * w
 			result[i].Scores[j] = PluginScore{Name: pl.Name(), Score: weighted}
@@ -702,7 +714,8 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 
 // RunReservePluginsReserve runs Reserve in order; the first failure is
 // returned (the caller then runs Unreserve on all of them).
-func (f *Framework) RunReservePluginsReserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status {
+func (f *Framework) RunReservePluginsReserve(ctx context.Context, state *CycleState, pod *v1.Pod,
+	nodeName string) *Status {
 	for _, pl := range f.reservePlugins {
 		s := pl.Reserve(ctx, state, pod, nodeName)
 		if s.IsSuccess() {
@@ -711,7 +724,7 @@ func (f *Framework) RunReservePluginsReserve(ctx context.Context, state *CycleSt
 		if s.IsRejected() {
 			return s.WithPlugin(pl.Name())
 		}
-		return AsStatus(fmt.Errorf("running Reserve plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+		return pluginError("Reserve", pl, s)
 	}
 	return nil
 }
@@ -734,12 +747,13 @@ func (f *Framework) RunPermitPlugins(ctx context.Context, state *CycleState, pod
 		switch {
 		case s.IsSuccess():
 		case s.IsRejected():
-			klog.FromContext(ctx).V(4).Info("Pod rejected by Permit plugin", "pod", klog.KObj(pod), "plugin", pl.Name(), "status", s.Message())
+			klog.FromContext(ctx).V(4).Info("Pod rejected by Permit plugin", "pod", klog.KObj(pod),
+				"plugin", pl.Name(), "status", s.Message())
 			return s.WithPlugin(pl.Name())
 		case s.IsWait():
 			waits[pl.Name()] = min(timeout, MaxPermitTimeout)
 		default:
-			return AsStatus(fmt.Errorf("running Permit plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+			return pluginError("Permit", pl, s)
 		}
 	}
 	if len(waits) > 0 {
@@ -783,7 +797,7 @@ func (f *Framework) RunPreBindPlugins(ctx context.Context, state *CycleState, po
 		if s.IsRejected() {
 			return s.WithPlugin(pl.Name())
 		}
-		return AsStatus(fmt.Errorf("running PreBind plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+		return pluginError("PreBind", pl, s)
 	}
 	return nil
 }
@@ -804,7 +818,7 @@ func (f *Framework) RunBindPlugins(ctx context.Context, state *CycleState, pod *
 		if s.IsRejected() {
 			return s.WithPlugin(pl.Name())
 		}
-		return AsStatus(fmt.Errorf("running Bind plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+		return pluginError("Bind", pl, s)
 	}
 	return s
 }

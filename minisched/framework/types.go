@@ -38,7 +38,8 @@ func NewPodInfo(pod *v1.Pod) *PodInfo {
 	pi.Requests, pi.NonZeroRequests = computePodResourceRequest(pod)
 	if a := pod.Spec.Affinity; a != nil {
 		pi.HasAffinity = a.PodAffinity != nil || a.PodAntiAffinity != nil
-		pi.HasRequiredAntiAffinity = a.PodAntiAffinity != nil && len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0
+		pi.HasRequiredAntiAffinity = a.PodAntiAffinity != nil &&
+			len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0
 		pi.PodAffinityTerms = ParsePodAffinityTerms(pod)
 	}
 	return pi

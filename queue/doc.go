@@ -1,0 +1,36 @@
+// Package queue is the scheduling queue: it holds every pending pod of our
+// profiles until the scheduler pops it, and decides where a pod goes after a
+// failed attempt and when a cluster event may have made it schedulable.
+//
+// A pending pod is, at any time, in exactly one of three sub-queues or in
+// flight:
+//
+//	Add ─▶ PreEnqueue ─ok─▶ activeQ ──Pop──▶ in flight ──Done──▶ (bound, or already put back)
+//	           │ gated       ▲  ▲ backoff          │ AddUnschedulableIfNotPresent:
+//	           │             │  │ expired          ├─ error, or an event during the attempt helps
+//	           │             │  └──── backoffQ ◀───┤
+//	           ▼             │          ▲          └─ nothing helped ─▶ unschedulablePods
+//	   unschedulablePods ────┴──────────┘
+//	       on an event one of its rejecting plugins registered, or the 5-minute flush
+//
+// The parts:
+//
+//   - activeQ is a heap ordered by the profiles' QueueSort; Pop blocks on it.
+//   - backoffQ is a heap ordered by backoff expiry; FlushBackoffQCompleted
+//     (every second) moves expired pods to activeQ.
+//   - unschedulablePods is a map of pods that some plugins rejected (or a
+//     PreEnqueue plugin gates). Only an event one of those plugins registered,
+//     judged by the plugin's QueueingHint, moves such a pod out;
+//     FlushUnschedulablePodsLeftover (every 30s) retries pods that waited
+//     longer than five minutes anyway.
+//   - A popped pod is in flight until the scheduler calls Done. Events that
+//     arrive meanwhile are remembered for it, so that a pod rejected because
+//     of the very state an event just changed is not parked as unschedulable.
+//
+// The steps a failed pod takes are listed once, on
+// AddUnschedulableIfNotPresent (requeue.go); when an attempt ends, on Done.
+//
+// Everything is guarded by one mutex; Pop waits on a condition variable tied
+// to it. Plugins' PreEnqueue and QueueingHint functions run under that lock,
+// which is why both must be cheap.
+package queue
