@@ -143,11 +143,11 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	ctx = klog.NewContext(ctx, klog.Background())
-	s, err := scheduler.New(ctx, cfg, rc)
+	svc, err := scheduler.New(ctx, cfg, rc)
 	if err != nil {
 		return err
 	}
-	if err := s.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+	if err := svc.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
 	return nil
