@@ -159,7 +159,7 @@ func TestFailedSchedulingMessage(t *testing.T) {
 						"node(s) didn't satisfy plugin(s) "+"["+nodeaffinity.Name+"]"))
 				}
 				var err error
-				if feasible, _, err = fwk.FindNodesThatPassFilters(ctx, state, tt.pod, &diagnosis, candidates, 0, len(candidates)); err != nil {
+				if feasible, err = st.RunFilter(ctx, fwk, state, tt.pod, &diagnosis, candidates); err != nil {
 					t.Fatal(err)
 				}
 			}

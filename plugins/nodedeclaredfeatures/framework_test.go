@@ -83,7 +83,7 @@ func TestInFramework(t *testing.T) {
 				t.Errorf("Filter skipped = %v, want %v", skipped, tt.wantSkipped)
 			}
 			diagnosis := framework.NewDiagnosis()
-			feasible, _, err := fwk.FindNodesThatPassFilters(ctx, state, tt.pod, &diagnosis, nodeInfos, 0, len(nodeInfos))
+			feasible, err := st.RunFilter(ctx, fwk, state, tt.pod, &diagnosis, nodeInfos)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -66,7 +66,7 @@ func TestInFramework(t *testing.T) {
 				t.Errorf("Filter skipped = %v, want %v", skipped, tt.wantSkip)
 			}
 			diagnosis := framework.NewDiagnosis()
-			feasible, _, err := fwk.FindNodesThatPassFilters(ctx, state, tt.pod, &diagnosis, nodes, 0, len(nodes))
+			feasible, err := st.RunFilter(ctx, fwk, state, tt.pod, &diagnosis, nodes)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -92,7 +92,7 @@ func TestFitErrorMessage(t *testing.T) {
 		t.Fatal(s)
 	}
 	diagnosis := framework.NewDiagnosis()
-	feasible, _, err := fwk.FindNodesThatPassFilters(ctx, state, pod, &diagnosis, nis, 0, len(nis))
+	feasible, err := st.RunFilter(ctx, fwk, state, pod, &diagnosis, nis)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func TestFitErrorMessage(t *testing.T) {
 		t.Fatal(s)
 	}
 	diagnosis := framework.NewDiagnosis()
-	feasible, _, err := fwk.FindNodesThatPassFilters(ctx, state, pod, &diagnosis, nodes, 0, len(nodes))
+	feasible, err := st.RunFilter(ctx, fwk, state, pod, &diagnosis, nodes)
 	if err != nil {
 		t.Fatal(err)
 	}

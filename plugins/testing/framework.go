@@ -5,6 +5,7 @@ package plugintesting
 import (
 	"context"
 
+	v1 "k8s.io/api/core/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/minisched/minisched/minisched/framework"
@@ -25,6 +26,28 @@ func NewFramework(ctx context.Context, registry framework.Registry, plugins *con
 		PluginConfig:  pluginConfig,
 	}
 	return framework.NewFramework(ctx, registry, profile, opts...)
+}
+
+// RunFilter runs fwk's Filter plugins on each node in turn, as the
+// scheduler's search does in parallel, and returns the feasible nodes in
+// node order. Rejected nodes are recorded in diagnosis; an Error from a
+// plugin stops it.
+func RunFilter(ctx context.Context, fwk *framework.Framework, state *framework.CycleState, pod *v1.Pod,
+	diagnosis *framework.Diagnosis, nodes []*framework.NodeInfo) ([]*framework.NodeInfo, error) {
+	var feasible []*framework.NodeInfo
+	for _, ni := range nodes {
+		status := fwk.RunFilterPlugins(ctx, state, pod, ni)
+		switch {
+		case status.IsSuccess():
+			feasible = append(feasible, ni)
+		case status.Code() == framework.Error:
+			return nil, status.AsError()
+		default:
+			diagnosis.NodeToStatus.Set(ni.Node().Name, status)
+			diagnosis.AddPluginStatus(status)
+		}
+	}
+	return feasible, nil
 }
 
 // Enable returns a PluginSet enabling the named plugins, in order.
