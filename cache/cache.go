@@ -174,9 +174,10 @@ func (c *Cache) Run(ctx context.Context) {
 	}()
 }
 
-// podKey is the key the cache uses for a pod: its UID, which, unlike the
-// name, is never reused by a different pod.
-func podKey(pod *v1.Pod) (types.UID, error) {
+// podUID is the key the cache uses for a pod: its UID, which, unlike the
+// name, is never reused by a different pod. (framework.PodKey,
+// namespace/name, is for messages.)
+func podUID(pod *v1.Pod) (types.UID, error) {
 	if pod.UID == "" {
 		return "", fmt.Errorf("cannot get cache key for pod %s with empty UID", framework.PodKey(pod))
 	}
@@ -188,7 +189,7 @@ func podKey(pod *v1.Pod) (types.UID, error) {
 // taken without waiting for the apiserver. It is an error if the pod is
 // already in the cache.
 func (c *Cache) AssumePod(logger klog.Logger, pod *v1.Pod) error {
-	key, err := podKey(pod)
+	key, err := podUID(pod)
 	if err != nil {
 		return err
 	}
@@ -209,7 +210,7 @@ func (c *Cache) AssumePod(logger klog.Logger, pod *v1.Pod) error {
 // and starts its expiry deadline (ttl from now; none with ttl 0). It does
 // nothing for a pod that is not assumed.
 func (c *Cache) FinishBinding(logger klog.Logger, pod *v1.Pod) error {
-	key, err := podKey(pod)
+	key, err := podUID(pod)
 	if err != nil {
 		return err
 	}
@@ -233,7 +234,7 @@ func (c *Cache) FinishBinding(logger klog.Logger, pod *v1.Pod) error {
 // failed after AssumePod. It is an error if the pod is not assumed or was
 // assumed on a different node.
 func (c *Cache) ForgetPod(logger klog.Logger, pod *v1.Pod) error {
-	key, err := podKey(pod)
+	key, err := podUID(pod)
 	if err != nil {
 		return err
 	}
@@ -259,7 +260,7 @@ func (c *Cache) ForgetPod(logger klog.Logger, pod *v1.Pod) error {
 // assumed); an unknown one is added. It is an error if the pod was already
 // added.
 func (c *Cache) AddPod(logger klog.Logger, pod *v1.Pod) error {
-	key, err := podKey(pod)
+	key, err := podUID(pod)
 	if err != nil {
 		return err
 	}
@@ -296,7 +297,7 @@ func (c *Cache) AddPod(logger klog.Logger, pod *v1.Pod) error {
 // changed. It is an error if the pod is unknown or only assumed: an assumed
 // pod gets its informer Add before any Update.
 func (c *Cache) UpdatePod(logger klog.Logger, oldPod, newPod *v1.Pod) error {
-	key, err := podKey(oldPod)
+	key, err := podUID(oldPod)
 	if err != nil {
 		return err
 	}
@@ -331,7 +332,7 @@ func (c *Cache) UpdatePod(logger klog.Logger, oldPod, newPod *v1.Pod) error {
 // RemovePod removes a pod the informer reports deleted, from the node the
 // cache has it on. It is an error if the pod is not in the cache.
 func (c *Cache) RemovePod(logger klog.Logger, pod *v1.Pod) error {
-	key, err := podKey(pod)
+	key, err := podUID(pod)
 	if err != nil {
 		return err
 	}
@@ -357,7 +358,7 @@ func (c *Cache) RemovePod(logger klog.Logger, pod *v1.Pod) error {
 // IsAssumedPod reports whether pod is assumed (placed by us, not yet
 // confirmed by the informer).
 func (c *Cache) IsAssumedPod(pod *v1.Pod) (bool, error) {
-	key, err := podKey(pod)
+	key, err := podUID(pod)
 	if err != nil {
 		return false, err
 	}
@@ -369,7 +370,7 @@ func (c *Cache) IsAssumedPod(pod *v1.Pod) (bool, error) {
 // GetPod returns the cache's object for pod (matched by UID), or an error if
 // the cache does not have it. The object is shared: do not modify it.
 func (c *Cache) GetPod(pod *v1.Pod) (*v1.Pod, error) {
-	key, err := podKey(pod)
+	key, err := podUID(pod)
 	if err != nil {
 		return nil, err
 	}

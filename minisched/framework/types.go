@@ -153,8 +153,9 @@ func NewQueuedPodInfo(pod *v1.Pod, now time.Time) *QueuedPodInfo {
 	}
 }
 
-// PodKey returns "namespace/name", the key used for pods everywhere in the
-// queue and the cache's logs.
+// PodKey returns "namespace/name", how messages and errors name a pod. The
+// queue and the cache key pods by UID instead: a name can be reused by a new
+// pod.
 func PodKey(pod *v1.Pod) string {
 	return pod.Namespace + "/" + pod.Name
 }

@@ -62,9 +62,12 @@ func (pl *NodeName) EventsToRegister(_ context.Context) ([]framework.ClusterEven
 // isSchedulableAfterNodeAdd queues the pod when the added node is the one it
 // asks for (or it asks for none).
 func isSchedulableAfterNodeAdd(logger klog.Logger, pod *v1.Pod, _, newObj interface{}) (framework.QueueingHint, error) {
-	node, ok := newObj.(*v1.Node)
-	if !ok {
-		return framework.Queue, fmt.Errorf("want new object of type *v1.Node, got %T", newObj)
+	_, node, err := framework.As[*v1.Node](nil, newObj)
+	if err == nil && node == nil {
+		err = fmt.Errorf("node add event without the new node")
+	}
+	if err != nil {
+		return framework.Queue, err
 	}
 	if !fits(pod, node) {
 		logger.V(5).Info("Added node is not the one the pod asks for", "pod", klog.KObj(pod), "node", klog.KObj(node), "requestedNode", pod.Spec.NodeName)

@@ -32,11 +32,14 @@ func (pl *Fit) EventsToRegister(_ context.Context) ([]framework.ClusterEventWith
 // so kube-scheduler does not look further. A scale-down queues the pod only
 // if a resource the pod requests went down on an assigned pod.
 func (pl *Fit) isSchedulableAfterPodEvent(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
-	oldPod, ok := oldObj.(*v1.Pod)
-	if !ok {
-		return framework.Queue, fmt.Errorf("want old object of type *v1.Pod, got %T", oldObj)
+	oldPod, newPod, err := framework.As[*v1.Pod](oldObj, newObj)
+	if err == nil && oldPod == nil {
+		err = fmt.Errorf("assigned pod event without the old pod")
 	}
-	if newObj == nil {
+	if err != nil {
+		return framework.Queue, err
+	}
+	if newPod == nil {
 		if oldPod.Spec.NodeName == "" && oldPod.Status.NominatedNodeName == "" {
 			logger.V(5).Info("Deleted pod was not on a node; it frees nothing", "pod", klog.KObj(pod), "deletedPod", klog.KObj(oldPod))
 			return framework.QueueSkip, nil
@@ -45,10 +48,6 @@ func (pl *Fit) isSchedulableAfterPodEvent(logger klog.Logger, pod *v1.Pod, oldOb
 		return framework.Queue, nil
 	}
 
-	newPod, ok := newObj.(*v1.Pod)
-	if !ok {
-		return framework.Queue, fmt.Errorf("want new object of type *v1.Pod, got %T", newObj)
-	}
 	if newPod.Spec.NodeName == "" {
 		logger.V(5).Info("Scaled-down pod is not on a node; it frees nothing", "pod", klog.KObj(pod), "modifiedPod", klog.KObj(newPod))
 		return framework.QueueSkip, nil

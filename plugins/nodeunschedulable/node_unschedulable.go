@@ -118,9 +118,12 @@ func isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, oldObj, newOb
 // tolerations tolerate the unschedulable taint. The old tolerations need no
 // look: had they tolerated it, this plugin would not have rejected the pod.
 func isSchedulableAfterPodTolerationChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
-	newPod, ok := newObj.(*v1.Pod)
-	if !ok {
-		return framework.Queue, fmt.Errorf("want new object of type *v1.Pod, got %T", newObj)
+	_, newPod, err := framework.As[*v1.Pod](nil, newObj)
+	if err == nil && newPod == nil {
+		err = fmt.Errorf("pod update event without the new pod")
+	}
+	if err != nil {
+		return framework.Queue, err
 	}
 	if toleratesUnschedulable(logger, newPod) {
 		logger.V(5).Info("Pod now tolerates the unschedulable taint", "pod", klog.KObj(newPod))
