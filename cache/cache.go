@@ -1,10 +1,6 @@
-// Package cache holds the nodes and pods as the scheduler believes them to
-// be: pods it has assumed onto nodes but not yet seen bound, pods the
-// informers confirmed, and per-node aggregates (framework.NodeInfo). Each
-// scheduling cycle reads a Snapshot of it, refreshed incrementally.
-//
 // This file is the Cache itself: the pod state machine, node and image
 // bookkeeping, and the incremental UpdateSnapshot.
+
 package cache
 
 import (

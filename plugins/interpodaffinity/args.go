@@ -1,6 +1,7 @@
 // This file turns InterPodAffinity's pluginConfig into checked settings:
 // kube-scheduler's v1 InterPodAffinityArgs, defaulted and validated as
 // kube-scheduler does.
+
 package interpodaffinity
 
 import (

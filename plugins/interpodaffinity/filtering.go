@@ -3,6 +3,7 @@
 // existing pods whose required anti-affinity selects the incoming pod;
 // Filter then answers per node from those counts alone; AddPod and RemovePod
 // keep the counts right while preemption tries removing pods.
+
 package interpodaffinity
 
 import (

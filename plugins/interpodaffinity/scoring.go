@@ -2,6 +2,7 @@
 // domain, the weights of every preferred term (and of existing pods' required
 // affinity) that pairs the incoming pod with a pod already there; Score adds
 // up a node's domains; NormalizeScore maps the result onto 0..100.
+
 package interpodaffinity
 
 import (

@@ -1,5 +1,6 @@
 // This file turns NodeAffinity's pluginConfig into checked settings:
 // kube-scheduler's v1 NodeAffinityArgs, validated as kube-scheduler does.
+
 package nodeaffinity
 
 import (

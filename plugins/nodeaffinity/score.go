@@ -1,6 +1,7 @@
 // This file is NodeAffinity's scoring: a node earns the weights of the
 // preferred node affinity terms it matches (the pod's and the profile's
 // addedAffinity's), and NormalizeScore scales the best node to 100.
+
 package nodeaffinity
 
 import (

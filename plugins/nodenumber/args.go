@@ -1,5 +1,6 @@
 // This file defines NodeNumber's pluginConfig args, the smallest args type
 // there is: one flag, to show that pluginConfig reaches a plugin.
+
 package nodenumber
 
 import (

@@ -1,5 +1,6 @@
 // This file says which cluster events may let a pod that NodePorts rejected
 // fit after all, and decides per pod with a queueing hint.
+
 package nodeports
 
 import (

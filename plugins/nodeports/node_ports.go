@@ -1,6 +1,6 @@
-// Package nodeports is kube-scheduler's NodePorts plugin: it rejects a node
-// where a host port the pod asks for is already taken by a pod on the node.
-// enqueue.go says which events can free a port.
+// This file is the plugin: PreFilter collects the pod's host ports once,
+// Filter checks them against the ports in use on each node.
+
 package nodeports
 
 import (

@@ -1,6 +1,7 @@
 // This file turns NodeResourcesFit's pluginConfig into checked settings:
 // kube-scheduler's v1 NodeResourcesFitArgs, defaulted and validated as
 // kube-scheduler does.
+
 package noderesources
 
 import (

@@ -2,6 +2,7 @@
 // nodes whose resources would be used evenly (cpu as full as memory), and
 // more so when the pod makes a node more even than it was, as
 // kube-scheduler's does.
+
 package noderesources
 
 import (

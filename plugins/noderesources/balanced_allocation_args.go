@@ -1,6 +1,7 @@
 // This file turns NodeResourcesBalancedAllocation's pluginConfig into checked
 // settings: kube-scheduler's v1 NodeResourcesBalancedAllocationArgs,
 // defaulted and validated as kube-scheduler does.
+
 package noderesources
 
 import (

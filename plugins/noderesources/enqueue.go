@@ -1,5 +1,6 @@
 // This file says which cluster events may let a pod that NodeResourcesFit
 // rejected fit after all, and decides per pod with queueing hints.
+
 package noderesources
 
 import (

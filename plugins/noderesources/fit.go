@@ -1,9 +1,6 @@
-// Package noderesources holds NodeResourcesFit, the plugin that checks a node
-// has room for a pod's resource requests, as kube-scheduler's does (the pod
-// count, cpu, memory, ephemeral storage and extended resources), and scores
-// nodes by how much room they have left or would use (score.go). The package
-// also holds NodeResourcesBalancedAllocation (balanced_allocation.go), which
-// shares Fit's per-resource scoring arithmetic (resource_allocation.go).
+// This file is NodeResourcesFit's filtering half: New, PreFilter (the pod's
+// requests, once) and Filter (do they fit in what the node has left).
+
 package noderesources
 
 import (

@@ -1,6 +1,7 @@
 // This file is NodeResourcesFit's LeastAllocated strategy, kube-scheduler's
 // default: the more room a node would have left, the higher its score, so
 // pods spread out.
+
 package noderesources
 
 import (

@@ -1,5 +1,6 @@
 // This file is NodeResourcesFit's MostAllocated strategy: the fuller a node
 // would be, the higher its score, so pods pack onto few nodes (bin packing).
+
 package noderesources
 
 import (

@@ -1,6 +1,7 @@
 // This file is NodeResourcesFit's RequestedToCapacityRatio strategy: the
 // configuration draws the score as a function of a node's utilization, with
 // a few points joined by straight lines.
+
 package noderesources
 
 import (

@@ -2,6 +2,7 @@
 // strategies and NodeResourcesBalancedAllocation share: for each scored
 // resource, what the pod requests, what the node's pods already take and what
 // the node can give. Each plugin plugs in its own formula on top.
+
 package noderesources
 
 import (

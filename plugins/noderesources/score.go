@@ -2,6 +2,7 @@
 // requests for the scored resources once, Score rates each node with the
 // configured strategy (LeastAllocated, MostAllocated or
 // RequestedToCapacityRatio; see their files).
+
 package noderesources
 
 import (

@@ -1,6 +1,7 @@
 // This file turns PodTopologySpread's pluginConfig into checked settings:
 // kube-scheduler's v1 PodTopologySpreadArgs, defaulted and validated as
 // kube-scheduler v1.37 does.
+
 package podtopologyspread
 
 import (

@@ -3,6 +3,7 @@
 // queueing hints share: which nodes count for a constraint, how many
 // matching pods a node holds, and the selector deduced for default
 // constraints from the Services and controllers selecting the pod.
+
 package podtopologyspread
 
 import (

@@ -2,6 +2,7 @@
 // rejected fit after all, and decides per pod with queueing hints. The hints
 // look at the pod's DoNotSchedule constraints (or the default ones), since
 // only those reject.
+
 package podtopologyspread
 
 import (

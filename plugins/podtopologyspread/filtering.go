@@ -3,6 +3,7 @@
 // remembers the emptiest domains; Filter rejects a node whose domain would
 // then exceed maxSkew; AddPod and RemovePod keep the counts right when
 // preemption asks "what if".
+
 package podtopologyspread
 
 import (

@@ -2,6 +2,7 @@
 // PreScore counts matching pods per domain over all nodes, Score gives each
 // feasible node the weighted count of its domains (more pods, higher raw
 // score), and NormalizeScore reverses that so the emptiest node gets 100.
+
 package podtopologyspread
 
 import (

@@ -1,5 +1,6 @@
 // This file is TaintToleration's scoring: a node scores lower the more
 // PreferNoSchedule taints it has that the pod does not tolerate.
+
 package tainttoleration
 
 import (
