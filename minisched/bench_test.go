@@ -9,10 +9,10 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins"
-	st "github.com/minisched/minisched/plugins/testing"
 )
 
 // BenchmarkSchedulingCycle measures one pod's search for feasible nodes

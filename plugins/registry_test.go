@@ -16,7 +16,7 @@ import (
 
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
-	st "github.com/minisched/minisched/plugins/testing"
+	"github.com/minisched/minisched/plugins/plugintesting"
 )
 
 // handleOptions gives a framework what every in-tree plugin needs from its
@@ -29,8 +29,8 @@ func handleOptions() []framework.Option {
 }
 
 func TestRegistryNames(t *testing.T) {
-	handle, err := st.NewFramework(context.Background(), NewInTreeRegistry(),
-		&configv1.Plugins{MultiPoint: st.Enable("PrioritySort", "DefaultBinder")}, nil, handleOptions()...)
+	handle, err := plugintesting.NewFramework(context.Background(), NewInTreeRegistry(),
+		&configv1.Plugins{MultiPoint: plugintesting.Enable("PrioritySort", "DefaultBinder")}, nil, handleOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestRegistryNames(t *testing.T) {
 // plugin must take part somewhere.
 func TestEveryPluginInOneProfile(t *testing.T) {
 	names := NewInTreeRegistry().Names()
-	fwk, err := st.NewFramework(context.Background(), NewInTreeRegistry(), &configv1.Plugins{MultiPoint: st.Enable(names...)}, nil, handleOptions()...)
+	fwk, err := plugintesting.NewFramework(context.Background(), NewInTreeRegistry(), &configv1.Plugins{MultiPoint: plugintesting.Enable(names...)}, nil, handleOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,13 +70,13 @@ func TestEveryPluginInOneProfile(t *testing.T) {
 // allPlugins enables every in-tree plugin through multiPoint, as a
 // profile would.
 func allPlugins() *configv1.Plugins {
-	return &configv1.Plugins{MultiPoint: st.Enable(
+	return &configv1.Plugins{MultiPoint: plugintesting.Enable(
 		"PrioritySort", "NodeUnschedulable", "NodeName", "NodeResourcesFit", "NodeNumber", "DefaultBinder",
 	)}
 }
 
 func TestInTreeProfile(t *testing.T) {
-	fwk, err := st.NewFramework(context.Background(), NewInTreeRegistry(), allPlugins(), nil, handleOptions()...)
+	fwk, err := plugintesting.NewFramework(context.Background(), NewInTreeRegistry(), allPlugins(), nil, handleOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestInTreeProfileArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := st.NewFramework(context.Background(), NewInTreeRegistry(), allPlugins(), tt.config, handleOptions()...)
+			_, err := plugintesting.NewFramework(context.Background(), NewInTreeRegistry(), allPlugins(), tt.config, handleOptions()...)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)

@@ -15,10 +15,11 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins/defaultbinder"
+	"github.com/minisched/minisched/plugins/plugintesting"
 	"github.com/minisched/minisched/plugins/prioritysort"
-	st "github.com/minisched/minisched/plugins/testing"
 )
 
 func TestBind(t *testing.T) {
@@ -51,9 +52,9 @@ func TestBind(t *testing.T) {
 			})
 
 			registry := framework.Registry{prioritysort.Name: prioritysort.New, defaultbinder.Name: defaultbinder.New}
-			fwk, err := st.NewFramework(ctx, registry, &configv1.Plugins{
-				QueueSort: st.Enable(prioritysort.Name),
-				Bind:      st.Enable(defaultbinder.Name),
+			fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
+				QueueSort: plugintesting.Enable(prioritysort.Name),
+				Bind:      plugintesting.Enable(defaultbinder.Name),
 			}, nil, framework.WithClientSet(client))
 			if err != nil {
 				t.Fatal(err)

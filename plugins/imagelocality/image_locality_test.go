@@ -13,11 +13,12 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins/defaultbinder"
+	"github.com/minisched/minisched/plugins/plugintesting"
 	"github.com/minisched/minisched/plugins/prioritysort"
-	st "github.com/minisched/minisched/plugins/testing"
 )
 
 // node returns a node holding one image per name, each of sizeMB megabytes.
@@ -53,7 +54,7 @@ func newFramework(t *testing.T, ctx context.Context, nodes []*v1.Node) *framewor
 		defaultbinder.Name: defaultbinder.New,
 		Name:               New,
 	}
-	fwk, err := st.NewFramework(ctx, registry, &configv1.Plugins{
+	fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
 		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{
 			{Name: prioritysort.Name}, {Name: defaultbinder.Name}, {Name: Name},
 		}},

@@ -16,8 +16,8 @@ import (
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins/defaultbinder"
+	"github.com/minisched/minisched/plugins/plugintesting"
 	"github.com/minisched/minisched/plugins/prioritysort"
-	st "github.com/minisched/minisched/plugins/testing"
 )
 
 func TestDecodeArgs(t *testing.T) {
@@ -147,10 +147,10 @@ func TestNewErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			registry := framework.Registry{prioritysort.Name: prioritysort.New, defaultbinder.Name: defaultbinder.New, Name: New}
-			_, err := st.NewFramework(context.Background(), registry, &configv1.Plugins{
-				QueueSort: st.Enable(prioritysort.Name),
-				Filter:    st.Enable(Name),
-				Bind:      st.Enable(defaultbinder.Name),
+			_, err := plugintesting.NewFramework(context.Background(), registry, &configv1.Plugins{
+				QueueSort: plugintesting.Enable(prioritysort.Name),
+				Filter:    plugintesting.Enable(Name),
+				Bind:      plugintesting.Enable(defaultbinder.Name),
 			}, nil, tt.opts...)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("NewFramework error = %v, want one containing %q", err, tt.wantErr)

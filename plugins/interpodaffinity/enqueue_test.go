@@ -10,12 +10,12 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/minisched/minisched/minisched/framework"
-	st "github.com/minisched/minisched/plugins/testing"
+	"github.com/minisched/minisched/plugins/plugintesting"
 )
 
 func TestEventsToRegister(t *testing.T) {
 	env := newTestEnv(t, nil, nil, nil)
-	got := st.HintedEvents(t, env.pl)
+	got := plugintesting.HintedEvents(t, env.pl)
 	want := []framework.ClusterEvent{
 		{Resource: framework.Pod, ActionType: framework.Add | framework.UpdatePodLabel | framework.Delete},
 		{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodLabel},

@@ -14,11 +14,12 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins/defaultbinder"
+	"github.com/minisched/minisched/plugins/plugintesting"
 	"github.com/minisched/minisched/plugins/prioritysort"
-	st "github.com/minisched/minisched/plugins/testing"
 )
 
 // Label keys the tests use for domains.
@@ -84,13 +85,13 @@ func newTestEnv(t *testing.T, args *runtime.RawExtension, pods []*v1.Pod, nodes 
 	if args != nil {
 		pluginConfig = []configv1.PluginConfig{{Name: Name, Args: *args}}
 	}
-	fwk, err := st.NewFramework(ctx, registry, &configv1.Plugins{
-		QueueSort: st.Enable(prioritysort.Name),
-		PreFilter: st.Enable(Name),
-		Filter:    st.Enable(Name),
-		PreScore:  st.Enable(Name),
-		Score:     st.Enable(Name),
-		Bind:      st.Enable(defaultbinder.Name),
+	fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
+		QueueSort: plugintesting.Enable(prioritysort.Name),
+		PreFilter: plugintesting.Enable(Name),
+		Filter:    plugintesting.Enable(Name),
+		PreScore:  plugintesting.Enable(Name),
+		Score:     plugintesting.Enable(Name),
+		Bind:      plugintesting.Enable(defaultbinder.Name),
 	}, pluginConfig, framework.WithSnapshotSharedLister(snapshot), framework.WithInformerFactory(factory), framework.WithParallelism(2))
 	if err != nil {
 		t.Fatalf("NewFramework: %v", err)

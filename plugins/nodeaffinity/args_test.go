@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	st "github.com/minisched/minisched/plugins/testing"
+	st "github.com/minisched/minisched/builders"
 )
 
 func TestNewArgs(t *testing.T) {

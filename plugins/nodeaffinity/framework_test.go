@@ -16,12 +16,13 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins/defaultbinder"
 	"github.com/minisched/minisched/plugins/nodeaffinity"
+	"github.com/minisched/minisched/plugins/plugintesting"
 	"github.com/minisched/minisched/plugins/prioritysort"
-	st "github.com/minisched/minisched/plugins/testing"
 )
 
 // The cluster: node1 zone=a,tier=gold; node2 zone=b,tier=gold; node3 zone=a.
@@ -49,13 +50,13 @@ func newFramework(t *testing.T, args string) (*framework.Framework, []*framework
 		pluginConfig = []configv1.PluginConfig{{Name: nodeaffinity.Name, Args: runtime.RawExtension{Raw: []byte(args)}}}
 	}
 	snapshot := cache.NewSnapshot(nil, nodes)
-	fwk, err := st.NewFramework(context.Background(), registry, &configv1.Plugins{
-		QueueSort: st.Enable(prioritysort.Name),
-		PreFilter: st.Enable(nodeaffinity.Name),
-		Filter:    st.Enable(nodeaffinity.Name),
-		PreScore:  st.Enable(nodeaffinity.Name),
+	fwk, err := plugintesting.NewFramework(context.Background(), registry, &configv1.Plugins{
+		QueueSort: plugintesting.Enable(prioritysort.Name),
+		PreFilter: plugintesting.Enable(nodeaffinity.Name),
+		Filter:    plugintesting.Enable(nodeaffinity.Name),
+		PreScore:  plugintesting.Enable(nodeaffinity.Name),
 		Score:     configv1.PluginSet{Enabled: []configv1.Plugin{{Name: nodeaffinity.Name, Weight: ptr.To[int32](2)}}},
-		Bind:      st.Enable(defaultbinder.Name),
+		Bind:      plugintesting.Enable(defaultbinder.Name),
 	}, pluginConfig, framework.WithSnapshotSharedLister(snapshot))
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +160,7 @@ func TestFailedSchedulingMessage(t *testing.T) {
 						"node(s) didn't satisfy plugin(s) "+"["+nodeaffinity.Name+"]"))
 				}
 				var err error
-				if feasible, err = st.RunFilter(ctx, fwk, state, tt.pod, &diagnosis, candidates); err != nil {
+				if feasible, err = plugintesting.RunFilter(ctx, fwk, state, tt.pod, &diagnosis, candidates); err != nil {
 					t.Fatal(err)
 				}
 			}

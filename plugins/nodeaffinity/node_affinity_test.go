@@ -12,8 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2/ktesting"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	st "github.com/minisched/minisched/plugins/testing"
+	"github.com/minisched/minisched/plugins/plugintesting"
 )
 
 // newPlugin builds the plugin from args, failing the test on error.
@@ -338,7 +339,7 @@ func TestFilter(t *testing.T) {
 						state = framework.NewCycleState()
 					}
 				}
-				got := pl.Filter(ctx, state, tt.pod, st.MakeNodeInfo(tt.node))
+				got := pl.Filter(ctx, state, tt.pod, plugintesting.MakeNodeInfo(tt.node))
 				if diff := cmp.Diff(tt.want, got); diff != "" {
 					t.Errorf("Filter (-want +got):\n%s", diff)
 				}
@@ -369,8 +370,8 @@ func TestPreFilterStateClone(t *testing.T) {
 	}
 	clone := state.Clone()
 	for _, n := range []*v1.Node{st.MakeNode().Name("a").Label("zone", "a").Obj(), st.MakeNode().Name("b").Obj()} {
-		want := pl.Filter(ctx, state, pod, st.MakeNodeInfo(n))
-		got := pl.Filter(ctx, clone, pod, st.MakeNodeInfo(n))
+		want := pl.Filter(ctx, state, pod, plugintesting.MakeNodeInfo(n))
+		got := pl.Filter(ctx, clone, pod, plugintesting.MakeNodeInfo(n))
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("node %s: Filter with cloned state (-original +clone):\n%s", n.Name, diff)
 		}

@@ -12,8 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2/ktesting"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	st "github.com/minisched/minisched/plugins/testing"
+	"github.com/minisched/minisched/plugins/plugintesting"
 )
 
 func TestScore(t *testing.T) {
@@ -125,7 +126,7 @@ func TestScore(t *testing.T) {
 			state := framework.NewCycleState()
 			nodeInfos := make([]*framework.NodeInfo, len(nodes))
 			for i, n := range nodes {
-				nodeInfos[i] = st.MakeNodeInfo(n)
+				nodeInfos[i] = plugintesting.MakeNodeInfo(n)
 			}
 			if !tt.skipPreScore {
 				s := pl.PreScore(ctx, state, tt.pod, nodeInfos)
@@ -175,7 +176,7 @@ func TestPreScoreBrokenAffinity(t *testing.T) {
 		t.Errorf("PreScore = %v, want Error", s)
 	}
 	// Without PreScore, Score meets the same error.
-	ni := st.MakeNodeInfo(st.MakeNode().Name("node1").Obj())
+	ni := plugintesting.MakeNodeInfo(st.MakeNode().Name("node1").Obj())
 	if _, s := pl.Score(ctx, framework.NewCycleState(), pod, ni); s.Code() != framework.Error {
 		t.Errorf("Score = %v, want Error", s)
 	}

@@ -9,11 +9,11 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/minisched/minisched/minisched/framework"
-	st "github.com/minisched/minisched/plugins/testing"
+	"github.com/minisched/minisched/plugins/plugintesting"
 )
 
 func TestEventsToRegister(t *testing.T) {
-	got := st.HintedEvents(t, newPlugin(t))
+	got := plugintesting.HintedEvents(t, newPlugin(t))
 	want := []framework.ClusterEvent{
 		{Resource: framework.Node, ActionType: framework.Add | framework.Update},
 		{Resource: framework.UnscheduledPod, ActionType: framework.Update},

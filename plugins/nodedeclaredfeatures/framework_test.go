@@ -15,8 +15,8 @@ import (
 
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins/defaultbinder"
+	"github.com/minisched/minisched/plugins/plugintesting"
 	"github.com/minisched/minisched/plugins/prioritysort"
-	st "github.com/minisched/minisched/plugins/testing"
 )
 
 // newFramework builds a profile with NodeDeclaredFeatures in multiPoint.
@@ -27,8 +27,8 @@ func newFramework(t *testing.T, ctx context.Context) *framework.Framework {
 		defaultbinder.Name: defaultbinder.New,
 		Name:               New,
 	}
-	fwk, err := st.NewFramework(ctx, registry, &configv1.Plugins{
-		MultiPoint: st.Enable(prioritysort.Name, defaultbinder.Name, Name),
+	fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
+		MultiPoint: plugintesting.Enable(prioritysort.Name, defaultbinder.Name, Name),
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -39,9 +39,9 @@ func newFramework(t *testing.T, ctx context.Context) *framework.Framework {
 func TestInFramework(t *testing.T) {
 	nodes := func() []*framework.NodeInfo {
 		return []*framework.NodeInfo{
-			st.MakeNodeInfo(nodeDeclaring("a", featureUserNSHostNetwork)),
-			st.MakeNodeInfo(nodeDeclaring("b")),
-			st.MakeNodeInfo(nodeDeclaring("c", featureRestartAll)),
+			plugintesting.MakeNodeInfo(nodeDeclaring("a", featureUserNSHostNetwork)),
+			plugintesting.MakeNodeInfo(nodeDeclaring("b")),
+			plugintesting.MakeNodeInfo(nodeDeclaring("c", featureRestartAll)),
 		}
 	}
 	tests := []struct {
@@ -83,7 +83,7 @@ func TestInFramework(t *testing.T) {
 				t.Errorf("Filter skipped = %v, want %v", skipped, tt.wantSkipped)
 			}
 			diagnosis := framework.NewDiagnosis()
-			feasible, err := st.RunFilter(ctx, fwk, state, tt.pod, &diagnosis, nodeInfos)
+			feasible, err := plugintesting.RunFilter(ctx, fwk, state, tt.pod, &diagnosis, nodeInfos)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,8 +9,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2/ktesting"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	st "github.com/minisched/minisched/plugins/testing"
+	"github.com/minisched/minisched/plugins/plugintesting"
 )
 
 // Feature names as the library spells them. A pod needs
@@ -193,7 +194,7 @@ func TestFilter(t *testing.T) {
 			if _, s := pl.PreFilter(ctx, state, tt.pod, nil); !s.IsSuccess() {
 				t.Fatalf("PreFilter = %v, want Success", s)
 			}
-			got := pl.Filter(ctx, state, tt.pod, st.MakeNodeInfo(tt.node))
+			got := pl.Filter(ctx, state, tt.pod, plugintesting.MakeNodeInfo(tt.node))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Filter (-want +got):\n%s", diff)
 			}
@@ -207,7 +208,7 @@ func TestFilterErrors(t *testing.T) {
 		prefill  bool
 		nodeInfo *framework.NodeInfo
 	}{
-		{name: "PreFilter did not run", nodeInfo: st.MakeNodeInfo(nodeDeclaring("n", featureUserNSHostNetwork))},
+		{name: "PreFilter did not run", nodeInfo: plugintesting.MakeNodeInfo(nodeDeclaring("n", featureUserNSHostNetwork))},
 		{name: "NodeInfo without a node", prefill: true, nodeInfo: framework.NewNodeInfo()},
 	}
 	for _, tt := range tests {

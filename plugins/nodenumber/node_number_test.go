@@ -11,8 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	testingclock "k8s.io/utils/clock/testing"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	st "github.com/minisched/minisched/plugins/testing"
+	"github.com/minisched/minisched/plugins/plugintesting"
 )
 
 func newPlugin(t *testing.T, args *runtime.RawExtension) *NodeNumber {
@@ -113,7 +114,7 @@ func TestPreScoreAndScore(t *testing.T) {
 			}
 			got := map[string]int64{}
 			for name := range tt.wantScores {
-				score, s := pl.Score(ctx, state, pod, st.MakeNodeInfo(st.MakeNode().Name(name).Obj()))
+				score, s := pl.Score(ctx, state, pod, plugintesting.MakeNodeInfo(st.MakeNode().Name(name).Obj()))
 				if !s.IsSuccess() {
 					t.Fatalf("Score(%s) = %v", name, s)
 				}
@@ -131,7 +132,7 @@ func TestPreScoreAndScore(t *testing.T) {
 
 func TestScoreWithoutPreScore(t *testing.T) {
 	pl := newPlugin(t, nil)
-	_, s := pl.Score(context.Background(), framework.NewCycleState(), st.MakePod().Name("pod1").Obj(), st.MakeNodeInfo(st.MakeNode().Name("node1").Obj()))
+	_, s := pl.Score(context.Background(), framework.NewCycleState(), st.MakePod().Name("pod1").Obj(), plugintesting.MakeNodeInfo(st.MakeNode().Name("node1").Obj()))
 	if s.Code() != framework.Error {
 		t.Errorf("Score = %v, want Error", s)
 	}

@@ -12,11 +12,12 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	testingclock "k8s.io/utils/clock/testing"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins/defaultbinder"
 	"github.com/minisched/minisched/plugins/nodenumber"
+	"github.com/minisched/minisched/plugins/plugintesting"
 	"github.com/minisched/minisched/plugins/prioritysort"
-	st "github.com/minisched/minisched/plugins/testing"
 )
 
 // newFramework builds a profile with NodeNumber at PreScore, Score and
@@ -28,12 +29,12 @@ func newFramework(t *testing.T, clk *testingclock.FakeClock, pluginConfig []conf
 		defaultbinder.Name: defaultbinder.New,
 		nodenumber.Name:    nodenumber.NewWithClock(clk),
 	}
-	fwk, err := st.NewFramework(context.Background(), registry, &configv1.Plugins{
-		QueueSort: st.Enable(prioritysort.Name),
-		PreScore:  st.Enable(nodenumber.Name),
-		Score:     st.Enable(nodenumber.Name),
-		Permit:    st.Enable(nodenumber.Name),
-		Bind:      st.Enable(defaultbinder.Name),
+	fwk, err := plugintesting.NewFramework(context.Background(), registry, &configv1.Plugins{
+		QueueSort: plugintesting.Enable(prioritysort.Name),
+		PreScore:  plugintesting.Enable(nodenumber.Name),
+		Score:     plugintesting.Enable(nodenumber.Name),
+		Permit:    plugintesting.Enable(nodenumber.Name),
+		Bind:      plugintesting.Enable(defaultbinder.Name),
 	}, pluginConfig, framework.WithClock(clk))
 	if err != nil {
 		t.Fatal(err)
@@ -151,8 +152,8 @@ func TestPermitRejectedBeforeDelay(t *testing.T) {
 
 func TestScoreThroughFramework(t *testing.T) {
 	nodes := []*framework.NodeInfo{
-		st.MakeNodeInfo(st.MakeNode().Name("node1").Obj()),
-		st.MakeNodeInfo(st.MakeNode().Name("node2").Obj()),
+		plugintesting.MakeNodeInfo(st.MakeNode().Name("node1").Obj()),
+		plugintesting.MakeNodeInfo(st.MakeNode().Name("node2").Obj()),
 	}
 	reverse, err := framework.EncodeArgs(&nodenumber.NodeNumberArgs{Reverse: true})
 	if err != nil {

@@ -10,11 +10,12 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins/defaultbinder"
 	"github.com/minisched/minisched/plugins/nodeports"
+	"github.com/minisched/minisched/plugins/plugintesting"
 	"github.com/minisched/minisched/plugins/prioritysort"
-	st "github.com/minisched/minisched/plugins/testing"
 )
 
 func newFramework(t *testing.T, ctx context.Context) *framework.Framework {
@@ -24,8 +25,8 @@ func newFramework(t *testing.T, ctx context.Context) *framework.Framework {
 		defaultbinder.Name: defaultbinder.New,
 		nodeports.Name:     nodeports.New,
 	}
-	fwk, err := st.NewFramework(ctx, registry, &configv1.Plugins{
-		MultiPoint: st.Enable(prioritysort.Name, defaultbinder.Name, nodeports.Name),
+	fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
+		MultiPoint: plugintesting.Enable(prioritysort.Name, defaultbinder.Name, nodeports.Name),
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -55,8 +56,8 @@ func TestInFramework(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			fwk := newFramework(t, ctx)
 			nodes := []*framework.NodeInfo{
-				st.MakeNodeInfo(st.MakeNode().Name("a").Obj(), busy),
-				st.MakeNodeInfo(st.MakeNode().Name("b").Obj(), st.MakePod().Name("busy2").UID("busy2").NodeName("b").HostPort(v1.ProtocolTCP, "10.0.0.1", 80).Obj()),
+				plugintesting.MakeNodeInfo(st.MakeNode().Name("a").Obj(), busy),
+				plugintesting.MakeNodeInfo(st.MakeNode().Name("b").Obj(), st.MakePod().Name("busy2").UID("busy2").NodeName("b").HostPort(v1.ProtocolTCP, "10.0.0.1", 80).Obj()),
 			}
 			state := framework.NewCycleState()
 			if _, s, _ := fwk.RunPreFilterPlugins(ctx, state, tt.pod, nodes); !s.IsSuccess() {
@@ -66,7 +67,7 @@ func TestInFramework(t *testing.T) {
 				t.Errorf("Filter skipped = %v, want %v", skipped, tt.wantSkip)
 			}
 			diagnosis := framework.NewDiagnosis()
-			feasible, err := st.RunFilter(ctx, fwk, state, tt.pod, &diagnosis, nodes)
+			feasible, err := plugintesting.RunFilter(ctx, fwk, state, tt.pod, &diagnosis, nodes)
 			if err != nil {
 				t.Fatal(err)
 			}

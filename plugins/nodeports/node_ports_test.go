@@ -8,8 +8,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2/ktesting"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	st "github.com/minisched/minisched/plugins/testing"
+	"github.com/minisched/minisched/plugins/plugintesting"
 )
 
 func TestPreFilter(t *testing.T) {
@@ -164,7 +165,7 @@ func TestFilter(t *testing.T) {
 				t.Fatal(err)
 			}
 			state := framework.NewCycleState()
-			nodeInfo := st.MakeNodeInfo(st.MakeNode().Name("n").Obj(), tt.existing...)
+			nodeInfo := plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Obj(), tt.existing...)
 			if _, s := pl.(framework.PreFilterPlugin).PreFilter(ctx, state, tt.pod, []*framework.NodeInfo{nodeInfo}); !s.IsSuccess() {
 				t.Fatalf("PreFilter = %v", s)
 			}
@@ -179,7 +180,7 @@ func TestFilter(t *testing.T) {
 func TestFilterWithoutPreFilter(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	pod := st.MakePod().Name("p").HostPort(v1.ProtocolTCP, "", 80).Obj()
-	got := (&NodePorts{}).Filter(ctx, framework.NewCycleState(), pod, st.MakeNodeInfo(st.MakeNode().Name("n").Obj()))
+	got := (&NodePorts{}).Filter(ctx, framework.NewCycleState(), pod, plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Obj()))
 	want := `reading "PreFilterNodePorts" from cycleState: not found`
 	if got.Code() != framework.Error || got.Message() != want {
 		t.Errorf("Filter without PreFilter = %v, want Error: %s", got, want)

@@ -15,11 +15,12 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins/defaultbinder"
+	"github.com/minisched/minisched/plugins/plugintesting"
 	"github.com/minisched/minisched/plugins/prioritysort"
-	st "github.com/minisched/minisched/plugins/testing"
 )
 
 var _ framework.PluginFactory = NewBalancedAllocation
@@ -226,7 +227,7 @@ func TestBalancedAllocationScore(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			pl := newBalancedAllocation(t, tt.args)
-			ni := st.MakeNodeInfo(tt.node, tt.existing...)
+			ni := plugintesting.MakeNodeInfo(tt.node, tt.existing...)
 			state := framework.NewCycleState()
 			if s := pl.PreScore(ctx, state, tt.pod, []*framework.NodeInfo{ni}); !s.IsSuccess() {
 				t.Fatalf("PreScore: %v", s)
@@ -247,7 +248,7 @@ func TestBalancedAllocationScore(t *testing.T) {
 }
 
 func TestBalancedAllocationBestEffort(t *testing.T) {
-	ni := st.MakeNodeInfo(st.MakeNode().Name("n").Capacity(res{v1.ResourceCPU: "4", v1.ResourceMemory: "10000", gpu: "4"}).Obj())
+	ni := plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Capacity(res{v1.ResourceCPU: "4", v1.ResourceMemory: "10000", gpu: "4"}).Obj())
 	tests := []struct {
 		name     string
 		pod      *v1.Pod
@@ -314,7 +315,7 @@ func TestBalancedAllocationInFramework(t *testing.T) {
 		st.MakeNode().Name("b").Capacity(res{v1.ResourceCPU: "6", v1.ResourceMemory: "10000"}).Obj(),
 	}
 	snapshot := cache.NewSnapshot(nil, nodes)
-	fwk, err := st.NewFramework(ctx, registry, &configv1.Plugins{
+	fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
 		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{
 			{Name: prioritysort.Name}, {Name: defaultbinder.Name}, {Name: BalancedAllocationName},
 		}},

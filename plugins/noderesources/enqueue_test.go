@@ -9,12 +9,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2/ktesting"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	st "github.com/minisched/minisched/plugins/testing"
+	"github.com/minisched/minisched/plugins/plugintesting"
 )
 
 func TestEventsToRegister(t *testing.T) {
-	got := st.HintedEvents(t, newFit(t, nil))
+	got := plugintesting.HintedEvents(t, newFit(t, nil))
 	want := []framework.ClusterEvent{
 		{Resource: framework.Pod, ActionType: framework.Delete | framework.UpdatePodScaleDown},
 		{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodScaleDown},

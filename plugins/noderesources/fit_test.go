@@ -13,8 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	st "github.com/minisched/minisched/plugins/testing"
+	"github.com/minisched/minisched/plugins/plugintesting"
 )
 
 const gpu v1.ResourceName = "example.com/gpu"
@@ -63,96 +64,96 @@ func TestFilter(t *testing.T) {
 		{
 			name:     "fits in what is left",
 			pod:      st.MakePod().Name("p").Req(res{v1.ResourceCPU: "2", v1.ResourceMemory: "2Gi", v1.ResourceEphemeralStorage: "2Gi", gpu: "1"}).Obj(),
-			nodeInfo: st.MakeNodeInfo(node, busy),
+			nodeInfo: plugintesting.MakeNodeInfo(node, busy),
 		},
 		{
 			name:     "zero-request pod fits a full node",
 			pod:      st.MakePod().Name("p").Req(nil).Obj(),
-			nodeInfo: st.MakeNodeInfo(node, busy, st.MakePod().Name("hog").UID("hog").Req(res{v1.ResourceCPU: "2", v1.ResourceMemory: "2Gi"}).Obj()),
+			nodeInfo: plugintesting.MakeNodeInfo(node, busy, st.MakePod().Name("hog").UID("hog").Req(res{v1.ResourceCPU: "2", v1.ResourceMemory: "2Gi"}).Obj()),
 		},
 		{
 			name:     "zero-request pod still needs a pod slot",
 			pod:      st.MakePod().Name("p").Obj(),
-			nodeInfo: st.MakeNodeInfo(onePodNode, st.MakePod().Name("other").UID("other").Obj()),
+			nodeInfo: plugintesting.MakeNodeInfo(onePodNode, st.MakePod().Name("other").UID("other").Obj()),
 			want:     unschedulable("Too many pods"),
 		},
 		{
 			name:     "insufficient cpu",
 			pod:      st.MakePod().Name("p").Req(res{v1.ResourceCPU: "2500m"}).Obj(),
-			nodeInfo: st.MakeNodeInfo(node, busy),
+			nodeInfo: plugintesting.MakeNodeInfo(node, busy),
 			want:     unschedulable("Insufficient cpu"),
 		},
 		{
 			name:     "cpu beyond the node's allocatable is unresolvable",
 			pod:      st.MakePod().Name("p").Req(res{v1.ResourceCPU: "5"}).Obj(),
-			nodeInfo: st.MakeNodeInfo(node),
+			nodeInfo: plugintesting.MakeNodeInfo(node),
 			want:     unresolvable("Insufficient cpu"),
 		},
 		{
 			name:     "insufficient memory",
 			pod:      st.MakePod().Name("p").Req(res{v1.ResourceMemory: "3Gi"}).Obj(),
-			nodeInfo: st.MakeNodeInfo(node, busy),
+			nodeInfo: plugintesting.MakeNodeInfo(node, busy),
 			want:     unschedulable("Insufficient memory"),
 		},
 		{
 			name:     "insufficient ephemeral-storage",
 			pod:      st.MakePod().Name("p").Req(res{v1.ResourceEphemeralStorage: "3Gi"}).Obj(),
-			nodeInfo: st.MakeNodeInfo(node, busy),
+			nodeInfo: plugintesting.MakeNodeInfo(node, busy),
 			want:     unschedulable("Insufficient ephemeral-storage"),
 		},
 		{
 			name:     "insufficient extended resource",
 			pod:      st.MakePod().Name("p").Req(res{gpu: "2"}).Obj(),
-			nodeInfo: st.MakeNodeInfo(node, busy),
+			nodeInfo: plugintesting.MakeNodeInfo(node, busy),
 			want:     unschedulable("Insufficient example.com/gpu"),
 		},
 		{
 			name:     "extended resource the node does not have",
 			pod:      st.MakePod().Name("p").Req(res{"example.com/fpga": "1"}).Obj(),
-			nodeInfo: st.MakeNodeInfo(node),
+			nodeInfo: plugintesting.MakeNodeInfo(node),
 			want:     unresolvable("Insufficient example.com/fpga"),
 		},
 		{
 			name:     "insufficient hugepages",
 			pod:      st.MakePod().Name("p").Req(res{"hugepages-2Mi": "6Mi"}).Obj(),
-			nodeInfo: st.MakeNodeInfo(node),
+			nodeInfo: plugintesting.MakeNodeInfo(node),
 			want:     unresolvable("Insufficient hugepages-2Mi"),
 		},
 		{
 			name: "init container larger than the containers' sum",
 			pod: st.MakePod().Name("p").InitReq(res{v1.ResourceCPU: "3"}).
 				Req(res{v1.ResourceCPU: "500m"}).Req(res{v1.ResourceCPU: "500m"}).Obj(),
-			nodeInfo: st.MakeNodeInfo(node, busy),
+			nodeInfo: plugintesting.MakeNodeInfo(node, busy),
 			want:     unschedulable("Insufficient cpu"),
 		},
 		{
 			name: "init containers run one at a time: max of init vs sum",
 			pod: st.MakePod().Name("p").InitReq(res{v1.ResourceCPU: "2"}).InitReq(res{v1.ResourceCPU: "2"}).
 				Req(res{v1.ResourceCPU: "1"}).Req(res{v1.ResourceCPU: "1"}).Obj(),
-			nodeInfo: st.MakeNodeInfo(node, busy),
+			nodeInfo: plugintesting.MakeNodeInfo(node, busy),
 		},
 		{
 			name:     "regular init container does not add to the containers",
 			pod:      st.MakePod().Name("p").InitReq(res{v1.ResourceCPU: "1"}).Req(res{v1.ResourceCPU: "1500m"}).Obj(),
-			nodeInfo: st.MakeNodeInfo(node, busy),
+			nodeInfo: plugintesting.MakeNodeInfo(node, busy),
 		},
 		{
 			name:     "sidecar init container adds to the containers",
 			pod:      st.MakePod().Name("p").SidecarReq(res{v1.ResourceCPU: "1"}).Req(res{v1.ResourceCPU: "1500m"}).Obj(),
-			nodeInfo: st.MakeNodeInfo(node, busy),
+			nodeInfo: plugintesting.MakeNodeInfo(node, busy),
 			want:     unschedulable("Insufficient cpu"),
 		},
 		{
 			name: "init container after a sidecar runs beside it",
 			pod: st.MakePod().Name("p").SidecarReq(res{v1.ResourceCPU: "1"}).InitReq(res{v1.ResourceCPU: "1500m"}).
 				Req(res{v1.ResourceCPU: "500m"}).Obj(),
-			nodeInfo: st.MakeNodeInfo(node, busy),
+			nodeInfo: plugintesting.MakeNodeInfo(node, busy),
 			want:     unschedulable("Insufficient cpu"),
 		},
 		{
 			name:     "pod overhead counts",
 			pod:      st.MakePod().Name("p").Req(res{v1.ResourceCPU: "1500m"}).Overhead(res{v1.ResourceCPU: "1"}).Obj(),
-			nodeInfo: st.MakeNodeInfo(node, busy),
+			nodeInfo: plugintesting.MakeNodeInfo(node, busy),
 			want:     unschedulable("Insufficient cpu"),
 		},
 		{
@@ -161,46 +162,46 @@ func TestFilter(t *testing.T) {
 				v1.ResourceCPU: "3", v1.ResourceMemory: "1Gi", v1.ResourceEphemeralStorage: "1Gi",
 				"example.com/b": "1", "example.com/a": "1",
 			}).Obj(),
-			nodeInfo: st.MakeNodeInfo(onePodNode, st.MakePod().Name("other").UID("other").Req(res{v1.ResourceCPU: "2"}).Obj()),
+			nodeInfo: plugintesting.MakeNodeInfo(onePodNode, st.MakePod().Name("other").UID("other").Req(res{v1.ResourceCPU: "2"}).Obj()),
 			want: unresolvable("Too many pods", "Insufficient cpu", "Insufficient memory", "Insufficient ephemeral-storage",
 				"Insufficient example.com/a", "Insufficient example.com/b"),
 		},
 		{
 			name:     "several resolvable reasons",
 			pod:      st.MakePod().Name("p").Req(res{v1.ResourceCPU: "3", v1.ResourceMemory: "3Gi"}).Obj(),
-			nodeInfo: st.MakeNodeInfo(node, busy),
+			nodeInfo: plugintesting.MakeNodeInfo(node, busy),
 			want:     unschedulable("Insufficient cpu", "Insufficient memory"),
 		},
 		{
 			name:     "one unresolvable reason makes the status unresolvable",
 			pod:      st.MakePod().Name("p").Req(res{v1.ResourceCPU: "3", v1.ResourceMemory: "9Gi"}).Obj(),
-			nodeInfo: st.MakeNodeInfo(node, busy),
+			nodeInfo: plugintesting.MakeNodeInfo(node, busy),
 			want:     unresolvable("Insufficient cpu", "Insufficient memory"),
 		},
 		{
 			name:     "ignored resource is not checked",
 			args:     rawArgs(`{"ignoredResources": ["example.com/gpu"]}`),
 			pod:      st.MakePod().Name("p").Req(res{gpu: "5"}).Obj(),
-			nodeInfo: st.MakeNodeInfo(node, busy),
+			nodeInfo: plugintesting.MakeNodeInfo(node, busy),
 		},
 		{
 			name:     "ignored resource group is not checked",
 			args:     rawArgs(`{"ignoredResourceGroups": ["example.com"]}`),
 			pod:      st.MakePod().Name("p").Req(res{gpu: "5", "example.com/fpga": "1"}).Obj(),
-			nodeInfo: st.MakeNodeInfo(node, busy),
+			nodeInfo: plugintesting.MakeNodeInfo(node, busy),
 		},
 		{
 			name:     "other resources are checked despite ignored ones",
 			args:     rawArgs(`{"ignoredResources": ["example.com/gpu"]}`),
 			pod:      st.MakePod().Name("p").Req(res{gpu: "5", "example.com/fpga": "1", v1.ResourceCPU: "3"}).Obj(),
-			nodeInfo: st.MakeNodeInfo(node, busy),
+			nodeInfo: plugintesting.MakeNodeInfo(node, busy),
 			want:     unresolvable("Insufficient cpu", "Insufficient example.com/fpga"),
 		},
 		{
 			name:     "only extended resources can be ignored",
 			args:     rawArgs(`{"ignoredResources": ["hugepages-2Mi", "cpu"], "ignoredResourceGroups": ["hugepages-2Mi"]}`),
 			pod:      st.MakePod().Name("p").Req(res{"hugepages-2Mi": "6Mi", v1.ResourceCPU: "3"}).Obj(),
-			nodeInfo: st.MakeNodeInfo(node, busy),
+			nodeInfo: plugintesting.MakeNodeInfo(node, busy),
 			want:     unresolvable("Insufficient cpu", "Insufficient hugepages-2Mi"),
 		},
 	}
@@ -222,7 +223,7 @@ func TestFilter(t *testing.T) {
 
 func TestFilterWithoutPreFilter(t *testing.T) {
 	pl := newFit(t, nil)
-	got := pl.Filter(context.Background(), framework.NewCycleState(), st.MakePod().Obj(), st.MakeNodeInfo(st.MakeNode().Name("n").Obj()))
+	got := pl.Filter(context.Background(), framework.NewCycleState(), st.MakePod().Obj(), plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Obj()))
 	if got.Code() != framework.Error {
 		t.Fatalf("want Error, got %v", got)
 	}

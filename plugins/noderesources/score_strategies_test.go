@@ -12,8 +12,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	st "github.com/minisched/minisched/plugins/testing"
+	"github.com/minisched/minisched/plugins/plugintesting"
 )
 
 // scoringNode has 4000m cpu, 10000 bytes of memory and 4 GPUs.
@@ -109,7 +110,7 @@ func TestMostAllocatedScore(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pl := newFit(t, rawArgs(tt.args))
-			if got := fitScore(t, pl, tt.pod, st.MakeNodeInfo(scoringNode(), tt.existing...)); got != tt.want {
+			if got := fitScore(t, pl, tt.pod, plugintesting.MakeNodeInfo(scoringNode(), tt.existing...)); got != tt.want {
 				t.Errorf("score = %d, want %d", got, tt.want)
 			}
 		})
@@ -198,7 +199,7 @@ func TestRequestedToCapacityRatioScore(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pl := newFit(t, rawArgs(tt.args))
-			if got := fitScore(t, pl, tt.pod, st.MakeNodeInfo(scoringNode())); got != tt.want {
+			if got := fitScore(t, pl, tt.pod, plugintesting.MakeNodeInfo(scoringNode())); got != tt.want {
 				t.Errorf("score = %d, want %d", got, tt.want)
 			}
 		})

@@ -7,8 +7,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	st "github.com/minisched/minisched/plugins/testing"
+	"github.com/minisched/minisched/plugins/plugintesting"
 )
 
 func TestLeastAllocatedScore(t *testing.T) {
@@ -72,7 +73,7 @@ func TestLeastAllocatedScore(t *testing.T) {
 			} else {
 				pl = newFit(t, rawArgs(tt.args))
 			}
-			ni := st.MakeNodeInfo(node("n"), tt.existing...)
+			ni := plugintesting.MakeNodeInfo(node("n"), tt.existing...)
 			state := framework.NewCycleState()
 			if s := pl.PreScore(context.Background(), state, tt.pod, []*framework.NodeInfo{ni}); !s.IsSuccess() {
 				t.Fatal(s)

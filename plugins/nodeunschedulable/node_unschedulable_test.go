@@ -8,8 +8,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2/ktesting"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	st "github.com/minisched/minisched/plugins/testing"
+	"github.com/minisched/minisched/plugins/plugintesting"
 )
 
 var tolerateUnschedulable = v1.Toleration{Key: v1.TaintNodeUnschedulable, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}
@@ -24,34 +25,34 @@ func TestFilter(t *testing.T) {
 		{
 			name:     "schedulable node",
 			pod:      st.MakePod().Name("p").Obj(),
-			nodeInfo: st.MakeNodeInfo(st.MakeNode().Name("n").Obj()),
+			nodeInfo: plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Obj()),
 		},
 		{
 			name:     "unschedulable node, no toleration",
 			pod:      st.MakePod().Name("p").Obj(),
-			nodeInfo: st.MakeNodeInfo(st.MakeNode().Name("n").Unschedulable(true).Obj()),
+			nodeInfo: plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Unschedulable(true).Obj()),
 			want:     framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) were unschedulable"),
 		},
 		{
 			name:     "unschedulable node, toleration for the taint",
 			pod:      st.MakePod().Name("p").Toleration(tolerateUnschedulable).Obj(),
-			nodeInfo: st.MakeNodeInfo(st.MakeNode().Name("n").Unschedulable(true).Obj()),
+			nodeInfo: plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Unschedulable(true).Obj()),
 		},
 		{
 			name:     "unschedulable node, tolerate everything",
 			pod:      st.MakePod().Name("p").Toleration(v1.Toleration{Operator: v1.TolerationOpExists}).Obj(),
-			nodeInfo: st.MakeNodeInfo(st.MakeNode().Name("n").Unschedulable(true).Obj()),
+			nodeInfo: plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Unschedulable(true).Obj()),
 		},
 		{
 			name:     "unschedulable node, toleration for another effect",
 			pod:      st.MakePod().Name("p").Toleration(v1.Toleration{Key: v1.TaintNodeUnschedulable, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute}).Obj(),
-			nodeInfo: st.MakeNodeInfo(st.MakeNode().Name("n").Unschedulable(true).Obj()),
+			nodeInfo: plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Unschedulable(true).Obj()),
 			want:     framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) were unschedulable"),
 		},
 		{
 			name:     "unschedulable node, unrelated toleration",
 			pod:      st.MakePod().Name("p").Toleration(v1.Toleration{Key: "dedicated", Operator: v1.TolerationOpEqual, Value: "gpu", Effect: v1.TaintEffectNoSchedule}).Obj(),
-			nodeInfo: st.MakeNodeInfo(st.MakeNode().Name("n").Unschedulable(true).Obj()),
+			nodeInfo: plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Unschedulable(true).Obj()),
 			want:     framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) were unschedulable"),
 		},
 		{
@@ -78,7 +79,7 @@ func TestFilter(t *testing.T) {
 
 func TestEventsToRegister(t *testing.T) {
 	pl := &NodeUnschedulable{}
-	got := st.HintedEvents(t, pl)
+	got := plugintesting.HintedEvents(t, pl)
 	want := []framework.ClusterEvent{
 		{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint | framework.UpdateNodeUnschedulable},
 		{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodToleration},

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2/ktesting"
 
-	st "github.com/minisched/minisched/plugins/testing"
+	st "github.com/minisched/minisched/builders"
 )
 
 // service is a Service in "default" selecting selector (nil: none).

@@ -11,12 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2/ktesting"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	st "github.com/minisched/minisched/plugins/testing"
+	"github.com/minisched/minisched/plugins/plugintesting"
 )
 
 func TestEventsToRegister(t *testing.T) {
-	got := st.HintedEvents(t, (&PodTopologySpread{}))
+	got := plugintesting.HintedEvents(t, (&PodTopologySpread{}))
 	want := []framework.ClusterEvent{
 		{Resource: framework.Pod, ActionType: framework.Add | framework.UpdatePodLabel | framework.Delete},
 		{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodToleration | framework.UpdatePodLabel},

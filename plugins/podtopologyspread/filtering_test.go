@@ -13,8 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2/ktesting"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	st "github.com/minisched/minisched/plugins/testing"
+	"github.com/minisched/minisched/plugins/plugintesting"
 )
 
 // verdict renders a Filter status as "Code: message", "" for success.
@@ -374,7 +375,7 @@ func TestPreFilterExtensions(t *testing.T) {
 			// z2 grows to 2: both zones equal, a → 2+1-2 = 1 fits.
 			name: "AddPod in z2",
 			update: func(ctx context.Context, pl *PodTopologySpread, s *framework.CycleState) *framework.Status {
-				return pl.AddPod(ctx, s, pod, webOn("new"), st.MakeNodeInfo(nodes[2]))
+				return pl.AddPod(ctx, s, pod, webOn("new"), plugintesting.MakeNodeInfo(nodes[2]))
 			},
 			want:  counts{Zones: map[string]int{"z1": 2, "z2": 2}, Paths: criticalPaths{{"z2", 2}, {"z1", 2}}},
 			wantA: "",
@@ -383,7 +384,7 @@ func TestPreFilterExtensions(t *testing.T) {
 			// z1 shrinks to 1: a → 1+1-1 = 1 fits.
 			name: "RemovePod in z1",
 			update: func(ctx context.Context, pl *PodTopologySpread, s *framework.CycleState) *framework.Status {
-				return pl.RemovePod(ctx, s, pod, framework.NewPodInfo(pods[0]), st.MakeNodeInfo(nodes[0]))
+				return pl.RemovePod(ctx, s, pod, framework.NewPodInfo(pods[0]), plugintesting.MakeNodeInfo(nodes[0]))
 			},
 			want:  counts{Zones: map[string]int{"z1": 1, "z2": 1}, Paths: criticalPaths{{"z2", 1}, {"z1", 1}}},
 			wantA: "",
@@ -392,7 +393,7 @@ func TestPreFilterExtensions(t *testing.T) {
 			name: "AddPod of another namespace changes nothing",
 			update: func(ctx context.Context, pl *PodTopologySpread, s *framework.CycleState) *framework.Status {
 				other := st.MakePod().Name("o").Namespace("other").Label("app", "web").Obj()
-				return pl.AddPod(ctx, s, pod, framework.NewPodInfo(other), st.MakeNodeInfo(nodes[2]))
+				return pl.AddPod(ctx, s, pod, framework.NewPodInfo(other), plugintesting.MakeNodeInfo(nodes[2]))
 			},
 			want:  initial,
 			wantA: skewViolated,
@@ -401,7 +402,7 @@ func TestPreFilterExtensions(t *testing.T) {
 			name: "AddPod of a pod the selector does not match changes nothing",
 			update: func(ctx context.Context, pl *PodTopologySpread, s *framework.CycleState) *framework.Status {
 				db := st.MakePod().Name("db").Label("app", "db").Obj()
-				return pl.AddPod(ctx, s, pod, framework.NewPodInfo(db), st.MakeNodeInfo(nodes[2]))
+				return pl.AddPod(ctx, s, pod, framework.NewPodInfo(db), plugintesting.MakeNodeInfo(nodes[2]))
 			},
 			want:  initial,
 			wantA: skewViolated,
@@ -409,7 +410,7 @@ func TestPreFilterExtensions(t *testing.T) {
 		{
 			name: "AddPod on a node without the topology key changes nothing",
 			update: func(ctx context.Context, pl *PodTopologySpread, s *framework.CycleState) *framework.Status {
-				return pl.AddPod(ctx, s, pod, webOn("new"), st.MakeNodeInfo(nodes[3]))
+				return pl.AddPod(ctx, s, pod, webOn("new"), plugintesting.MakeNodeInfo(nodes[3]))
 			},
 			want:  initial,
 			wantA: skewViolated,
@@ -417,7 +418,7 @@ func TestPreFilterExtensions(t *testing.T) {
 		{
 			name: "AddPod on an untolerated tainted node changes nothing under Honor",
 			update: func(ctx context.Context, pl *PodTopologySpread, s *framework.CycleState) *framework.Status {
-				return pl.AddPod(ctx, s, pod, webOn("new"), st.MakeNodeInfo(nodes[4]))
+				return pl.AddPod(ctx, s, pod, webOn("new"), plugintesting.MakeNodeInfo(nodes[4]))
 			},
 			want:  initial,
 			wantA: skewViolated,

@@ -16,12 +16,13 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins/defaultbinder"
+	"github.com/minisched/minisched/plugins/plugintesting"
 	"github.com/minisched/minisched/plugins/podtopologyspread"
 	"github.com/minisched/minisched/plugins/prioritysort"
-	st "github.com/minisched/minisched/plugins/testing"
 )
 
 // newFramework builds a profile with PodTopologySpread in multiPoint at
@@ -36,7 +37,7 @@ func newFramework(t *testing.T, ctx context.Context, pods []*v1.Pod, nodes []*v1
 	snapshot := cache.NewSnapshot(pods, nodes)
 	factory := informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)
 	weight := int32(2)
-	fwk, err := st.NewFramework(ctx, registry, &configv1.Plugins{
+	fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
 		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{
 			{Name: prioritysort.Name}, {Name: defaultbinder.Name}, {Name: podtopologyspread.Name, Weight: &weight},
 		}},
@@ -92,7 +93,7 @@ func TestFitErrorMessage(t *testing.T) {
 		t.Fatal(s)
 	}
 	diagnosis := framework.NewDiagnosis()
-	feasible, err := st.RunFilter(ctx, fwk, state, pod, &diagnosis, nis)
+	feasible, err := plugintesting.RunFilter(ctx, fwk, state, pod, &diagnosis, nis)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,11 +13,12 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins/defaultbinder"
+	"github.com/minisched/minisched/plugins/plugintesting"
 	"github.com/minisched/minisched/plugins/prioritysort"
-	st "github.com/minisched/minisched/plugins/testing"
 )
 
 const (
@@ -112,9 +113,9 @@ func newHandle(t *testing.T, ctx context.Context, pods []*v1.Pod, nodes []*v1.No
 	t.Helper()
 	factory := informers.NewSharedInformerFactory(fake.NewSimpleClientset(objs...), 0)
 	registry := framework.Registry{prioritysort.Name: prioritysort.New, defaultbinder.Name: defaultbinder.New}
-	fwk, err := st.NewFramework(ctx, registry, &configv1.Plugins{
-		QueueSort: st.Enable(prioritysort.Name),
-		Bind:      st.Enable(defaultbinder.Name),
+	fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
+		QueueSort: plugintesting.Enable(prioritysort.Name),
+		Bind:      plugintesting.Enable(defaultbinder.Name),
 	}, nil,
 		framework.WithSnapshotSharedLister(cache.NewSnapshot(pods, nodes)),
 		framework.WithInformerFactory(factory),

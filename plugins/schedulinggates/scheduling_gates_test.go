@@ -8,8 +8,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2/ktesting"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	st "github.com/minisched/minisched/plugins/testing"
+	"github.com/minisched/minisched/plugins/plugintesting"
 )
 
 func TestPreEnqueue(t *testing.T) {
@@ -46,7 +47,7 @@ func TestPreEnqueue(t *testing.T) {
 }
 
 func TestEventsToRegister(t *testing.T) {
-	got := st.HintedEvents(t, (&SchedulingGates{}))
+	got := plugintesting.HintedEvents(t, (&SchedulingGates{}))
 	want := []framework.ClusterEvent{{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodSchedulingGatesEliminated}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("EventsToRegister (-want +got):\n%s", diff)

@@ -8,12 +8,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2/ktesting"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	st "github.com/minisched/minisched/plugins/testing"
+	"github.com/minisched/minisched/plugins/plugintesting"
 )
 
 func TestEventsToRegister(t *testing.T) {
-	got := st.HintedEvents(t, (&TaintToleration{}))
+	got := plugintesting.HintedEvents(t, (&TaintToleration{}))
 	want := []framework.ClusterEvent{
 		{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint | framework.UpdateNodeUnschedulable},
 		{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodToleration},

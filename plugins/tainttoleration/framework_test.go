@@ -12,11 +12,12 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins/defaultbinder"
+	"github.com/minisched/minisched/plugins/plugintesting"
 	"github.com/minisched/minisched/plugins/prioritysort"
 	"github.com/minisched/minisched/plugins/tainttoleration"
-	st "github.com/minisched/minisched/plugins/testing"
 )
 
 // newFramework builds a profile with TaintToleration in multiPoint, at
@@ -29,7 +30,7 @@ func newFramework(t *testing.T, ctx context.Context) *framework.Framework {
 		tainttoleration.Name: tainttoleration.New,
 	}
 	weight := int32(3)
-	fwk, err := st.NewFramework(ctx, registry, &configv1.Plugins{
+	fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
 		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{
 			{Name: prioritysort.Name}, {Name: defaultbinder.Name}, {Name: tainttoleration.Name, Weight: &weight},
 		}},
@@ -44,9 +45,9 @@ func TestFitErrorMessage(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	fwk := newFramework(t, ctx)
 	nodes := []*framework.NodeInfo{
-		st.MakeNodeInfo(st.MakeNode().Name("a").Taint("dedicated", "user1", v1.TaintEffectNoSchedule).Obj()),
-		st.MakeNodeInfo(st.MakeNode().Name("b").Taint("gpu", "", v1.TaintEffectNoExecute).Obj()),
-		st.MakeNodeInfo(st.MakeNode().Name("c").Taint("soft", "", v1.TaintEffectPreferNoSchedule).Obj()),
+		plugintesting.MakeNodeInfo(st.MakeNode().Name("a").Taint("dedicated", "user1", v1.TaintEffectNoSchedule).Obj()),
+		plugintesting.MakeNodeInfo(st.MakeNode().Name("b").Taint("gpu", "", v1.TaintEffectNoExecute).Obj()),
+		plugintesting.MakeNodeInfo(st.MakeNode().Name("c").Taint("soft", "", v1.TaintEffectPreferNoSchedule).Obj()),
 	}
 	pod := st.MakePod().Name("p").Obj()
 	state := framework.NewCycleState()
@@ -54,7 +55,7 @@ func TestFitErrorMessage(t *testing.T) {
 		t.Fatal(s)
 	}
 	diagnosis := framework.NewDiagnosis()
-	feasible, err := st.RunFilter(ctx, fwk, state, pod, &diagnosis, nodes)
+	feasible, err := plugintesting.RunFilter(ctx, fwk, state, pod, &diagnosis, nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,9 +79,9 @@ func TestWeightedScores(t *testing.T) {
 	// Intolerable PreferNoSchedule counts: a 0, b 1, c 2. Normalised,
 	// reversed: a 100, b 100-100*1/2 = 50, c 0; times weight 3.
 	nodes := []*framework.NodeInfo{
-		st.MakeNodeInfo(st.MakeNode().Name("a").Obj()),
-		st.MakeNodeInfo(st.MakeNode().Name("b").Taint("x", "", v1.TaintEffectPreferNoSchedule).Obj()),
-		st.MakeNodeInfo(st.MakeNode().Name("c").Taint("x", "", v1.TaintEffectPreferNoSchedule).Taint("y", "", v1.TaintEffectPreferNoSchedule).Obj()),
+		plugintesting.MakeNodeInfo(st.MakeNode().Name("a").Obj()),
+		plugintesting.MakeNodeInfo(st.MakeNode().Name("b").Taint("x", "", v1.TaintEffectPreferNoSchedule).Obj()),
+		plugintesting.MakeNodeInfo(st.MakeNode().Name("c").Taint("x", "", v1.TaintEffectPreferNoSchedule).Taint("y", "", v1.TaintEffectPreferNoSchedule).Obj()),
 	}
 	pod := st.MakePod().Name("p").Obj()
 	state := framework.NewCycleState()

@@ -9,8 +9,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2/ktesting"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	st "github.com/minisched/minisched/plugins/testing"
+	"github.com/minisched/minisched/plugins/plugintesting"
 )
 
 func TestScore(t *testing.T) {
@@ -99,7 +100,7 @@ func TestScore(t *testing.T) {
 			pl := &TaintToleration{}
 			var nodeInfos []*framework.NodeInfo
 			for _, n := range tt.nodes {
-				nodeInfos = append(nodeInfos, st.MakeNodeInfo(n))
+				nodeInfos = append(nodeInfos, plugintesting.MakeNodeInfo(n))
 			}
 			state := framework.NewCycleState()
 			if s := pl.PreScore(ctx, state, tt.pod, nodeInfos); !s.IsSuccess() {
@@ -132,7 +133,7 @@ func TestScoreErrors(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	pl := &TaintToleration{}
 	pod := st.MakePod().Name("p").Obj()
-	if _, s := pl.Score(ctx, framework.NewCycleState(), pod, st.MakeNodeInfo(st.MakeNode().Name("n").Obj())); s.Code() != framework.Error {
+	if _, s := pl.Score(ctx, framework.NewCycleState(), pod, plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Obj())); s.Code() != framework.Error {
 		t.Errorf("Score without PreScore = %v, want code Error", s)
 	}
 	state := framework.NewCycleState()

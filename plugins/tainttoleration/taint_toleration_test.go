@@ -9,8 +9,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2/ktesting"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	st "github.com/minisched/minisched/plugins/testing"
+	"github.com/minisched/minisched/plugins/plugintesting"
 )
 
 // untolerated is the status Filter returns for a rejected node.
@@ -117,7 +118,7 @@ func TestFilter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := pl.(framework.FilterPlugin).Filter(ctx, framework.NewCycleState(), tt.pod, st.MakeNodeInfo(tt.node))
+			got := pl.(framework.FilterPlugin).Filter(ctx, framework.NewCycleState(), tt.pod, plugintesting.MakeNodeInfo(tt.node))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Filter (-want +got):\n%s", diff)
 			}

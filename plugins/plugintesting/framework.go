@@ -1,5 +1,6 @@
 // This file builds a real framework.Framework from a handful of plugins, so
 // plugin tests run extension points the way the scheduler does.
+
 package plugintesting
 
 import (
@@ -18,7 +19,8 @@ const ProfileName = "test-scheduler"
 // registry, with plugins enabled as given and pluginConfig as their args.
 // The profile must still name exactly one QueueSort and at least one Bind
 // plugin, as NewFramework requires.
-func NewFramework(ctx context.Context, registry framework.Registry, plugins *configv1.Plugins, pluginConfig []configv1.PluginConfig, opts ...framework.Option) (*framework.Framework, error) {
+func NewFramework(ctx context.Context, registry framework.Registry, plugins *configv1.Plugins,
+	pluginConfig []configv1.PluginConfig, opts ...framework.Option) (*framework.Framework, error) {
 	name := ProfileName
 	profile := &configv1.KubeSchedulerProfile{
 		SchedulerName: &name,
@@ -57,4 +59,11 @@ func Enable(names ...string) configv1.PluginSet {
 		set.Enabled = append(set.Enabled, configv1.Plugin{Name: n})
 	}
 	return set
+}
+
+// MakeNodeInfo returns a NodeInfo for node holding pods.
+func MakeNodeInfo(node *v1.Node, pods ...*v1.Pod) *framework.NodeInfo {
+	ni := framework.NewNodeInfo(pods...)
+	ni.SetNode(node)
+	return ni
 }

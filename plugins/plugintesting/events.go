@@ -1,4 +1,5 @@
 // This file helps tests check what a plugin registers with the queue.
+
 package plugintesting
 
 import (

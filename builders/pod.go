@@ -1,0 +1,236 @@
+// This file builds pods.
+
+package builders
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// DefaultPodCapacity is the pod count MakeNode gives every node, as kubelet
+// does by default.
+const DefaultPodCapacity = "110"
+
+// ResourceList turns {"cpu": "500m"} into a v1.ResourceList. It panics on a
+// malformed quantity, which in a test table is a typo to fix.
+func ResourceList(m map[v1.ResourceName]string) v1.ResourceList {
+	if m == nil {
+		return nil
+	}
+	rl := make(v1.ResourceList, len(m))
+	for name, q := range m {
+		rl[name] = resource.MustParse(q)
+	}
+	return rl
+}
+
+// PodWrapper builds a pod step by step: MakePod().Name("p").Req(...).Obj().
+type PodWrapper struct{ v1.Pod }
+
+// MakePod starts a pod in namespace "default".
+func MakePod() *PodWrapper {
+	return &PodWrapper{v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault}}}
+}
+
+// Obj returns a copy of the pod built so far, so a wrapper can be built on
+// and used again.
+func (p *PodWrapper) Obj() *v1.Pod { return p.Pod.DeepCopy() }
+
+// Name sets the pod's name.
+func (p *PodWrapper) Name(name string) *PodWrapper { p.Pod.Name = name; return p }
+
+// Namespace sets the pod's namespace.
+func (p *PodWrapper) Namespace(ns string) *PodWrapper { p.Pod.Namespace = ns; return p }
+
+// UID sets the pod's UID.
+func (p *PodWrapper) UID(uid string) *PodWrapper { p.Pod.UID = types.UID(uid); return p }
+
+// Req adds a regular container requesting the given resources.
+func (p *PodWrapper) Req(req map[v1.ResourceName]string) *PodWrapper {
+	name := fmt.Sprintf("c%d", len(p.Spec.Containers))
+	p.Spec.Containers = append(p.Spec.Containers, container(name, req))
+	return p
+}
+
+// InitReq adds a regular (run-to-completion) init container requesting the
+// given resources.
+func (p *PodWrapper) InitReq(req map[v1.ResourceName]string) *PodWrapper {
+	name := fmt.Sprintf("init%d", len(p.Spec.InitContainers))
+	p.Spec.InitContainers = append(p.Spec.InitContainers, container(name, req))
+	return p
+}
+
+// SidecarReq adds a restartable init container (a sidecar, restartPolicy
+// Always) requesting the given resources. It keeps running beside the
+// regular containers, so its requests add up with theirs.
+func (p *PodWrapper) SidecarReq(req map[v1.ResourceName]string) *PodWrapper {
+	c := container(fmt.Sprintf("init%d", len(p.Spec.InitContainers)), req)
+	always := v1.ContainerRestartPolicyAlways
+	c.RestartPolicy = &always
+	p.Spec.InitContainers = append(p.Spec.InitContainers, c)
+	return p
+}
+
+// PauseImage is the image of the containers Req, InitReq and SidecarReq add.
+const PauseImage = "registry.k8s.io/pause:3.10"
+
+func container(name string, req map[v1.ResourceName]string) v1.Container {
+	return v1.Container{Name: name, Image: PauseImage, Resources: v1.ResourceRequirements{Requests: ResourceList(req)}}
+}
+
+// Overhead sets the pod's runtime-class overhead.
+func (p *PodWrapper) Overhead(o map[v1.ResourceName]string) *PodWrapper {
+	p.Spec.Overhead = ResourceList(o)
+	return p
+}
+
+// Priority sets the pod's resolved priority.
+func (p *PodWrapper) Priority(prio int32) *PodWrapper { p.Spec.Priority = &prio; return p }
+
+// Toleration adds a toleration.
+func (p *PodWrapper) Toleration(t v1.Toleration) *PodWrapper {
+	p.Spec.Tolerations = append(p.Spec.Tolerations, t)
+	return p
+}
+
+// NodeName sets spec.nodeName (the pod is bound, or asks for that node).
+func (p *PodWrapper) NodeName(name string) *PodWrapper { p.Spec.NodeName = name; return p }
+
+// NominatedNodeName sets status.nominatedNodeName.
+func (p *PodWrapper) NominatedNodeName(name string) *PodWrapper {
+	p.Status.NominatedNodeName = name
+	return p
+}
+
+// Label adds a label to the pod.
+func (p *PodWrapper) Label(k, v string) *PodWrapper {
+	if p.Labels == nil {
+		p.Labels = map[string]string{}
+	}
+	p.Labels[k] = v
+	return p
+}
+
+// NodeSelector adds a spec.nodeSelector entry.
+func (p *PodWrapper) NodeSelector(k, v string) *PodWrapper {
+	if p.Spec.NodeSelector == nil {
+		p.Spec.NodeSelector = map[string]string{}
+	}
+	p.Spec.NodeSelector[k] = v
+	return p
+}
+
+// ensureAffinity returns the pod's affinity, creating it.
+func (p *PodWrapper) ensureAffinity() *v1.Affinity {
+	if p.Spec.Affinity == nil {
+		p.Spec.Affinity = &v1.Affinity{}
+	}
+	return p.Spec.Affinity
+}
+
+// NodeAffinity sets the pod's node affinity.
+func (p *PodWrapper) NodeAffinity(na *v1.NodeAffinity) *PodWrapper {
+	p.ensureAffinity().NodeAffinity = na
+	return p
+}
+
+// PodAffinity sets the pod's pod affinity.
+func (p *PodWrapper) PodAffinity(pa *v1.PodAffinity) *PodWrapper {
+	p.ensureAffinity().PodAffinity = pa
+	return p
+}
+
+// PodAntiAffinity sets the pod's pod anti-affinity.
+func (p *PodWrapper) PodAntiAffinity(paa *v1.PodAntiAffinity) *PodWrapper {
+	p.ensureAffinity().PodAntiAffinity = paa
+	return p
+}
+
+// HostPort adds a container (named after the port) exposing hostPort.
+func (p *PodWrapper) HostPort(protocol v1.Protocol, hostIP string, hostPort int32) *PodWrapper {
+	c := v1.Container{Name: "port-" + string(protocol) + "-" + hostIP, Ports: []v1.ContainerPort{{
+		Protocol: protocol, HostIP: hostIP, HostPort: hostPort, ContainerPort: hostPort,
+	}}}
+	p.Spec.Containers = append(p.Spec.Containers, c)
+	return p
+}
+
+// Image adds a container running image.
+func (p *PodWrapper) Image(image string) *PodWrapper {
+	name := "img" + string(rune('a'+len(p.Spec.Containers)))
+	p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: name, Image: image})
+	return p
+}
+
+// SpreadConstraint adds a topology spread constraint.
+func (p *PodWrapper) SpreadConstraint(c v1.TopologySpreadConstraint) *PodWrapper {
+	p.Spec.TopologySpreadConstraints = append(p.Spec.TopologySpreadConstraints, c)
+	return p
+}
+
+// SchedulingGates sets the pod's scheduling gates.
+func (p *PodWrapper) SchedulingGates(names ...string) *PodWrapper {
+	for _, n := range names {
+		p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, v1.PodSchedulingGate{Name: n})
+	}
+	return p
+}
+
+// OwnerReference makes kind/name (with uid) the pod's controller.
+func (p *PodWrapper) OwnerReference(kind, name string, uid types.UID) *PodWrapper {
+	isController := true
+	p.OwnerReferences = append(p.OwnerReferences, metav1.OwnerReference{
+		APIVersion: "apps/v1", Kind: kind, Name: name, UID: uid, Controller: &isController,
+	})
+	return p
+}
+
+// SchedulerName sets spec.schedulerName.
+func (p *PodWrapper) SchedulerName(name string) *PodWrapper { p.Spec.SchedulerName = name; return p }
+
+// SidecarHostPort adds a sidecar (an init container with restartPolicy
+// Always) exposing hostPort.
+func (p *PodWrapper) SidecarHostPort(protocol v1.Protocol, hostIP string, hostPort int32) *PodWrapper {
+	always := v1.ContainerRestartPolicyAlways
+	c := initContainerWithHostPort(protocol, hostIP, hostPort, &always)
+	p.Spec.InitContainers = append(p.Spec.InitContainers, c)
+	return p
+}
+
+// InitHostPort adds an ordinary (run-to-completion) init container exposing
+// hostPort.
+func (p *PodWrapper) InitHostPort(protocol v1.Protocol, hostIP string, hostPort int32) *PodWrapper {
+	p.Spec.InitContainers = append(p.Spec.InitContainers, initContainerWithHostPort(protocol, hostIP, hostPort, nil))
+	return p
+}
+
+func initContainerWithHostPort(protocol v1.Protocol, hostIP string, hostPort int32,
+	restart *v1.ContainerRestartPolicy) v1.Container {
+	return v1.Container{
+		Name:          "init-port-" + string(protocol) + "-" + hostIP,
+		RestartPolicy: restart,
+		Ports: []v1.ContainerPort{
+			{Protocol: protocol, HostIP: hostIP, HostPort: hostPort, ContainerPort: hostPort},
+		},
+	}
+}
+
+// PriorityClassName sets spec.priorityClassName (the apiserver resolves it
+// into spec.priority).
+func (p *PodWrapper) PriorityClassName(name string) *PodWrapper {
+	p.Spec.PriorityClassName = name
+	return p
+}
+
+// Affinity sets the pod's whole affinity.
+func (p *PodWrapper) Affinity(a *v1.Affinity) *PodWrapper { p.Spec.Affinity = a; return p }
+
+// Condition adds a true status condition (a status-only change).
+func (p *PodWrapper) Condition(t v1.PodConditionType) *PodWrapper {
+	p.Status.Conditions = append(p.Status.Conditions, v1.PodCondition{Type: t, Status: v1.ConditionTrue})
+	return p
+}
