@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
 )
 
@@ -92,15 +93,15 @@ func podsByNode(d *Dump) map[string][]types.UID {
 }
 
 func TestPodStateMachine(t *testing.T) {
-	nodeA := makeNode().Name("node-a").Obj()
-	nodeB := makeNode().Name("node-b").Obj()
-	p1 := makePod().Name("p1").Node("node-a").Req(map[v1.ResourceName]string{v1.ResourceCPU: "100m"}).Obj()
-	p1OnB := makePod().Name("p1").Node("node-b").Req(map[v1.ResourceName]string{v1.ResourceCPU: "100m"}).Obj()
-	p1Bigger := makePod().Name("p1").Node("node-a").Req(map[v1.ResourceName]string{v1.ResourceCPU: "300m"}).Obj()
-	p1NoNode := makePod().Name("p1").Obj()
-	p2 := makePod().Name("p2").Node("node-b").Obj()
-	p3OnC := makePod().Name("p3").Node("node-c").Obj()
-	noUID := makePod().Name("x").UID("").Node("node-a").Obj()
+	nodeA := makeNode("node-a").Obj()
+	nodeB := makeNode("node-b").Obj()
+	p1 := makePod("p1").NodeName("node-a").Req(map[v1.ResourceName]string{v1.ResourceCPU: "100m"}).Obj()
+	p1OnB := makePod("p1").NodeName("node-b").Req(map[v1.ResourceName]string{v1.ResourceCPU: "100m"}).Obj()
+	p1Bigger := makePod("p1").NodeName("node-a").Req(map[v1.ResourceName]string{v1.ResourceCPU: "300m"}).Obj()
+	p1NoNode := makePod("p1").Obj()
+	p2 := makePod("p2").NodeName("node-b").Obj()
+	p3OnC := makePod("p3").NodeName("node-c").Obj()
+	noUID := makePod("x").UID("").NodeName("node-a").Obj()
 
 	tests := []struct {
 		name          string
@@ -266,7 +267,7 @@ func TestPodStateMachine(t *testing.T) {
 				t.Errorf("PodCount() = %d, want %d", got, wantPodCount)
 			}
 			for uid, node := range tt.wantNodeOf {
-				got, err := c.GetPod(makePod().UID(string(uid)).Obj())
+				got, err := c.GetPod(st.MakePod().UID(string(uid)).Obj())
 				if err != nil {
 					t.Fatalf("GetPod(%s): %v", uid, err)
 				}
@@ -275,7 +276,7 @@ func TestPodStateMachine(t *testing.T) {
 				}
 			}
 			for _, uid := range tt.wantAssumed {
-				if ok, _ := c.IsAssumedPod(makePod().UID(string(uid)).Obj()); !ok {
+				if ok, _ := c.IsAssumedPod(st.MakePod().UID(string(uid)).Obj()); !ok {
 					t.Errorf("IsAssumedPod(%s) = false, want true", uid)
 				}
 			}
@@ -285,7 +286,7 @@ func TestPodStateMachine(t *testing.T) {
 
 func TestExpireAssumedPods(t *testing.T) {
 	const ttl = 10 * time.Second
-	p1 := makePod().Name("p1").Node("node-a").Obj()
+	p1 := makePod("p1").NodeName("node-a").Obj()
 
 	tests := []struct {
 		name          string
@@ -307,7 +308,7 @@ func TestExpireAssumedPods(t *testing.T) {
 			logger, _ := ktesting.NewTestContext(t)
 			fc := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 			c := New(tt.ttl, WithClock(fc))
-			c.AddNode(logger, makeNode().Name("node-a").Obj())
+			c.AddNode(logger, makeNode("node-a").Obj())
 			if err := c.AssumePod(logger, p1); err != nil {
 				t.Fatal(err)
 			}
@@ -344,7 +345,7 @@ func TestRunExpiresAssumedPods(t *testing.T) {
 	defer cancel()
 	fc := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	c := New(5*time.Second, WithClock(fc))
-	p1 := makePod().Name("p1").Node("node-a").Obj()
+	p1 := makePod("p1").NodeName("node-a").Obj()
 	if err := c.AssumePod(logger, p1); err != nil {
 		t.Fatal(err)
 	}
@@ -381,13 +382,14 @@ func TestRunWithoutTTLStartsNothing(t *testing.T) {
 
 func TestRequestedResources(t *testing.T) {
 	const gpu v1.ResourceName = "example.com/gpu"
-	node := makeNode().Name("node-a").Allocatable(map[v1.ResourceName]string{
+	node := makeNode("node-a").Capacity(map[v1.ResourceName]string{
 		v1.ResourceCPU: "4", v1.ResourceMemory: "8Gi", v1.ResourcePods: "110", gpu: "4",
 	}).Obj()
-	p1 := makePod().Name("p1").Node("node-a").Req(map[v1.ResourceName]string{v1.ResourceCPU: "500m", v1.ResourceMemory: "1Gi", gpu: "1"}).Obj()
-	p2 := makePod().Name("p2").Node("node-a").Req(map[v1.ResourceName]string{v1.ResourceCPU: "250m", v1.ResourceMemory: "512Mi"}).Obj()
-	// p3 requests nothing: it counts with the defaults in NonZeroRequested.
-	p3 := makePod().Name("p3").Node("node-a").Obj()
+	p1 := makePod("p1").NodeName("node-a").Req(map[v1.ResourceName]string{v1.ResourceCPU: "500m", v1.ResourceMemory: "1Gi", gpu: "1"}).Obj()
+	p2 := makePod("p2").NodeName("node-a").Req(map[v1.ResourceName]string{v1.ResourceCPU: "250m", v1.ResourceMemory: "512Mi"}).Obj()
+	// p3's one container requests nothing: it counts with the defaults in
+	// NonZeroRequested.
+	p3 := makePod("p3").NodeName("node-a").Req(nil).Obj()
 	const gi, mi = 1 << 30, 1 << 20
 
 	type want struct {
@@ -456,10 +458,10 @@ func TestRemovedNodeWithPods(t *testing.T) {
 	logger, _ := ktesting.NewTestContext(t)
 	c := New(0)
 	s := NewEmptySnapshot()
-	nodeA := makeNode().Name("node-a").Obj()
-	nodeB := makeNode().Name("node-b").Obj()
-	p1 := makePod().Name("p1").Node("node-a").Obj()
-	p2 := makePod().Name("p2").Node("node-a").Obj()
+	nodeA := makeNode("node-a").Obj()
+	nodeB := makeNode("node-b").Obj()
+	p1 := makePod("p1").NodeName("node-a").Obj()
+	p2 := makePod("p2").NodeName("node-a").Obj()
 
 	snapshotNodes := func() map[string][]types.UID {
 		t.Helper()
@@ -516,10 +518,10 @@ func TestRemovedNodeWithPods(t *testing.T) {
 func TestImageStates(t *testing.T) {
 	const mb = 1 << 20
 	// nginx has two names (tag and digest); node-b knows it by its tag only.
-	nodeA := makeNode().Name("node-a").Image(100*mb, "nginx:1", "nginx@sha256:1").Image(50*mb, "pause:3").Obj()
-	nodeB := makeNode().Name("node-b").Image(100*mb, "nginx:1").Image(50*mb, "pause:3").Obj()
-	nodeBNoNginx := makeNode().Name("node-b").Image(50*mb, "pause:3").Obj()
-	nodeC := makeNode().Name("node-c").Obj()
+	nodeA := makeNode("node-a").Images(100*mb, "nginx:1", "nginx@sha256:1").Images(50*mb, "pause:3").Obj()
+	nodeB := makeNode("node-b").Images(100*mb, "nginx:1").Images(50*mb, "pause:3").Obj()
+	nodeBNoNginx := makeNode("node-b").Images(50*mb, "pause:3").Obj()
+	nodeC := makeNode("node-c").Obj()
 
 	type images map[string]framework.ImageStateSummary
 	img := func(size int64, numNodes int) framework.ImageStateSummary {
@@ -567,7 +569,7 @@ func TestImageStates(t *testing.T) {
 		{
 			name: "node-c pulls pause and nginx",
 			do: func(c *Cache, logger klog.Logger) error {
-				c.UpdateNode(logger, nodeC, makeNode().Name("node-c").Image(50*mb, "pause:3").Image(100*mb, "nginx:1").Obj())
+				c.UpdateNode(logger, nodeC, makeNode("node-c").Images(50*mb, "pause:3").Images(100*mb, "nginx:1").Obj())
 				return nil
 			},
 			want: map[string]images{
@@ -608,9 +610,9 @@ func TestImageStates(t *testing.T) {
 func TestAddNodeReturnsACopy(t *testing.T) {
 	logger, _ := ktesting.NewTestContext(t)
 	c := New(0)
-	node := makeNode().Name("node-a").Image(10, "img").Obj()
+	node := makeNode("node-a").Images(10, "img").Obj()
 	ni := c.AddNode(logger, node)
-	ni.AddPod(makePod().Name("p").Node("node-a").Obj())
+	ni.AddPod(makePod("p").NodeName("node-a").Obj())
 	ni.ImageStates["img"].NumNodes = 42
 	got := c.Dump().Nodes["node-a"]
 	if len(got.Pods) != 0 || got.ImageStates["img"].NumNodes != 1 {
@@ -658,9 +660,9 @@ func TestConcurrentUse(t *testing.T) {
 			var kept []*v1.Pod
 			for r := range rounds {
 				nodeName := fmt.Sprintf("w%d-n%d", w, r%nodesPerWorker)
-				node := makeNode().Name(nodeName).Zone("r", fmt.Sprintf("z%d", r%2)).Image(10, fmt.Sprintf("img-%d", r%4)).Obj()
+				node := makeNode(nodeName).Region("r").Zone(fmt.Sprintf("z%d", r%2)).Images(10, fmt.Sprintf("img-%d", r%4)).Obj()
 				c.AddNode(logger, node)
-				pod := makePod().Name(fmt.Sprintf("w%d-p%d", w, r)).Node(nodeName).
+				pod := makePod(fmt.Sprintf("w%d-p%d", w, r)).NodeName(nodeName).
 					Req(map[v1.ResourceName]string{v1.ResourceCPU: "10m"}).Obj()
 				fail("assume", c.AssumePod(logger, pod))
 				if r%3 == 0 {

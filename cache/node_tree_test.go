@@ -14,9 +14,9 @@ import (
 
 // zoned returns a node in region r, zone z ("" for none).
 func zoned(name, zone string) *v1.Node {
-	b := makeNode().Name(name)
+	b := makeNode(name)
 	if zone != "" {
-		b.Zone("r", zone)
+		b.Region("r").Zone(zone)
 	}
 	return b.Obj()
 }
@@ -46,7 +46,7 @@ func TestNodeTreeOrder(t *testing.T) {
 		},
 		{
 			name:  "the same zone name in two regions is two zones",
-			nodes: []*v1.Node{makeNode().Name("r1a").Zone("r1", "a").Obj(), makeNode().Name("r1a2").Zone("r1", "a").Obj(), makeNode().Name("r2a").Zone("r2", "a").Obj()},
+			nodes: []*v1.Node{makeNode("r1a").Region("r1").Zone("a").Obj(), makeNode("r1a2").Region("r1").Zone("a").Obj(), makeNode("r2a").Region("r2").Zone("a").Obj()},
 			want:  []string{"r1a", "r2a", "r1a2"},
 		},
 		{
@@ -145,7 +145,7 @@ func TestSnapshotNodeOrder(t *testing.T) {
 	}
 	check("initial", []string{"a1", "b1", "c1", "a2", "b2"})
 
-	runOps(t, c, logger, []podOp{addOp(makePod().Name("p").Node("b2").Obj())})
+	runOps(t, c, logger, []podOp{addOp(makePod("p").NodeName("b2").Obj())})
 	check("a pod change keeps the order", []string{"a1", "b1", "c1", "a2", "b2"})
 
 	if err := c.RemoveNode(logger, zoned("a1", "a")); err != nil {

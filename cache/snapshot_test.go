@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2/ktesting"
+
+	st "github.com/minisched/minisched/builders"
 )
 
 // clusterModel is what the random test believes the cache holds; it picks
@@ -61,17 +63,17 @@ func sortedKeys[K ~string, V any](m map[K]V) []K { return slices.Sorted(maps.Key
 
 func (m *clusterModel) randomNode(name string) *v1.Node {
 	zone := pick(m.rng, modelZones)
-	b := makeNode().Name(name).Allocatable(map[v1.ResourceName]string{
+	b := makeNode(name).Capacity(map[v1.ResourceName]string{
 		v1.ResourceCPU:    fmt.Sprint(1 + m.rng.Intn(8)),
 		v1.ResourceMemory: fmt.Sprintf("%dGi", 1+m.rng.Intn(16)),
 		v1.ResourcePods:   "110",
 	})
 	if zone[0] != "" {
-		b.Zone(zone[0], zone[1])
+		b.Region(zone[0]).Zone(zone[1])
 	}
 	for _, img := range modelImages {
 		if m.rng.Intn(3) == 0 {
-			b.Image(img.size, img.names...)
+			b.Images(img.size, img.names...)
 		}
 	}
 	return b.Obj()
@@ -80,12 +82,12 @@ func (m *clusterModel) randomNode(name string) *v1.Node {
 // randomPod returns a new pod on nodeName or, if old is set, a new version of
 // old (same name and UID).
 func (m *clusterModel) randomPod(old *v1.Pod, nodeName string) *v1.Pod {
-	var b *podWrapper
+	var b *st.PodWrapper
 	if old != nil {
-		b = makePod().UID(string(old.UID)).Name(old.Name).Node(nodeName)
+		b = st.MakePod().UID(string(old.UID)).Name(old.Name).NodeName(nodeName)
 	} else {
 		m.nextPod++
-		b = makePod().Name(fmt.Sprintf("p%d", m.nextPod)).Node(nodeName)
+		b = makePod(fmt.Sprintf("p%d", m.nextPod)).NodeName(nodeName)
 	}
 	reqs := map[v1.ResourceName]string{}
 	if m.rng.Intn(4) > 0 {
@@ -100,13 +102,13 @@ func (m *clusterModel) randomPod(old *v1.Pod, nodeName string) *v1.Pod {
 	b.Req(reqs)
 	if m.rng.Intn(5) == 0 {
 		m.nextPort++
-		b.HostPort(8000 + m.nextPort)
+		b.HostPort(v1.ProtocolTCP, "", 8000+m.nextPort)
 	}
 	if m.rng.Intn(6) == 0 {
-		b.PodAffinity("web")
+		b.PodAffinity(requiredPodAffinity("web"))
 	}
 	if m.rng.Intn(6) == 0 {
-		b.PodAntiAffinity("db")
+		b.PodAntiAffinity(requiredPodAntiAffinity("db"))
 	}
 	return b.Obj()
 }
@@ -312,7 +314,7 @@ func TestUpdateSnapshotRecoversFromInconsistency(t *testing.T) {
 	logger, _ := ktesting.NewTestContext(t)
 	c := New(0)
 	for _, name := range []string{"a", "b", "c"} {
-		c.AddNode(logger, makeNode().Name(name).Obj())
+		c.AddNode(logger, makeNode(name).Obj())
 	}
 	s := NewEmptySnapshot()
 	if err := c.UpdateSnapshot(logger, s); err != nil {
@@ -340,15 +342,15 @@ func TestUpdateSnapshotRecoversFromInconsistency(t *testing.T) {
 func TestUpdateSnapshotKeepsNodeInfoIdentity(t *testing.T) {
 	logger, _ := ktesting.NewTestContext(t)
 	c := New(0)
-	c.AddNode(logger, makeNode().Name("a").Obj())
-	c.AddNode(logger, makeNode().Name("b").Obj())
+	c.AddNode(logger, makeNode("a").Obj())
+	c.AddNode(logger, makeNode("b").Obj())
 	s := NewEmptySnapshot()
 	if err := c.UpdateSnapshot(logger, s); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := s.List()
 	gen := s.Generation()
-	if err := c.AddPod(logger, makePod().Name("p").Node("a").Obj()); err != nil {
+	if err := c.AddPod(logger, makePod("p").NodeName("a").Obj()); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.UpdateSnapshot(logger, s); err != nil {
@@ -365,14 +367,14 @@ func TestUpdateSnapshotKeepsNodeInfoIdentity(t *testing.T) {
 
 func TestNewSnapshot(t *testing.T) {
 	nodes := []*v1.Node{
-		makeNode().Name("a1").Zone("r", "a").Image(10, "img").Obj(),
-		makeNode().Name("a2").Zone("r", "a").Obj(),
-		makeNode().Name("b1").Zone("r", "b").Image(10, "img").Obj(),
+		makeNode("a1").Region("r").Zone("a").Images(10, "img").Obj(),
+		makeNode("a2").Region("r").Zone("a").Obj(),
+		makeNode("b1").Region("r").Zone("b").Images(10, "img").Obj(),
 	}
 	pods := []*v1.Pod{
-		makePod().Name("p1").Node("a2").PodAffinity("x").Obj(),
-		makePod().Name("p2").Node("b1").PodAntiAffinity("y").Obj(),
-		makePod().Name("p3").Node("gone").Obj(), // its node is not listed: left out
+		makePod("p1").NodeName("a2").PodAffinity(requiredPodAffinity("x")).Obj(),
+		makePod("p2").NodeName("b1").PodAntiAffinity(requiredPodAntiAffinity("y")).Obj(),
+		makePod("p3").NodeName("gone").Obj(), // its node is not listed: left out
 	}
 	s := NewSnapshot(pods, nodes)
 	got := summarizeSnapshot(t, s)
@@ -410,11 +412,11 @@ func BenchmarkUpdateSnapshot(b *testing.B) {
 	c := New(0)
 	for i := range numNodes {
 		name := fmt.Sprintf("node-%d", i)
-		c.AddNode(logger, makeNode().Name(name).Zone("r", fmt.Sprintf("z%d", i%3)).
-			Allocatable(map[v1.ResourceName]string{v1.ResourceCPU: "32", v1.ResourceMemory: "128Gi", v1.ResourcePods: "110"}).
-			Image(100, "pause:3").Obj())
+		c.AddNode(logger, makeNode(name).Region("r").Zone(fmt.Sprintf("z%d", i%3)).
+			Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "32", v1.ResourceMemory: "128Gi", v1.ResourcePods: "110"}).
+			Images(100, "pause:3").Obj())
 		for j := range podsPerNode {
-			pod := makePod().Name(fmt.Sprintf("%s-p%d", name, j)).Node(name).
+			pod := makePod(fmt.Sprintf("%s-p%d", name, j)).NodeName(name).
 				Req(map[v1.ResourceName]string{v1.ResourceCPU: "100m", v1.ResourceMemory: "128Mi"}).Obj()
 			if err := c.AddPod(logger, pod); err != nil {
 				b.Fatal(err)
@@ -427,7 +429,7 @@ func BenchmarkUpdateSnapshot(b *testing.B) {
 	}
 	pods := make([]*v1.Pod, numNodes)
 	for i := range pods {
-		pods[i] = makePod().Name(fmt.Sprintf("extra-%d", i)).Node(fmt.Sprintf("node-%d", i)).
+		pods[i] = makePod(fmt.Sprintf("extra-%d", i)).NodeName(fmt.Sprintf("node-%d", i)).
 			Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
 	}
 

@@ -1,4 +1,5 @@
-// This file holds what the queue tests share: pod and node builders, a fake
+// This file holds what the queue tests share: pod and node starting points
+// for the shared builders, a fake
 // Profile, a PrioritySort-like less, and helpers that drive a pod through a
 // failed attempt and report where every pod is.
 
@@ -11,14 +12,13 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
 )
 
@@ -35,60 +35,19 @@ const (
 
 var startTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// podWrapper builds test pods: makePod("p").Priority(10).Req("500m").Obj().
-type podWrapper struct{ pod v1.Pod }
-
-// makePod returns a pod of testProfile in namespace "default" whose UID is
-// its name.
-func makePod(name string) *podWrapper {
-	return &podWrapper{pod: v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(name)},
-		Spec: v1.PodSpec{
-			SchedulerName: testProfile,
-			Containers:    []v1.Container{{Name: "c", Image: "pause"}},
-		},
-	}}
+// makePod starts a pod of testProfile in namespace "default" whose UID is
+// its name: makePod("p").Priority(10).Req(cpu("500m")).Obj().
+func makePod(name string) *st.PodWrapper {
+	return st.MakePod().Name(name).UID(name).SchedulerName(testProfile)
 }
 
-func (w *podWrapper) Priority(p int32) *podWrapper { w.pod.Spec.Priority = &p; return w }
-
-func (w *podWrapper) SchedulerName(s string) *podWrapper { w.pod.Spec.SchedulerName = s; return w }
-
-func (w *podWrapper) Label(k, v string) *podWrapper {
-	if w.pod.Labels == nil {
-		w.pod.Labels = map[string]string{}
-	}
-	w.pod.Labels[k] = v
-	return w
+// cpu is a cpu request for PodWrapper.Req.
+func cpu(quantity string) map[v1.ResourceName]string {
+	return map[v1.ResourceName]string{v1.ResourceCPU: quantity}
 }
 
-// Req sets the container's cpu request.
-func (w *podWrapper) Req(cpu string) *podWrapper {
-	w.pod.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}
-	return w
-}
-
-// Gates sets the pod's scheduling gates.
-func (w *podWrapper) Gates(names ...string) *podWrapper {
-	w.pod.Spec.SchedulingGates = nil
-	for _, n := range names {
-		w.pod.Spec.SchedulingGates = append(w.pod.Spec.SchedulingGates, v1.PodSchedulingGate{Name: n})
-	}
-	return w
-}
-
-// Condition adds a status condition (a status-only change).
-func (w *podWrapper) Condition(t v1.PodConditionType) *podWrapper {
-	w.pod.Status.Conditions = append(w.pod.Status.Conditions, v1.PodCondition{Type: t, Status: v1.ConditionTrue})
-	return w
-}
-
-// Obj returns a copy of the pod built so far.
-func (w *podWrapper) Obj() *v1.Pod { return w.pod.DeepCopy() }
-
-func makeNode(name string) *v1.Node {
-	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
-}
+// makeNode returns a node named name.
+func makeNode(name string) *v1.Node { return st.MakeNode().Name(name).Obj() }
 
 // fakeProfile is a Profile whose PreEnqueue is the scheduling-gates check
 // (plus an optional extra gate) and whose registrations are given per test.

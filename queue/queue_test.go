@@ -600,7 +600,7 @@ func TestAddUnschedulableIfNotPresent(t *testing.T) {
 			name:  "the pod's own scale-down during the attempt: backoffQ",
 			hints: map[string][]framework.ClusterEventWithHint{fooPlugin: {on(scaleDown)}},
 			attempt: attempt{unschedulable: []string{fooPlugin}, during: func(q *PriorityQueue, l klog.Logger) {
-				q.Update(l, makePod("p").Req("2").Obj(), makePod("p").Req("1").Obj())
+				q.Update(l, makePod("p").Req(cpu("2")).Obj(), makePod("p").Req(cpu("1")).Obj())
 			}},
 			want: BackoffQ,
 		},
@@ -608,7 +608,7 @@ func TestAddUnschedulableIfNotPresent(t *testing.T) {
 			name:  "the pod's own label change during the attempt, scale-down registered: unschedulablePods",
 			hints: map[string][]framework.ClusterEventWithHint{fooPlugin: {on(scaleDown)}},
 			attempt: attempt{unschedulable: []string{fooPlugin}, during: func(q *PriorityQueue, l klog.Logger) {
-				q.Update(l, makePod("p").Req("2").Obj(), makePod("p").Req("2").Label("a", "b").Obj())
+				q.Update(l, makePod("p").Req(cpu("2")).Obj(), makePod("p").Req(cpu("2")).Label("a", "b").Obj())
 			}},
 			want: UnschedulablePods,
 		},
@@ -628,7 +628,7 @@ func TestAddUnschedulableIfNotPresent(t *testing.T) {
 			if tt.before != nil {
 				tt.before(q, logger)
 			}
-			pod := makePod("p").Req("2").Obj()
+			pod := makePod("p").Req(cpu("2")).Obj()
 			if err := failAttempt(t, q, logger, pod, tt.attempt); err != nil {
 				t.Fatal(err)
 			}
@@ -642,9 +642,9 @@ func TestAddUnschedulableIfNotPresent(t *testing.T) {
 func TestAddUnschedulableKeepsNewestObject(t *testing.T) {
 	logger := testLogger(t)
 	q, _ := newTestQueue(newProfile(nil))
-	pod := makePod("p").Req("2").Obj()
+	pod := makePod("p").Req(cpu("2")).Obj()
 	err := failAttempt(t, q, logger, pod, attempt{unschedulable: []string{fooPlugin}, during: func(q *PriorityQueue, l klog.Logger) {
-		q.Update(l, pod, makePod("p").Req("1").Obj())
+		q.Update(l, pod, makePod("p").Req(cpu("1")).Obj())
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -677,12 +677,12 @@ func TestInFlightEventsOnlyForTheirPods(t *testing.T) {
 	logger := testLogger(t)
 	scaleDown := framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodScaleDown}
 	q, _ := newTestQueue(newProfile(map[string][]framework.ClusterEventWithHint{fooPlugin: {on(scaleDown)}}))
-	a, b := makePod("a").Req("2").Obj(), makePod("b").Req("2").Obj()
+	a, b := makePod("a").Req(cpu("2")).Obj(), makePod("b").Req(cpu("2")).Obj()
 	q.Add(logger, a)
 	q.Add(logger, b)
 	pa, pb := mustPop(t, q, logger), mustPop(t, q, logger)
 	// a is scaled down while both are in flight: that concerns a only.
-	q.Update(logger, a, makePod("a").Req("1").Obj())
+	q.Update(logger, a, makePod("a").Req(cpu("1")).Obj())
 	for _, pInfo := range []*framework.QueuedPodInfo{pa, pb} {
 		pInfo.UnschedulablePlugins.Insert(fooPlugin)
 		if err := q.AddUnschedulableIfNotPresent(logger, pInfo); err != nil {
@@ -728,7 +728,7 @@ func TestInFlightEventLogIsTrimmed(t *testing.T) {
 
 func TestUpdate(t *testing.T) {
 	scaleDownHints := map[string][]framework.ClusterEventWithHint{fooPlugin: {on(framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodScaleDown})}}
-	big := makePod("p").Req("2").Obj()
+	big := makePod("p").Req(cpu("2")).Obj()
 	tests := []struct {
 		name  string
 		hints map[string][]framework.ClusterEventWithHint
@@ -743,7 +743,7 @@ func TestUpdate(t *testing.T) {
 		{
 			name:    "in activeQ: replaced in place",
 			setup:   func(_ *testing.T, q *PriorityQueue, l klog.Logger) { q.Add(l, big) },
-			newPod:  makePod("p").Req("3").Label("a", "b").Obj(),
+			newPod:  makePod("p").Req(cpu("3")).Label("a", "b").Obj(),
 			want:    ActiveQ,
 			wantCPU: 3000,
 		},
@@ -754,7 +754,7 @@ func TestUpdate(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			newPod:  makePod("p").Req("1").Obj(),
+			newPod:  makePod("p").Req(cpu("1")).Obj(),
 			want:    BackoffQ,
 			wantCPU: 1000,
 		},
@@ -766,7 +766,7 @@ func TestUpdate(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			newPod:  makePod("p").Req("1").Obj(),
+			newPod:  makePod("p").Req(cpu("1")).Obj(),
 			want:    BackoffQ,
 			wantCPU: 1000,
 		},
@@ -779,7 +779,7 @@ func TestUpdate(t *testing.T) {
 				}
 			},
 			wait:    time.Second,
-			newPod:  makePod("p").Req("1").Obj(),
+			newPod:  makePod("p").Req(cpu("1")).Obj(),
 			want:    ActiveQ,
 			wantCPU: 1000,
 		},
@@ -791,7 +791,7 @@ func TestUpdate(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			newPod:  makePod("p").Req("4").Obj(),
+			newPod:  makePod("p").Req(cpu("4")).Obj(),
 			want:    UnschedulablePods,
 			wantCPU: 4000,
 		},
@@ -803,14 +803,14 @@ func TestUpdate(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			newPod:  makePod("p").Req("2").Condition(v1.PodScheduled).Obj(),
+			newPod:  makePod("p").Req(cpu("2")).Condition(v1.PodScheduled).Obj(),
 			want:    UnschedulablePods,
 			wantCPU: 2000,
 		},
 		{
 			name:    "unknown pod: added",
 			setup:   func(*testing.T, *PriorityQueue, klog.Logger) {},
-			newPod:  makePod("p").Req("1").Obj(),
+			newPod:  makePod("p").Req(cpu("1")).Obj(),
 			want:    ActiveQ,
 			wantCPU: 1000,
 		},
@@ -860,10 +860,10 @@ func TestUpdateInActiveQReordersAndKeepsBookkeeping(t *testing.T) {
 func TestUpdateInFlightIsRecordedNotQueued(t *testing.T) {
 	logger := testLogger(t)
 	q, _ := newTestQueue(newProfile(nil))
-	pod := makePod("p").Req("2").Obj()
+	pod := makePod("p").Req(cpu("2")).Obj()
 	q.Add(logger, pod)
 	mustPop(t, q, logger)
-	q.Update(logger, pod, makePod("p").Req("1").Obj())
+	q.Update(logger, pod, makePod("p").Req(cpu("1")).Obj())
 	if diff := cmp.Diff(map[string]Location{"p": InFlight}, q.locations()); diff != "" {
 		t.Errorf("locations (-want +got):\n%s", diff)
 	}
@@ -904,7 +904,7 @@ func TestDelete(t *testing.T) {
 		{
 			name: "a gated pod",
 			setup: func(_ *testing.T, q *PriorityQueue, l klog.Logger, _ *v1.Pod) {
-				q.Add(l, makePod("p").Gates("g").Obj())
+				q.Add(l, makePod("p").SchedulingGates("g").Obj())
 			},
 			from: UnschedulablePods,
 		},
@@ -931,7 +931,7 @@ func TestPreEnqueueGating(t *testing.T) {
 	logger := testLogger(t)
 	profile := newProfile(map[string][]framework.ClusterEventWithHint{fooPlugin: {on(framework.NodeAdd)}})
 	q, _ := newTestQueue(profile)
-	gated := makePod("p").Gates("a", "b").Obj()
+	gated := makePod("p").SchedulingGates("a", "b").Obj()
 
 	q.Add(logger, gated)
 	got := q.entry(gated.UID)
@@ -969,7 +969,7 @@ func TestPreEnqueueGating(t *testing.T) {
 	}
 
 	// Removing one of two gates is not "gates eliminated".
-	oneGate := makePod("p").Gates("b").Obj()
+	oneGate := makePod("p").SchedulingGates("b").Obj()
 	q.Update(logger, gated, oneGate)
 	if diff := cmp.Diff(wantGated, state()); diff != "" {
 		t.Errorf("after removing one gate (-want +got):\n%s", diff)
@@ -1050,7 +1050,7 @@ func TestFlushUnschedulablePodsLeftover(t *testing.T) {
 	if err := failAttempt(t, q, logger, makePod("old").Obj(), attempt{unschedulable: []string{fooPlugin}}); err != nil {
 		t.Fatal(err)
 	}
-	q.Add(logger, makePod("gated").Gates("g").Obj())
+	q.Add(logger, makePod("gated").SchedulingGates("g").Obj())
 	clk.Step(time.Minute)
 	if err := failAttempt(t, q, logger, makePod("young").Obj(), attempt{unschedulable: []string{fooPlugin}}); err != nil {
 		t.Fatal(err)
@@ -1122,7 +1122,7 @@ func TestPendingPods(t *testing.T) {
 	if err := failAttempt(t, q, logger, makePod("rejected").Obj(), attempt{unschedulable: []string{fooPlugin}}); err != nil {
 		t.Fatal(err)
 	}
-	q.Add(logger, makePod("gated").Gates("g").Obj())
+	q.Add(logger, makePod("gated").SchedulingGates("g").Obj())
 	q.Add(logger, makePod("active").Obj())
 	q.Add(logger, makePod("in-flight").Priority(10).Obj())
 	mustPop(t, q, logger)
