@@ -137,7 +137,7 @@ func runRandom(ctx context.Context, env *Env) error {
 func runNodeUnschedulable(ctx context.Context, env *Env) error {
 	var cordoned []*v1.Node
 	for _, n := range numbered("node", 0, 9) {
-		cordoned = append(cordoned, MakeNode(n).Unschedulable().Obj())
+		cordoned = append(cordoned, MakeNode(n).Unschedulable(true).Obj())
 	}
 	if err := env.CreateNodes(ctx, cordoned...); err != nil {
 		return err
@@ -354,7 +354,7 @@ func churn(ctx context.Context, env *Env) error {
 }
 
 func runEvents(ctx context.Context, env *Env) error {
-	if err := env.CreateNodes(ctx, MakeNode("node0").Unschedulable().Obj()); err != nil {
+	if err := env.CreateNodes(ctx, MakeNode("node0").Unschedulable(true).Obj()); err != nil {
 		return err
 	}
 	if err := env.CreatePods(ctx, MakePod("waiting").Obj()); err != nil {

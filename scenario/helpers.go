@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched"
 )
 
@@ -69,39 +70,22 @@ func (l *AttemptLog) Of(namespace, name string) []minisched.Attempt {
 // PodAttempts is a convenience for the scenario's namespace.
 func (e *Env) PodAttempts(name string) []minisched.Attempt { return e.Attempts.Of(e.Namespace, name) }
 
-// NodeBuilder builds a node with capacity equal to allocatable.
-type NodeBuilder struct{ node v1.Node }
-
-// MakeNode starts a node with 4 cpu, 16Gi memory, 100Gi ephemeral storage
-// and 110 pods, and a Ready condition.
-func MakeNode(name string) *NodeBuilder {
-	b := &NodeBuilder{node: v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelHostname: name}}}}
-	b.node.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}
-	return b.Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "16Gi", v1.ResourceEphemeralStorage: "100Gi", v1.ResourcePods: "110"})
+// MakeNode starts a node as the scenarios create it, with the shared
+// builders: Ready, labelled with its hostname, with 4 cpu, 16Gi memory,
+// 100Gi ephemeral storage and room for 110 pods.
+func MakeNode(name string) *builders.NodeWrapper {
+	n := builders.MakeNode().Name(name).Label(v1.LabelHostname, name).Capacity(map[v1.ResourceName]string{
+		v1.ResourceCPU: "4", v1.ResourceMemory: "16Gi", v1.ResourceEphemeralStorage: "100Gi", v1.ResourcePods: "110",
+	})
+	n.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}
+	return n
 }
 
-// Capacity sets (or overrides) capacity and allocatable for the named resources.
-func (b *NodeBuilder) Capacity(res map[v1.ResourceName]string) *NodeBuilder {
-	if b.node.Status.Capacity == nil {
-		b.node.Status.Capacity, b.node.Status.Allocatable = v1.ResourceList{}, v1.ResourceList{}
-	}
-	for k, v := range res {
-		b.node.Status.Capacity[k] = resource.MustParse(v)
-		b.node.Status.Allocatable[k] = resource.MustParse(v)
-	}
-	return b
-}
-
-// Unschedulable cordons the node.
-func (b *NodeBuilder) Unschedulable() *NodeBuilder { b.node.Spec.Unschedulable = true; return b }
-
-// Label adds a label.
-func (b *NodeBuilder) Label(k, v string) *NodeBuilder { b.node.Labels[k] = v; return b }
-
-// Obj returns the node.
-func (b *NodeBuilder) Obj() *v1.Node { return b.node.DeepCopy() }
-
-// PodBuilder builds a pod with one container.
+// PodBuilder builds a pod ready for a real apiserver: one container, named
+// "app", whose requests, image and host ports its methods set. (The shared
+// builders' PodWrapper adds a container per Req, Image or HostPort instead,
+// which is what the plugins' tests need; the scenarios and the conformance
+// cases want exactly one container, as kube-scheduler sees it.)
 type PodBuilder struct{ pod v1.Pod }
 
 // MakePod starts a pod with one container named "app" and no requests.
@@ -359,18 +343,6 @@ func scoreSummary(a minisched.Attempt) string {
 		parts = append(parts, fmt.Sprintf("%s=%d (%s)", ns.Node, ns.Total, strings.Join(per, ", ")))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// Taint adds a taint to the node.
-func (b *NodeBuilder) Taint(key, value string, effect v1.TaintEffect) *NodeBuilder {
-	b.node.Spec.Taints = append(b.node.Spec.Taints, v1.Taint{Key: key, Value: value, Effect: effect})
-	return b
-}
-
-// Image records an image (by its names) of size bytes as present on the node.
-func (b *NodeBuilder) Image(size int64, names ...string) *NodeBuilder {
-	b.node.Status.Images = append(b.node.Status.Images, v1.ContainerImage{Names: names, SizeBytes: size})
-	return b
 }
 
 // Label adds a label to the pod.

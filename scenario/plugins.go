@@ -7,6 +7,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minisched/minisched/builders"
 )
 
 // pluginScenarios are chapter 9: one scenario per default plugin, each
@@ -52,7 +54,9 @@ func pluginScenarios() []Scenario {
 	}
 }
 
-func zoned(name, zone string) *NodeBuilder { return MakeNode(name).Label(v1.LabelTopologyZone, zone) }
+func zoned(name, zone string) *builders.NodeWrapper {
+	return MakeNode(name).Label(v1.LabelTopologyZone, zone)
+}
 
 func runSchedulingGates(ctx context.Context, env *Env) error {
 	if err := env.CreateNodes(ctx, MakeNode("node0").Obj()); err != nil {
@@ -167,7 +171,7 @@ func runBalancedAllocation(ctx context.Context, env *Env) error {
 
 func runImageLocality(ctx context.Context, env *Env) error {
 	err := env.CreateNodes(ctx,
-		MakeNode("warm").Image(800*1024*1024, "registry.example/ml/trainer:2.1").Obj(),
+		MakeNode("warm").Images(800*1024*1024, "registry.example/ml/trainer:2.1").Obj(),
 		MakeNode("cold").Obj())
 	if err != nil {
 		return err
