@@ -65,7 +65,9 @@ func (n *NodeWrapper) Images(size int64, names ...string) *NodeWrapper {
 func (n *NodeWrapper) UID(uid string) *NodeWrapper { n.Node.UID = types.UID(uid); return n }
 
 // Region sets the topology.kubernetes.io/region label.
-func (n *NodeWrapper) Region(region string) *NodeWrapper { return n.Label(v1.LabelTopologyRegion, region) }
+func (n *NodeWrapper) Region(region string) *NodeWrapper {
+	return n.Label(v1.LabelTopologyRegion, region)
+}
 
 // Zone sets the topology.kubernetes.io/zone label.
 func (n *NodeWrapper) Zone(zone string) *NodeWrapper { return n.Label(v1.LabelTopologyZone, zone) }

@@ -272,7 +272,8 @@ func (c *Cache) AddPod(logger klog.Logger, pod *v1.Pod) error {
 		// (status, resource version) and authoritative about the node.
 		if ps.pod.Spec.NodeName != pod.Spec.NodeName {
 			logger.Info("Pod was added to a different node than it was assumed on",
-				"pod", klog.KObj(pod), "assumedNode", klog.KRef("", ps.pod.Spec.NodeName), "currentNode", klog.KRef("", pod.Spec.NodeName))
+				"pod", klog.KObj(pod), "assumedNode", klog.KRef("", ps.pod.Spec.NodeName), "currentNode", klog.KRef("",
+					pod.Spec.NodeName))
 		}
 		if err := c.removePod(logger, ps.pod); err != nil {
 			return err
@@ -314,7 +315,8 @@ func (c *Cache) UpdatePod(logger klog.Logger, oldPod, newPod *v1.Pod) error {
 		// because its cache must be corrupt. minisched logs and follows the
 		// informer, which is the truth.
 		logger.Error(nil, "Pod updated on a different node than it was added to",
-			"pod", klog.KObj(newPod), "oldNode", klog.KRef("", ps.pod.Spec.NodeName), "newNode", klog.KRef("", newPod.Spec.NodeName))
+			"pod", klog.KObj(newPod), "oldNode", klog.KRef("", ps.pod.Spec.NodeName), "newNode", klog.KRef("",
+				newPod.Spec.NodeName))
 	}
 	// Remove the object the cache holds, not oldPod: it is what was counted.
 	if err := c.removePod(logger, ps.pod); err != nil {
@@ -728,7 +730,8 @@ func (c *Cache) UpdateSnapshot(logger klog.Logger, s *Snapshot) error {
 		c.rebuildSnapshot(s)
 		return err
 	}
-	logger.V(5).Info("Updated snapshot", "generation", s.generation, "nodes", len(s.nodeInfoList), "listsRebuilt", updateAll)
+	logger.V(5).Info("Updated snapshot",
+		"generation", s.generation, "nodes", len(s.nodeInfoList), "listsRebuilt", updateAll)
 	return nil
 }
 

@@ -35,7 +35,8 @@ func withPlugins(names []string, tweak func(*configv1.Plugins)) func() (*configv
 // fromYAML returns a configuration given as the YAML of its profiles list.
 func fromYAML(profiles string) func() (*configv1.KubeSchedulerConfiguration, error) {
 	return func() (*configv1.KubeSchedulerConfiguration, error) {
-		return scheduler.DecodeConfig([]byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n" + profiles))
+		return scheduler.DecodeConfig([]byte("apiVersion: kubescheduler.config.k8s.io/v1\n" +
+			"kind: KubeSchedulerConfiguration\nprofiles:\n" + profiles))
 	}
 }
 
@@ -57,9 +58,10 @@ func chapters() []Scenario {
 		},
 		{
 			Name: "ch3-nodenumber", Chapter: 3,
-			Description: "a Score plugin: NodeNumber prefers the node whose number matches the pod's (pod1 → node1, pod3 → node3)",
-			Config:      withPlugins(nodeNumberPlugins, nil),
-			Run:         runNodeNumber,
+			Description: "a Score plugin: NodeNumber prefers the node whose number matches the pod's " +
+				"(pod1 → node1, pod3 → node3)",
+			Config: withPlugins(nodeNumberPlugins, nil),
+			Run:    runNodeNumber,
 		},
 		{
 			Name: "ch4-cyclestate", Chapter: 4,
@@ -72,9 +74,10 @@ func chapters() []Scenario {
 		},
 		{
 			Name: "ch5-permit", Chapter: 5,
-			Description: "Permit and parallel binding: pods waiting 1-4 s on Permit bind concurrently, in about the longest wait",
-			Config:      withPlugins(nodeNumberPlugins, nil),
-			Run:         runPermit,
+			Description: "Permit and parallel binding: pods waiting 1-4 s on Permit bind concurrently, " +
+				"in about the longest wait",
+			Config: withPlugins(nodeNumberPlugins, nil),
+			Run:    runPermit,
 		},
 		{
 			Name: "ch6-assume", Chapter: 6,
@@ -83,13 +86,15 @@ func chapters() []Scenario {
 		},
 		{
 			Name: "ch7-backoff", Chapter: 7,
-			Description: "the queue backs off: an unschedulable pod, retried by a stream of events, waits 1 s, 2 s, 4 s (plus up to 1 s until backoffQ's next flush) between tries",
-			Run:         runBackoff,
+			Description: "the queue backs off: an unschedulable pod, retried by a stream of events, " +
+				"waits 1 s, 2 s, 4 s (plus up to 1 s until backoffQ's next flush) between tries",
+			Run: runBackoff,
 		},
 		{
 			Name: "ch8-events", Chapter: 8,
-			Description: "event handlers requeue precisely: an unrelated pod add does not retry a cordoned-out pod, an uncordon does at once",
-			Run:         runEvents,
+			Description: "event handlers requeue precisely: an unrelated pod add does not retry a cordoned-out pod, " +
+				"an uncordon does at once",
+			Run: runEvents,
 		},
 	}
 }
@@ -210,7 +215,8 @@ func runCycleState(ctx context.Context, env *Env) error {
 	env.Logf("PreScore stored 2 for pod2; Score read it on each node: %s", scoreSummary(last))
 	if p.Spec.NodeName != "node2" || len(last.TopScores) < 2 ||
 		last.TopScores[0].Plugin["NodeNumber"] != 10 || last.TopScores[1].Plugin["NodeNumber"] != 0 {
-		return fmt.Errorf("want pod2 on node2 scored 10 and every other node 0, got %s on %s", scoreSummary(last), p.Spec.NodeName)
+		return fmt.Errorf("want pod2 on node2 scored 10 and every other node 0, got %s on %s", scoreSummary(last),
+			p.Spec.NodeName)
 	}
 	return nil
 }
@@ -256,7 +262,8 @@ func runPermit(ctx context.Context, env *Env) error {
 	}
 	env.Logf("all four bound after %.1fs: the waits (1+2+3+4 = 10 s) overlapped", total.Seconds())
 	if total >= 10*time.Second {
-		return fmt.Errorf("binding took %v, as long as the waits one after another: binding cycles did not run in parallel", total)
+		return fmt.Errorf("binding took %v, as long as the waits one after another: binding cycles did not run in parallel",
+			total)
 	}
 	if bound["pod4"] < 4*time.Second {
 		return fmt.Errorf("pod4 was bound after %v, before its 4 s Permit wait", bound["pod4"])
@@ -265,7 +272,8 @@ func runPermit(ctx context.Context, env *Env) error {
 }
 
 func runAssume(ctx context.Context, env *Env) error {
-	if err := env.CreateNodes(ctx, MakeNode("node0").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()); err != nil {
+	if err := env.CreateNodes(ctx,
+		MakeNode("node0").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()); err != nil {
 		return err
 	}
 	cpu := map[v1.ResourceName]string{v1.ResourceCPU: "1"}
@@ -293,7 +301,8 @@ func runAssume(ctx context.Context, env *Env) error {
 }
 
 func runBackoff(ctx context.Context, env *Env) error {
-	if err := env.CreateNodes(ctx, MakeNode("node0").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()); err != nil {
+	if err := env.CreateNodes(ctx,
+		MakeNode("node0").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()); err != nil {
 		return err
 	}
 	if err := env.CreatePods(ctx, MakePod("big").Req(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj()); err != nil {

@@ -150,7 +150,8 @@ func (e *Env) CreatePods(ctx context.Context, pods ...*v1.Pod) error {
 
 // DeletePod deletes a pod at once (no kubelet runs to wait for).
 func (e *Env) DeletePod(ctx context.Context, name string) error {
-	err := e.Client.CoreV1().Pods(e.Namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	err := e.Client.CoreV1().Pods(e.Namespace).Delete(ctx, name,
+		metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting pod %s: %w", name, err)
 	}
@@ -160,7 +161,8 @@ func (e *Env) DeletePod(ctx context.Context, name string) error {
 // SetUnschedulable cordons or uncordons a node.
 func (e *Env) SetUnschedulable(ctx context.Context, node string, unschedulable bool) error {
 	patch := fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, unschedulable)
-	_, err := e.Client.CoreV1().Nodes().Patch(ctx, node, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{})
+	_, err := e.Client.CoreV1().Nodes().Patch(ctx, node, "application/merge-patch+json", []byte(patch),
+		metav1.PatchOptions{})
 	return err
 }
 
@@ -212,7 +214,8 @@ func (e *Env) WaitForPodUnschedulable(ctx context.Context, name string, timeout 
 }
 
 // WaitForAttempts polls the attempt log until the pod has at least n attempts.
-func (e *Env) WaitForAttempts(ctx context.Context, name string, n int, timeout time.Duration) ([]minisched.Attempt, error) {
+func (e *Env) WaitForAttempts(ctx context.Context, name string, n int,
+	timeout time.Duration) ([]minisched.Attempt, error) {
 	var got []minisched.Attempt
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(context.Context) (bool, error) {
 		got = e.PodAttempts(name)
@@ -369,7 +372,8 @@ func (b *PodBuilder) Toleration(key, value string, effect v1.TaintEffect) *PodBu
 	if value == "" {
 		op = v1.TolerationOpExists
 	}
-	b.pod.Spec.Tolerations = append(b.pod.Spec.Tolerations, v1.Toleration{Key: key, Operator: op, Value: value, Effect: effect})
+	b.pod.Spec.Tolerations = append(b.pod.Spec.Tolerations,
+		v1.Toleration{Key: key, Operator: op, Value: value, Effect: effect})
 	return b
 }
 
@@ -390,7 +394,8 @@ func (b *PodBuilder) Image(image string) *PodBuilder {
 func (b *PodBuilder) Affinity(a *v1.Affinity) *PodBuilder { b.pod.Spec.Affinity = a; return b }
 
 // Spread adds a topology spread constraint over pods labelled app=<app>.
-func (b *PodBuilder) Spread(maxSkew int32, topologyKey string, when v1.UnsatisfiableConstraintAction, app string) *PodBuilder {
+func (b *PodBuilder) Spread(maxSkew int32, topologyKey string, when v1.UnsatisfiableConstraintAction,
+	app string) *PodBuilder {
 	b.pod.Spec.TopologySpreadConstraints = append(b.pod.Spec.TopologySpreadConstraints, v1.TopologySpreadConstraint{
 		MaxSkew: maxSkew, TopologyKey: topologyKey, WhenUnsatisfiable: when,
 		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},

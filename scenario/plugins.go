@@ -19,7 +19,8 @@ func pluginScenarios() []Scenario {
 		{Name: "ch9-scheduling-gates", Chapter: 9, Run: runSchedulingGates,
 			Description: "SchedulingGates: a gated pod waits without being tried; removing its last gate schedules it"},
 		{Name: "ch9-taint-toleration", Chapter: 9, Run: runTaintToleration,
-			Description: "TaintToleration: NoSchedule taints keep pods off unless tolerated; PreferNoSchedule only scores lower"},
+			Description: "TaintToleration: NoSchedule taints keep pods off unless tolerated; " +
+				"PreferNoSchedule only scores lower"},
 		{Name: "ch9-node-affinity", Chapter: 9, Run: runNodeAffinity,
 			Description: "NodeAffinity: a nodeSelector filters nodes, preferred terms rank the rest"},
 		{Name: "ch9-node-ports", Chapter: 9, Run: runNodePorts,
@@ -40,7 +41,8 @@ func pluginScenarios() []Scenario {
 			Description: "NodeResourcesBalancedAllocation: prefer the node whose cpu and memory stay equally used",
 			Config: fromYAML(`- plugins:
     multiPoint:
-      enabled: [{name: PrioritySort}, {name: NodeResourcesFit}, {name: NodeResourcesBalancedAllocation}, {name: DefaultBinder}]
+      enabled: [{name: PrioritySort}, {name: NodeResourcesFit}, {name: NodeResourcesBalancedAllocation},
+	{name: DefaultBinder}]
       disabled: [{name: "*"}]
     score:
       disabled: [{name: NodeResourcesFit}]
@@ -76,7 +78,8 @@ func runSchedulingGates(ctx context.Context, env *Env) error {
 	}
 	env.Logf("gated was never tried (no FailedScheduling noise); removing its gate")
 	patch := []byte(`{"spec":{"schedulingGates":null}}`)
-	if _, err := env.Client.CoreV1().Pods(env.Namespace).Patch(ctx, "gated", "application/strategic-merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
+	if _, err := env.Client.CoreV1().Pods(env.Namespace).Patch(ctx,
+		"gated", "application/strategic-merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
 		return err
 	}
 	if _, err := env.WaitForPodBound(ctx, "gated", DefaultWait); err != nil {
@@ -101,7 +104,8 @@ func runTaintToleration(ctx context.Context, env *Env) error {
 		MakePod("web").Obj(),
 		// trainer tolerates the gpu taint and is steered there by a nodeSelector;
 		// without the toleration, TaintToleration would rule gpu out.
-		MakePod("trainer").Toleration("dedicated", "gpu", v1.TaintEffectNoSchedule).NodeSelector("kubernetes.io/hostname", "gpu").Obj())
+		MakePod("trainer").Toleration("dedicated", "gpu", v1.TaintEffectNoSchedule).NodeSelector("kubernetes.io/hostname",
+			"gpu").Obj())
 }
 
 func runNodeAffinity(ctx context.Context, env *Env) error {
@@ -112,9 +116,12 @@ func runNodeAffinity(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	prefersGold := &v1.Affinity{NodeAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{
-		Weight: 100, Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{Key: "tier", Operator: v1.NodeSelectorOpIn, Values: []string{"gold"}}}},
-	}}}}
+	gold := v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{
+		{Key: "tier", Operator: v1.NodeSelectorOpIn, Values: []string{"gold"}},
+	}}
+	prefersGold := &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{Weight: 100, Preference: gold}},
+	}}
 	return placeAndCheck(ctx, env, map[string]string{"db": "ssd-fast"},
 		MakePod("db").NodeSelector("disk", "ssd").Affinity(prefersGold).Obj())
 }
@@ -225,7 +232,9 @@ func runTopologySpread(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	if want := "0/3 nodes are available: 1 node(s) didn't match pod topology spread constraints, 2 node(s) were unschedulable."; msg != want {
+	want := "0/3 nodes are available: 1 node(s) didn't match pod topology spread constraints, " +
+		"2 node(s) were unschedulable."
+	if msg != want {
 		return fmt.Errorf("message %q, want %q", msg, want)
 	}
 	return nil
@@ -236,18 +245,22 @@ func runInterPodAffinity(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	if err := env.CreatePods(ctx, MakePod("db").Label("app", "db").NodeSelector("kubernetes.io/hostname", "b1").Obj()); err != nil {
+	if err := env.CreatePods(ctx,
+		MakePod("db").Label("app", "db").NodeSelector("kubernetes.io/hostname", "b1").Obj()); err != nil {
 		return err
 	}
 	if _, err := env.WaitForPodBound(ctx, "db", DefaultWait); err != nil {
 		return err
 	}
 	term := func(app, key string) v1.PodAffinityTerm {
-		return v1.PodAffinityTerm{TopologyKey: key, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}}
+		return v1.PodAffinityTerm{TopologyKey: key,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}}
 	}
 	nearDB := &v1.Affinity{
-		PodAffinity:     &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term("db", v1.LabelTopologyZone)}},
-		PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term("web", v1.LabelHostname)}},
+		PodAffinity: &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term("db",
+			v1.LabelTopologyZone)}},
+		PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term("web",
+			v1.LabelHostname)}},
 	}
 	// web1: zone-a has no db; of b1 and b2, b2 has less requested.
 	// web2: b2 already runs a web pod, which the anti-affinity forbids.

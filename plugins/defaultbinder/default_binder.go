@@ -36,8 +36,10 @@ func (b *DefaultBinder) Name() string { return Name }
 // Bind creates pods/binding for the pod, targeting nodeName. The pod's UID
 // goes along, so the apiserver refuses to bind a pod that was deleted and
 // recreated under the same name meanwhile. Any error is returned as Error.
-func (b *DefaultBinder) Bind(ctx context.Context, _ *framework.CycleState, pod *v1.Pod, nodeName string) *framework.Status {
-	klog.FromContext(ctx).V(4).Info("Attempting to bind pod to node", "pod", klog.KObj(pod), "node", klog.KRef("", nodeName))
+func (b *DefaultBinder) Bind(ctx context.Context, _ *framework.CycleState, pod *v1.Pod,
+	nodeName string) *framework.Status {
+	klog.FromContext(ctx).V(4).Info("Attempting to bind pod to node",
+		"pod", klog.KObj(pod), "node", klog.KRef("", nodeName))
 	binding := &v1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
 		Target:     v1.ObjectReference{Kind: "Node", Name: nodeName},

@@ -47,7 +47,8 @@ func (pl *ImageLocality) Name() string { return Name }
 
 // Score sums the scaled sizes of the pod's images present on the node (see
 // sumImageScores) and maps the sum onto 0-100 (see calculatePriority).
-func (pl *ImageLocality) Score(ctx context.Context, _ *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
+func (pl *ImageLocality) Score(ctx context.Context, _ *framework.CycleState, pod *v1.Pod,
+	nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
 	nodeInfos, err := pl.handle.SnapshotSharedLister().NodeInfos().List()
 	if err != nil {
 		return 0, framework.AsStatus(err)
@@ -55,7 +56,8 @@ func (pl *ImageLocality) Score(ctx context.Context, _ *framework.CycleState, pod
 	sum, images := sumImageScores(nodeInfo, pod, len(nodeInfos))
 	score := calculatePriority(sum, images)
 	if logger := klog.FromContext(ctx).V(10); logger.Enabled() {
-		logger.Info("ImageLocality score", "pod", klog.KObj(pod), "node", klog.KObj(nodeInfo.Node()), "imageScore", sum, "images", images, "score", score)
+		logger.Info("ImageLocality score",
+			"pod", klog.KObj(pod), "node", klog.KObj(nodeInfo.Node()), "imageScore", sum, "images", images, "score", score)
 	}
 	return score, nil
 }

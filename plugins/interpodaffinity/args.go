@@ -55,7 +55,8 @@ func ValidateArgs(args *configv1.InterPodAffinityArgs) error {
 	if args.HardPodAffinityWeight == nil {
 		errs = append(errs, field.Required(p, "must be set"))
 	} else if w := *args.HardPodAffinityWeight; w < minHardPodAffinityWeight || w > maxHardPodAffinityWeight {
-		errs = append(errs, field.Invalid(p, w, fmt.Sprintf("not in valid range [%d, %d]", minHardPodAffinityWeight, maxHardPodAffinityWeight)))
+		errs = append(errs,
+			field.Invalid(p, w, fmt.Sprintf("not in valid range [%d, %d]", minHardPodAffinityWeight, maxHardPodAffinityWeight)))
 	}
 	return errs.ToAggregate()
 }

@@ -23,9 +23,15 @@ import (
 //   - a node added or relabelled (it may join or leave a topology domain).
 func (pl *InterPodAffinity) EventsToRegister(_ context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Add | framework.UpdatePodLabel | framework.Delete}, QueueingHintFn: pl.isSchedulableAfterAssignedPodChange},
-		{Event: framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodLabel}, QueueingHintFn: pl.isSchedulableAfterTargetPodUpdateLabel},
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}, QueueingHintFn: pl.isSchedulableAfterNodeChange},
+		{
+			Event: framework.ClusterEvent{Resource: framework.Pod,
+				ActionType: framework.Add | framework.UpdatePodLabel | framework.Delete},
+			QueueingHintFn: pl.isSchedulableAfterAssignedPodChange,
+		},
+		{Event: framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodLabel},
+			QueueingHintFn: pl.isSchedulableAfterTargetPodUpdateLabel},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel},
+			QueueingHintFn: pl.isSchedulableAfterNodeChange},
 	}, nil
 }
 
@@ -50,7 +56,8 @@ func requiredTerms(pod *v1.Pod) (affinity, antiAffinity []framework.AffinityTerm
 //     terms, or the pod matches any of the deleted pod's.
 //
 // A pod neither on a node nor nominated to one changes nothing.
-func (pl *InterPodAffinity) isSchedulableAfterAssignedPodChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+func (pl *InterPodAffinity) isSchedulableAfterAssignedPodChange(logger klog.Logger, pod *v1.Pod,
+	oldObj, newObj interface{}) (framework.QueueingHint, error) {
 	oldPod, newPod, err := framework.As[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
@@ -71,19 +78,23 @@ func (pl *InterPodAffinity) isSchedulableAfterAssignedPodChange(logger klog.Logg
 		// One existing pod must match all affinity terms at once, so compare
 		// "matches all" before and after, not term by term.
 		if !podMatchesAllTerms(terms, oldPod) && podMatchesAllTerms(terms, newPod) {
-			logger.V(5).Info("Assigned pod now matches the pod's affinity; it may be schedulable", "pod", klog.KObj(pod), "newPod", klog.KObj(newPod))
+			logger.V(5).Info("Assigned pod now matches the pod's affinity; it may be schedulable",
+				"pod", klog.KObj(pod), "newPod", klog.KObj(newPod))
 			return framework.Queue, nil
 		}
 		if podMatchesAnyTerm(antiTerms, oldPod) && !podMatchesAnyTerm(antiTerms, newPod) {
-			logger.V(5).Info("Assigned pod no longer matches the pod's anti-affinity; it may be schedulable", "pod", klog.KObj(pod), "newPod", klog.KObj(newPod))
+			logger.V(5).Info("Assigned pod no longer matches the pod's anti-affinity; it may be schedulable",
+				"pod", klog.KObj(pod), "newPod", klog.KObj(newPod))
 			return framework.Queue, nil
 		}
-		logger.V(5).Info("Assigned pod was relabelled, but that cannot help the pod's affinity or anti-affinity", "pod", klog.KObj(pod), "newPod", klog.KObj(newPod))
+		logger.V(5).Info("Assigned pod was relabelled, but that cannot help the pod's affinity or anti-affinity",
+			"pod", klog.KObj(pod), "newPod", klog.KObj(newPod))
 		return framework.QueueSkip, nil
 
 	case newPod != nil:
 		if podMatchesAllTerms(terms, newPod) {
-			logger.V(5).Info("Added pod matches the pod's affinity; it may be schedulable", "pod", klog.KObj(pod), "newPod", klog.KObj(newPod))
+			logger.V(5).Info("Added pod matches the pod's affinity; it may be schedulable",
+				"pod", klog.KObj(pod), "newPod", klog.KObj(newPod))
 			return framework.Queue, nil
 		}
 		logger.V(5).Info("Added pod does not match the pod's affinity", "pod", klog.KObj(pod), "newPod", klog.KObj(newPod))
@@ -91,7 +102,8 @@ func (pl *InterPodAffinity) isSchedulableAfterAssignedPodChange(logger klog.Logg
 
 	case oldPod != nil:
 		if podMatchesAnyTerm(antiTerms, oldPod) {
-			logger.V(5).Info("Deleted pod matched the pod's anti-affinity; it may be schedulable", "pod", klog.KObj(pod), "oldPod", klog.KObj(oldPod))
+			logger.V(5).Info("Deleted pod matched the pod's anti-affinity; it may be schedulable",
+				"pod", klog.KObj(pod), "oldPod", klog.KObj(oldPod))
 			return framework.Queue, nil
 		}
 		_, oldPodAntiTerms, err := requiredTerms(oldPod)
@@ -99,10 +111,12 @@ func (pl *InterPodAffinity) isSchedulableAfterAssignedPodChange(logger klog.Logg
 			return framework.Queue, err
 		}
 		if podMatchesAnyTerm(oldPodAntiTerms, pod) {
-			logger.V(5).Info("The pod matched the deleted pod's anti-affinity; it may be schedulable", "pod", klog.KObj(pod), "oldPod", klog.KObj(oldPod))
+			logger.V(5).Info("The pod matched the deleted pod's anti-affinity; it may be schedulable",
+				"pod", klog.KObj(pod), "oldPod", klog.KObj(oldPod))
 			return framework.Queue, nil
 		}
-		logger.V(5).Info("Deleted pod and the pod did not repel each other", "pod", klog.KObj(pod), "oldPod", klog.KObj(oldPod))
+		logger.V(5).Info("Deleted pod and the pod did not repel each other",
+			"pod", klog.KObj(pod), "oldPod", klog.KObj(oldPod))
 		return framework.QueueSkip, nil
 	}
 	return framework.Queue, fmt.Errorf("pod event without a pod")
@@ -110,7 +124,8 @@ func (pl *InterPodAffinity) isSchedulableAfterAssignedPodChange(logger klog.Logg
 
 // isSchedulableAfterTargetPodUpdateLabel queues the pod on any change of its
 // own labels: an existing pod's anti-affinity may have selected the old ones.
-func (pl *InterPodAffinity) isSchedulableAfterTargetPodUpdateLabel(logger klog.Logger, pod *v1.Pod, _, _ interface{}) (framework.QueueingHint, error) {
+func (pl *InterPodAffinity) isSchedulableAfterTargetPodUpdateLabel(logger klog.Logger, pod *v1.Pod,
+	_, _ interface{}) (framework.QueueingHint, error) {
 	logger.V(5).Info("The pod's labels changed; it may be schedulable", "pod", klog.KObj(pod))
 	return framework.Queue, nil
 }
@@ -122,7 +137,8 @@ func (pl *InterPodAffinity) isSchedulableAfterTargetPodUpdateLabel(logger klog.L
 // every add (a node without the label always admits the pod, and which pods
 // share a new node's domain is beyond a hint), or when the node loses the
 // label or moves to another value of it.
-func (pl *InterPodAffinity) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+func (pl *InterPodAffinity) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod,
+	oldObj, newObj interface{}) (framework.QueueingHint, error) {
 	oldNode, newNode, err := framework.As[*v1.Node](oldObj, newObj)
 	if err == nil && newNode == nil {
 		err = fmt.Errorf("node event without a new node")
@@ -139,25 +155,29 @@ func (pl *InterPodAffinity) isSchedulableAfterNodeChange(logger klog.Logger, pod
 		newValue, newHas := newNode.Labels[t.TopologyKey]
 		if oldNode == nil {
 			if newHas {
-				logger.V(5).Info("Added node has a topology key of the pod's affinity; it may make the pod schedulable", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+				logger.V(5).Info("Added node has a topology key of the pod's affinity; it may make the pod schedulable",
+					"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 				return framework.Queue, nil
 			}
 			continue
 		}
 		oldValue, oldHas := oldNode.Labels[t.TopologyKey]
 		if !oldHas && newHas {
-			logger.V(5).Info("Node gained a topology key of the pod's affinity; it may make the pod schedulable", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+			logger.V(5).Info("Node gained a topology key of the pod's affinity; it may make the pod schedulable",
+				"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 			return framework.Queue, nil
 		}
 		if oldHas && newHas && oldValue != newValue {
-			logger.V(5).Info("Node moved to another domain of the pod's affinity; it may make the pod schedulable", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+			logger.V(5).Info("Node moved to another domain of the pod's affinity; it may make the pod schedulable",
+				"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 			return framework.Queue, nil
 		}
 	}
 
 	for _, t := range antiTerms {
 		if oldNode == nil {
-			logger.V(5).Info("Node was added; it may make the pod with anti-affinity schedulable", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+			logger.V(5).Info("Node was added; it may make the pod with anti-affinity schedulable",
+				"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 			return framework.Queue, nil
 		}
 		oldValue, oldHas := oldNode.Labels[t.TopologyKey]
@@ -165,14 +185,17 @@ func (pl *InterPodAffinity) isSchedulableAfterNodeChange(logger klog.Logger, pod
 		// Gaining the label cannot help: without it the node already
 		// admitted the pod as far as this term goes.
 		if oldHas && !newHas {
-			logger.V(5).Info("Node lost a topology key of the pod's anti-affinity; it may make the pod schedulable", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+			logger.V(5).Info("Node lost a topology key of the pod's anti-affinity; it may make the pod schedulable",
+				"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 			return framework.Queue, nil
 		}
 		if oldHas && newHas && oldValue != newValue {
-			logger.V(5).Info("Node moved to another domain of the pod's anti-affinity; it may make the pod schedulable", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+			logger.V(5).Info("Node moved to another domain of the pod's anti-affinity; it may make the pod schedulable",
+				"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 			return framework.Queue, nil
 		}
 	}
-	logger.V(5).Info("Node change touches no topology key of the pod's affinity or anti-affinity", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+	logger.V(5).Info("Node change touches no topology key of the pod's affinity or anti-affinity",
+		"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 	return framework.QueueSkip, nil
 }

@@ -84,7 +84,8 @@ func (m topologyCounts) clone() topologyCounts {
 // addExistingAntiAffinity counts, in existing's node's domains, each required
 // anti-affinity term of existing that selects incoming (whose namespace has
 // labels nsLabels).
-func (m topologyCounts) addExistingAntiAffinity(existing *framework.PodInfo, incoming *v1.Pod, nsLabels labels.Set, node *v1.Node, delta int64) {
+func (m topologyCounts) addExistingAntiAffinity(existing *framework.PodInfo, incoming *v1.Pod, nsLabels labels.Set,
+	node *v1.Node, delta int64) {
 	for i := range existing.RequiredAntiAffinityTerms {
 		t := &existing.RequiredAntiAffinityTerms[i]
 		if t.Matches(incoming, nsLabels) {
@@ -162,12 +163,14 @@ func (s *preFilterState) updateWithPod(pi *framework.PodInfo, node *v1.Node, del
 // It returns Skip when the pod has no required terms and no existing pod's
 // required anti-affinity selects it: Filter would pass every node. A pod
 // whose terms do not parse is UnschedulableAndUnresolvable.
-func (pl *InterPodAffinity) PreFilter(ctx context.Context, cycleState *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (pl *InterPodAffinity) PreFilter(ctx context.Context, cycleState *framework.CycleState, pod *v1.Pod,
+	nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	logger := klog.FromContext(ctx)
 	// A fresh PodInfo: its terms are ours to rewrite below.
 	podInfo := framework.NewPodInfo(pod)
 	if podInfo.AffinityParseError != nil {
-		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("parsing pod: %+v", affinityParseError(pod)))
+		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable,
+			fmt.Sprintf("parsing pod: %+v", affinityParseError(pod)))
 	}
 	for i := range podInfo.RequiredAffinityTerms {
 		if err := pl.mergeTermNamespaces(&podInfo.RequiredAffinityTerms[i]); err != nil {
@@ -188,7 +191,8 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, cycleState *framework
 	s.existingAntiAffinityCounts = pl.existingAntiAffinityCounts(ctx, pod, s.namespaceLabels, withAntiAffinity)
 	s.affinityCounts, s.antiAffinityCounts = pl.incomingTermCounts(ctx, podInfo, nodes)
 
-	if len(s.existingAntiAffinityCounts) == 0 && len(podInfo.RequiredAffinityTerms) == 0 && len(podInfo.RequiredAntiAffinityTerms) == 0 {
+	if len(s.existingAntiAffinityCounts) == 0 && len(podInfo.RequiredAffinityTerms) == 0 &&
+		len(podInfo.RequiredAntiAffinityTerms) == 0 {
 		return nil, framework.NewStatus(framework.Skip)
 	}
 	if logger := logger.V(5); logger.Enabled() {
@@ -202,7 +206,8 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, cycleState *framework
 
 // existingAntiAffinityCounts counts, over nodes (those holding pods with
 // required anti-affinity), the anti-affinity terms that select incoming.
-func (pl *InterPodAffinity) existingAntiAffinityCounts(ctx context.Context, incoming *v1.Pod, nsLabels labels.Set, nodes []*framework.NodeInfo) topologyCounts {
+func (pl *InterPodAffinity) existingAntiAffinityCounts(ctx context.Context, incoming *v1.Pod, nsLabels labels.Set,
+	nodes []*framework.NodeInfo) topologyCounts {
 	perNode := make([]topologyCounts, len(nodes))
 	pl.parallelizer.Until(ctx, len(nodes), func(i int) {
 		node := nodes[i].Node()
@@ -224,7 +229,8 @@ func (pl *InterPodAffinity) existingAntiAffinityCounts(ctx context.Context, inco
 
 // incomingTermCounts counts, over every pod on nodes, the matches of the
 // incoming pod's required affinity and anti-affinity terms.
-func (pl *InterPodAffinity) incomingTermCounts(ctx context.Context, podInfo *framework.PodInfo, nodes []*framework.NodeInfo) (affinity, antiAffinity topologyCounts) {
+func (pl *InterPodAffinity) incomingTermCounts(ctx context.Context, podInfo *framework.PodInfo,
+	nodes []*framework.NodeInfo) (affinity, antiAffinity topologyCounts) {
 	affinity, antiAffinity = topologyCounts{}, topologyCounts{}
 	if len(podInfo.RequiredAffinityTerms) == 0 && len(podInfo.RequiredAntiAffinityTerms) == 0 {
 		return affinity, antiAffinity
@@ -255,7 +261,8 @@ func (pl *InterPodAffinity) incomingTermCounts(ctx context.Context, podInfo *fra
 func (pl *InterPodAffinity) PreFilterExtensions() framework.PreFilterExtensions { return pl }
 
 // AddPod counts podInfoToAdd, on nodeInfo, as if it were there.
-func (pl *InterPodAffinity) AddPod(_ context.Context, cycleState *framework.CycleState, _ *v1.Pod, podInfoToAdd *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *InterPodAffinity) AddPod(_ context.Context, cycleState *framework.CycleState, _ *v1.Pod,
+	podInfoToAdd *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
 	s, err := getPreFilterState(cycleState)
 	if err != nil {
 		return framework.AsStatus(err)
@@ -267,7 +274,8 @@ func (pl *InterPodAffinity) AddPod(_ context.Context, cycleState *framework.Cycl
 }
 
 // RemovePod stops counting podInfoToRemove, on nodeInfo, as if it were gone.
-func (pl *InterPodAffinity) RemovePod(_ context.Context, cycleState *framework.CycleState, _ *v1.Pod, podInfoToRemove *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *InterPodAffinity) RemovePod(_ context.Context, cycleState *framework.CycleState, _ *v1.Pod,
+	podInfoToRemove *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
 	s, err := getPreFilterState(cycleState)
 	if err != nil {
 		return framework.AsStatus(err)
@@ -298,7 +306,8 @@ func getPreFilterState(cycleState *framework.CycleState) (*preFilterState, error
 //     anti-affinity (else Unschedulable: preemption may remove that pod);
 //  3. no existing pod's required anti-affinity selects it in the node's
 //     domains (else Unschedulable).
-func (pl *InterPodAffinity) Filter(ctx context.Context, cycleState *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *InterPodAffinity) Filter(ctx context.Context, cycleState *framework.CycleState, pod *v1.Pod,
+	nodeInfo *framework.NodeInfo) *framework.Status {
 	s, err := getPreFilterState(cycleState)
 	if err != nil {
 		return framework.AsStatus(err)
@@ -392,10 +401,12 @@ func affinityParseError(pod *v1.Pod) error {
 	var preferred, preferredAnti []v1.WeightedPodAffinityTerm
 	if a := pod.Spec.Affinity; a != nil {
 		if pa := a.PodAffinity; pa != nil {
-			required, preferred = pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution
+			required = pa.RequiredDuringSchedulingIgnoredDuringExecution
+			preferred = pa.PreferredDuringSchedulingIgnoredDuringExecution
 		}
 		if paa := a.PodAntiAffinity; paa != nil {
-			requiredAnti, preferredAnti = paa.RequiredDuringSchedulingIgnoredDuringExecution, paa.PreferredDuringSchedulingIgnoredDuringExecution
+			requiredAnti = paa.RequiredDuringSchedulingIgnoredDuringExecution
+			preferredAnti = paa.PreferredDuringSchedulingIgnoredDuringExecution
 		}
 	}
 	firstError := func(terms []v1.PodAffinityTerm) error {

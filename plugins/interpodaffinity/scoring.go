@@ -26,7 +26,8 @@ type scoreMap map[string]map[string]int64
 // add adds weight×sign to the domain of node for term, if pod matches the
 // term (pod's namespace having labels nsLabels) and node has the term's
 // topology label.
-func (m scoreMap) add(term *framework.AffinityTerm, weight int32, pod *v1.Pod, nsLabels labels.Set, node *v1.Node, sign int32) {
+func (m scoreMap) add(term *framework.AffinityTerm, weight int32, pod *v1.Pod, nsLabels labels.Set, node *v1.Node,
+	sign int32) {
 	if !term.Matches(pod, nsLabels) {
 		return
 	}
@@ -41,7 +42,8 @@ func (m scoreMap) add(term *framework.AffinityTerm, weight int32, pod *v1.Pod, n
 }
 
 // addWeighted calls add for each weighted term.
-func (m scoreMap) addWeighted(terms []framework.WeightedAffinityTerm, pod *v1.Pod, nsLabels labels.Set, node *v1.Node, sign int32) {
+func (m scoreMap) addWeighted(terms []framework.WeightedAffinityTerm, pod *v1.Pod, nsLabels labels.Set, node *v1.Node,
+	sign int32) {
 	for i := range terms {
 		m.add(&terms[i].AffinityTerm, terms[i].Weight, pod, nsLabels, node, sign)
 	}
@@ -82,13 +84,15 @@ func (s *preScoreState) Clone() framework.StateData { return s }
 //
 // It returns Skip when ignorePreferredTermsOfExistingPods is set and the pod
 // has no preferred terms, or when no pair scored anywhere.
-func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *framework.CycleState, pod *v1.Pod,
+	_ []*framework.NodeInfo) *framework.Status {
 	if pl.sharedLister == nil {
 		return framework.NewStatus(framework.Error, "empty shared lister in InterPodAffinity PreScore")
 	}
 	a := pod.Spec.Affinity
-	hasPreferred := a != nil && ((a.PodAffinity != nil && len(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0) ||
-		(a.PodAntiAffinity != nil && len(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0))
+	hasPreferred := a != nil &&
+		((a.PodAffinity != nil && len(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0) ||
+			(a.PodAntiAffinity != nil && len(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0))
 	if pl.ignorePreferredTermsOfExistingPods && !hasPreferred {
 		return framework.NewStatus(framework.Skip)
 	}
@@ -157,7 +161,8 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *framework.
 // scoreExistingPod adds to scores what the pair (incoming, existing on node)
 // contributes; see PreScore. nsLabels are the labels of the incoming pod's
 // namespace, which existing pods' namespaceSelectors are matched against.
-func (pl *InterPodAffinity) scoreExistingPod(scores scoreMap, incoming *framework.PodInfo, nsLabels labels.Set, existing *framework.PodInfo, node *v1.Node) {
+func (pl *InterPodAffinity) scoreExistingPod(scores scoreMap, incoming *framework.PodInfo, nsLabels labels.Set,
+	existing *framework.PodInfo, node *v1.Node) {
 	// The incoming pod's terms have their namespaceSelector merged: no
 	// labels of the existing pod's namespace are needed.
 	scores.addWeighted(incoming.PreferredAffinityTerms, existing.Pod, nil, node, 1)
@@ -186,7 +191,8 @@ func getPreScoreState(cycleState *framework.CycleState) (*preScoreState, error) 
 
 // Score sums the scores of the node's domains, one per topology key the node
 // has a label for. It may be negative; NormalizeScore fixes that.
-func (pl *InterPodAffinity) Score(_ context.Context, cycleState *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
+func (pl *InterPodAffinity) Score(_ context.Context, cycleState *framework.CycleState, _ *v1.Pod,
+	nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
 	s, err := getPreScoreState(cycleState)
 	if err != nil {
 		return 0, framework.AsStatus(err)
@@ -210,7 +216,8 @@ func (pl *InterPodAffinity) ScoreExtensions() framework.ScoreExtensions { return
 // NormalizeScore maps scores linearly onto 0..100, the lowest to 0 and the
 // highest to 100, truncating: 100 × ((score − min) / (max − min)). When all
 // scores are equal, every node gets 0.
-func (pl *InterPodAffinity) NormalizeScore(_ context.Context, cycleState *framework.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *framework.Status {
+func (pl *InterPodAffinity) NormalizeScore(_ context.Context, cycleState *framework.CycleState, _ *v1.Pod,
+	scores framework.NodeScoreList) *framework.Status {
 	s, err := getPreScoreState(cycleState)
 	if err != nil {
 		return framework.AsStatus(err)

@@ -36,7 +36,8 @@ func DecodeArgs(raw *runtime.RawExtension) (*configv1.NodeAffinityArgs, error) {
 // Each error names its field under path, such as
 // "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key".
 // Like kube-scheduler, errors in preferred terms are named by the term's
-// index without ".preference" ("addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].matchFields[0].values").
+// index without ".preference"
+// ("addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].matchFields[0].values").
 func ValidateArgs(path *field.Path, args *configv1.NodeAffinityArgs) error {
 	if args.AddedAffinity == nil {
 		return nil

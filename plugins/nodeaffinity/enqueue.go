@@ -21,7 +21,8 @@ import (
 func (pl *NodeAffinity) EventsToRegister(_ context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{
-			Event:          framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel},
+			Event: framework.ClusterEvent{Resource: framework.Node,
+				ActionType: framework.Add | framework.UpdateNodeLabel},
 			QueueingHintFn: pl.isSchedulableAfterNodeChange,
 		},
 	}, nil
@@ -35,7 +36,8 @@ func (pl *NodeAffinity) EventsToRegister(_ context.Context) ([]framework.Cluster
 // As in kube-scheduler, the old node is compared against the pod's selector
 // only, not against addedAffinity: an update that makes a node match
 // addedAffinity, for a pod whose own selector matched all along, is skipped.
-func (pl *NodeAffinity) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+func (pl *NodeAffinity) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod,
+	oldObj, newObj interface{}) (framework.QueueingHint, error) {
 	oldNode, newNode, err := framework.As[*v1.Node](oldObj, newObj)
 	if err == nil && newNode == nil {
 		err = fmt.Errorf("node event without a new node")
@@ -45,7 +47,8 @@ func (pl *NodeAffinity) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1
 	}
 
 	if pl.addedNodeSelector != nil && !pl.addedNodeSelector.Match(newNode) {
-		logger.V(4).Info("Added or updated node does not match the scheduler-enforced node affinity; the event cannot help the pod", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+		logger.V(4).Info("Added or updated node does not match the scheduler-enforced node affinity; "+
+			"the event cannot help the pod", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
 		return framework.QueueSkip, nil
 	}
 
@@ -55,11 +58,13 @@ func (pl *NodeAffinity) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1
 		return framework.Queue, err
 	}
 	if !matches {
-		logger.V(5).Info("Node was added or updated, but does not match the pod's node affinity/selector", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+		logger.V(5).Info("Node was added or updated, but does not match the pod's node affinity/selector",
+			"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 		return framework.QueueSkip, nil
 	}
 	if oldNode == nil {
-		logger.V(5).Info("Node was added and matches the pod's node affinity/selector", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+		logger.V(5).Info("Node was added and matches the pod's node affinity/selector",
+			"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 		return framework.Queue, nil
 	}
 
@@ -68,9 +73,11 @@ func (pl *NodeAffinity) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1
 		return framework.Queue, err
 	}
 	if matched {
-		logger.V(5).Info("Node was updated, but it matched the pod's node affinity/selector before too", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+		logger.V(5).Info("Node was updated, but it matched the pod's node affinity/selector before too",
+			"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 		return framework.QueueSkip, nil
 	}
-	logger.V(5).Info("Node was updated and now matches the pod's node affinity/selector", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+	logger.V(5).Info("Node was updated and now matches the pod's node affinity/selector",
+		"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 	return framework.Queue, nil
 }

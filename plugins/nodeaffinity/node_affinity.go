@@ -116,7 +116,8 @@ func requiredTerms(pod *v1.Pod) ([]v1.NodeSelectorTerm, bool) {
 // across terms united (terms are ORed). If that leaves no name at all, the
 // pod fits nowhere and PreFilter says so at once, UnschedulableAndUnresolvable
 // with ErrReasonConflict.
-func (pl *NodeAffinity) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (pl *NodeAffinity) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
+	_ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	terms, hasRequired := requiredTerms(pod)
 	if !hasRequired && pl.addedNodeSelector == nil && pod.Spec.NodeSelector == nil {
 		return nil, framework.NewStatus(framework.Skip)
@@ -188,14 +189,16 @@ func requiredAffinity(state *framework.CycleState, pod *v1.Pod) nodeaffinity.Req
 // required node affinity do not match (ErrReasonPod). A term that does not
 // parse matches no node. Evicting pods changes neither, so the code is
 // UnschedulableAndUnresolvable.
-func (pl *NodeAffinity) Filter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *NodeAffinity) Filter(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
+	nodeInfo *framework.NodeInfo) *framework.Status {
 	node := nodeInfo.Node()
 	if node == nil {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonNodeNotFound)
 	}
 	if pl.addedNodeSelector != nil && !pl.addedNodeSelector.Match(node) {
 		if logger := klog.FromContext(ctx).V(5); logger.Enabled() {
-			logger.Info("Node does not match the scheduler-enforced node affinity", "pod", klog.KObj(pod), "node", klog.KObj(node))
+			logger.Info("Node does not match the scheduler-enforced node affinity",
+				"pod", klog.KObj(pod), "node", klog.KObj(node))
 		}
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonEnforced)
 	}

@@ -47,7 +47,8 @@ func podPreferredTerms(pod *v1.Pod) (*nodeaffinity.PreferredSchedulingTerms, err
 // PreScore parses the pod's preferred terms. A term that does not parse is
 // an Error, as in kube-scheduler. With neither the pod's terms nor
 // addedAffinity's there is nothing to score: Skip.
-func (pl *NodeAffinity) PreScore(ctx context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+func (pl *NodeAffinity) PreScore(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
+	_ []*framework.NodeInfo) *framework.Status {
 	preferred, err := podPreferredTerms(pod)
 	if err != nil {
 		return framework.AsStatus(err)
@@ -77,7 +78,8 @@ func preferredTerms(state *framework.CycleState, pod *v1.Pod) (*nodeaffinity.Pre
 // Score is the sum of the weights of the preferred terms the node matches:
 // addedAffinity's terms plus the pod's own. The raw sum may exceed 100;
 // NormalizeScore brings it into range.
-func (pl *NodeAffinity) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
+func (pl *NodeAffinity) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
+	nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
 	node := nodeInfo.Node()
 	if node == nil {
 		return 0, framework.AsStatus(fmt.Errorf("node not found"))
@@ -106,7 +108,8 @@ func (pl *NodeAffinity) ScoreExtensions() framework.ScoreExtensions { return pl 
 // score × 100 / max, in integer arithmetic. If no node scored above 0, the
 // scores stay 0. This is kube-scheduler's DefaultNormalizeScore, not
 // reversed.
-func (pl *NodeAffinity) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *framework.Status {
+func (pl *NodeAffinity) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod,
+	scores framework.NodeScoreList) *framework.Status {
 	framework.DefaultNormalizeScore(framework.MaxNodeScore, false, scores)
 	return nil
 }

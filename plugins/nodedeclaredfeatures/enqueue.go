@@ -38,7 +38,8 @@ func (pl *NodeDeclaredFeatures) EventsToRegister(_ context.Context) ([]framework
 // requires. kube-scheduler queues on any such change; checking the new
 // features against the pod as well only skips nodes this plugin would turn
 // down again.
-func (pl *NodeDeclaredFeatures) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+func (pl *NodeDeclaredFeatures) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod,
+	oldObj, newObj interface{}) (framework.QueueingHint, error) {
 	oldNode, newNode, err := framework.As[*v1.Node](oldObj, newObj)
 	if err == nil && newNode == nil {
 		err = fmt.Errorf("node event without a new node")
@@ -70,7 +71,8 @@ func (pl *NodeDeclaredFeatures) isSchedulableAfterNodeChange(logger klog.Logger,
 // isSchedulableAfterTargetPodUpdate queues the pod when its update changed
 // the features it requires, as kube-scheduler does; any other change leaves
 // this plugin's verdict as it was.
-func (pl *NodeDeclaredFeatures) isSchedulableAfterTargetPodUpdate(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+func (pl *NodeDeclaredFeatures) isSchedulableAfterTargetPodUpdate(logger klog.Logger, pod *v1.Pod,
+	oldObj, newObj interface{}) (framework.QueueingHint, error) {
 	oldPod, newPod, err := framework.As[*v1.Pod](oldObj, newObj)
 	if err == nil && (oldPod == nil || newPod == nil) {
 		err = fmt.Errorf("pod update without both the old and the new pod")

@@ -90,7 +90,8 @@ func (pl *NodeDeclaredFeatures) nodeFeatures(node *v1.Node) ndf.FeatureSet {
 // PreFilter works out the pod's requirements once for all nodes, and
 // returns Skip when there are none, so Filter is not called: most pods need
 // no declared feature.
-func (pl *NodeDeclaredFeatures) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (pl *NodeDeclaredFeatures) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
+	_ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	reqs, err := pl.requirements(pod)
 	if err != nil {
 		return nil, framework.AsStatus(err)
@@ -114,7 +115,8 @@ func (pl *NodeDeclaredFeatures) PreFilterExtensions() framework.PreFilterExtensi
 // Evicting pods cannot add a feature to a node, so a rejection is
 // UnschedulableAndUnresolvable. Like kube-scheduler, it only tests the
 // subset and does not spend time listing which features are missing.
-func (pl *NodeDeclaredFeatures) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *NodeDeclaredFeatures) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod,
+	nodeInfo *framework.NodeInfo) *framework.Status {
 	s, err := getPreFilterState(state)
 	if err != nil {
 		return framework.AsStatus(err)

@@ -38,7 +38,8 @@ func (pl *NodeName) Name() string { return Name }
 
 // Filter rejects the node unless the pod names no node or names this one.
 // Preemption cannot rename a node, so the code is UnschedulableAndUnresolvable.
-func (pl *NodeName) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *NodeName) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod,
+	nodeInfo *framework.NodeInfo) *framework.Status {
 	node := nodeInfo.Node()
 	if node == nil || !fits(pod, node) {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReason)
@@ -55,7 +56,8 @@ func fits(pod *v1.Pod, node *v1.Node) bool {
 // requested node appearing. Nodes cannot be renamed, so updates never help.
 func (pl *NodeName) EventsToRegister(_ context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}, QueueingHintFn: isSchedulableAfterNodeAdd},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add},
+			QueueingHintFn: isSchedulableAfterNodeAdd},
 	}, nil
 }
 
@@ -70,7 +72,8 @@ func isSchedulableAfterNodeAdd(logger klog.Logger, pod *v1.Pod, _, newObj interf
 		return framework.Queue, err
 	}
 	if !fits(pod, node) {
-		logger.V(5).Info("Added node is not the one the pod asks for", "pod", klog.KObj(pod), "node", klog.KObj(node), "requestedNode", pod.Spec.NodeName)
+		logger.V(5).Info("Added node is not the one the pod asks for",
+			"pod", klog.KObj(pod), "node", klog.KObj(node), "requestedNode", pod.Spec.NodeName)
 		return framework.QueueSkip, nil
 	}
 	logger.V(5).Info("Added node may fit the pod", "pod", klog.KObj(pod), "node", klog.KObj(node))

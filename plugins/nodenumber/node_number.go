@@ -96,7 +96,8 @@ func (s *preScoreState) Clone() framework.StateData {
 
 // PreScore reads the pod's number. A pod whose name does not end in a digit
 // has nothing to match, so PreScore returns Skip and Score is not called.
-func (pl *NodeNumber) PreScore(ctx context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+func (pl *NodeNumber) PreScore(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
+	_ []*framework.NodeInfo) *framework.Status {
 	n, ok := trailingDigit(pod.Name)
 	if !ok {
 		klog.FromContext(ctx).V(5).Info("Pod name does not end in a digit; not scoring", "pod", klog.KObj(pod))
@@ -110,7 +111,8 @@ func (pl *NodeNumber) PreScore(ctx context.Context, state *framework.CycleState,
 // to the others; with Reverse, the other way round. A node whose name does
 // not end in a digit never matches. Scores are already in range, so there is
 // no NormalizeScore.
-func (pl *NodeNumber) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
+func (pl *NodeNumber) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod,
+	nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
 	data, err := state.Read(preScoreStateKey)
 	if err != nil {
 		return 0, framework.AsStatus(fmt.Errorf("reading %q from cycleState: %w", preScoreStateKey, err))
@@ -136,7 +138,8 @@ func (pl *NodeNumber) ScoreExtensions() framework.ScoreExtensions { return nil }
 // Permit holds a pod whose name ends in a digit N ≥ 1 for N seconds: it asks
 // the framework to wait (N+5 seconds at most, capped at 15) and starts a
 // timer that allows the pod after N seconds. Other pods pass at once.
-func (pl *NodeNumber) Permit(ctx context.Context, _ *framework.CycleState, pod *v1.Pod, nodeName string) (*framework.Status, time.Duration) {
+func (pl *NodeNumber) Permit(ctx context.Context, _ *framework.CycleState, pod *v1.Pod,
+	nodeName string) (*framework.Status, time.Duration) {
 	n, ok := trailingDigit(pod.Name)
 	if !ok || n == 0 {
 		return nil, 0
@@ -144,14 +147,16 @@ func (pl *NodeNumber) Permit(ctx context.Context, _ *framework.CycleState, pod *
 	delay := time.Duration(n) * time.Second
 	timeout := min(delay+permitGrace, maxPermitTimeout)
 	logger := klog.FromContext(ctx)
-	logger.V(4).Info("Holding pod at Permit", "pod", klog.KObj(pod), "node", klog.KRef("", nodeName), "delay", delay, "timeout", timeout)
+	logger.V(4).Info("Holding pod at Permit",
+		"pod", klog.KObj(pod), "node", klog.KRef("", nodeName), "delay", delay, "timeout", timeout)
 
 	// A fake clock runs AfterFunc callbacks while holding its own lock, and
 	// Allow stops the framework's timeout timer on that same clock: allowing
 	// from a fresh goroutine keeps the two from deadlocking. With the real
 	// clock the callback has its own goroutine anyway.
 	pl.clock.AfterFunc(delay, func() { go pl.allow(logger, pod) })
-	return framework.NewStatus(framework.Wait, fmt.Sprintf("pod name ends in %d: waiting %v before binding", n, delay)), timeout
+	return framework.NewStatus(framework.Wait,
+		fmt.Sprintf("pod name ends in %d: waiting %v before binding", n, delay)), timeout
 }
 
 // allow lets the waiting pod go, if it is still waiting (it may have been

@@ -80,7 +80,8 @@ func hostPorts(pod *v1.Pod) []v1.ContainerPort {
 
 // PreFilter collects the pod's host ports. A pod that wants none cannot
 // conflict, so PreFilter returns Skip and Filter is not called for it.
-func (pl *NodePorts) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (pl *NodePorts) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod,
+	_ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	ports := hostPorts(pod)
 	if len(ports) == 0 {
 		return nil, framework.NewStatus(framework.Skip)
@@ -108,13 +109,15 @@ func getPreFilterState(state *framework.CycleState) (preFilterState, error) {
 // Filter rejects the node if one of the pod's host ports clashes with one in
 // use there (see framework.HostPortInfo.CheckConflict for what clashes). The
 // code is Unschedulable: evicting the pod that holds the port frees it.
-func (pl *NodePorts) Filter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *NodePorts) Filter(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
+	nodeInfo *framework.NodeInfo) *framework.Status {
 	want, err := getPreFilterState(state)
 	if err != nil {
 		return framework.AsStatus(err)
 	}
 	if p, clash := firstConflict(want, nodeInfo.UsedPorts); clash {
-		klog.FromContext(ctx).V(5).Info("Host port is taken on the node", "pod", klog.KObj(pod), "node", klog.KObj(nodeInfo.Node()),
+		klog.FromContext(ctx).V(5).Info("Host port is taken on the node",
+			"pod", klog.KObj(pod), "node", klog.KObj(nodeInfo.Node()),
 			"hostIP", p.HostIP, "protocol", p.Protocol, "hostPort", p.HostPort)
 		return framework.NewStatus(framework.Unschedulable, ErrReason)
 	}

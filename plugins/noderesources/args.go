@@ -116,16 +116,22 @@ func validateShape(shape []configv1.UtilizationShapePoint, path *field.Path) fie
 	var errs field.ErrorList
 	for i := 1; i < len(shape); i++ {
 		if shape[i-1].Utilization >= shape[i].Utilization {
-			errs = append(errs, field.Invalid(path.Index(i).Child("utilization"), shape[i].Utilization, "values must be sorted in increasing order"))
+			errs = append(errs,
+				field.Invalid(path.Index(i).Child("utilization"), shape[i].Utilization,
+					"values must be sorted in increasing order"))
 			break
 		}
 	}
 	for i, p := range shape {
 		if p.Utilization < 0 || p.Utilization > maxUtilization {
-			errs = append(errs, field.Invalid(path.Index(i).Child("utilization"), p.Utilization, fmt.Sprintf("not in valid range [0, %d]", maxUtilization)))
+			errs = append(errs,
+				field.Invalid(path.Index(i).Child("utilization"), p.Utilization,
+					fmt.Sprintf("not in valid range [0, %d]", maxUtilization)))
 		}
 		if p.Score < 0 || p.Score > maxCustomPriorityScore {
-			errs = append(errs, field.Invalid(path.Index(i).Child("score"), p.Score, fmt.Sprintf("not in valid range [0, %d]", maxCustomPriorityScore)))
+			errs = append(errs,
+				field.Invalid(path.Index(i).Child("score"), p.Score,
+					fmt.Sprintf("not in valid range [0, %d]", maxCustomPriorityScore)))
 		}
 	}
 	return errs

@@ -41,7 +41,8 @@ var (
 
 // NewBalancedAllocation builds the plugin from its
 // NodeResourcesBalancedAllocationArgs (see DecodeBalancedAllocationArgs).
-func NewBalancedAllocation(_ context.Context, rawArgs *runtime.RawExtension, _ framework.Handle) (framework.Plugin, error) {
+func NewBalancedAllocation(_ context.Context, rawArgs *runtime.RawExtension,
+	_ framework.Handle) (framework.Plugin, error) {
 	args, err := DecodeBalancedAllocationArgs(rawArgs)
 	if err != nil {
 		return nil, err
@@ -74,7 +75,8 @@ func (s *balancedAllocationPreScoreState) Clone() framework.StateData {
 // requests none of them (best-effort) is not scored (Skip): it changes no
 // node's balance, and rating it by the balance nodes already have piled such
 // pods onto the same few nodes (kubernetes/kubernetes#129138).
-func (ba *BalancedAllocation) PreScore(ctx context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+func (ba *BalancedAllocation) PreScore(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
+	_ []*framework.NodeInfo) *framework.Status {
 	podRequests := ba.podRequests(pod)
 	if isBestEffort(podRequests) {
 		klog.FromContext(ctx).V(5).Info("Skipping balanced-allocation scoring of a best-effort pod", "pod", klog.KObj(pod))
@@ -87,7 +89,8 @@ func (ba *BalancedAllocation) PreScore(ctx context.Context, state *framework.Cyc
 // Score rates the node by the balance of its resource use with the pod and
 // its change from before (see balancedResourceScorer). Without PreScore's
 // state, the pod's requests are computed here, and a best-effort pod scores 0.
-func (ba *BalancedAllocation) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
+func (ba *BalancedAllocation) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
+	nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
 	var podRequests []int64
 	if data, err := state.Read(balancedAllocationPreScoreStateKey); err == nil {
 		s, ok := data.(*balancedAllocationPreScoreState)

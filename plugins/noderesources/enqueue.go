@@ -19,9 +19,12 @@ import (
 //   - a node added, or its allocatable changed.
 func (pl *Fit) EventsToRegister(_ context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete | framework.UpdatePodScaleDown}, QueueingHintFn: pl.isSchedulableAfterPodEvent},
-		{Event: framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodScaleDown}, QueueingHintFn: isSchedulableAfterTargetPodScaleDown},
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable}, QueueingHintFn: pl.isSchedulableAfterNodeChange},
+		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete | framework.UpdatePodScaleDown},
+			QueueingHintFn: pl.isSchedulableAfterPodEvent},
+		{Event: framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodScaleDown},
+			QueueingHintFn: isSchedulableAfterTargetPodScaleDown},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable},
+			QueueingHintFn: pl.isSchedulableAfterNodeChange},
 	}, nil
 }
 
@@ -32,7 +35,8 @@ func (pl *Fit) EventsToRegister(_ context.Context) ([]framework.ClusterEventWith
 // to one): besides its requests, it frees a pod slot, which every pod needs,
 // so kube-scheduler does not look further. A scale-down queues the pod only
 // if a resource the pod requests went down on an assigned pod.
-func (pl *Fit) isSchedulableAfterPodEvent(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+func (pl *Fit) isSchedulableAfterPodEvent(logger klog.Logger, pod *v1.Pod,
+	oldObj, newObj interface{}) (framework.QueueingHint, error) {
 	oldPod, newPod, err := framework.As[*v1.Pod](oldObj, newObj)
 	if err == nil && oldPod == nil {
 		err = fmt.Errorf("assigned pod event without the old pod")
@@ -42,22 +46,27 @@ func (pl *Fit) isSchedulableAfterPodEvent(logger klog.Logger, pod *v1.Pod, oldOb
 	}
 	if newPod == nil {
 		if oldPod.Spec.NodeName == "" && oldPod.Status.NominatedNodeName == "" {
-			logger.V(5).Info("Deleted pod was not on a node; it frees nothing", "pod", klog.KObj(pod), "deletedPod", klog.KObj(oldPod))
+			logger.V(5).Info("Deleted pod was not on a node; it frees nothing",
+				"pod", klog.KObj(pod), "deletedPod", klog.KObj(oldPod))
 			return framework.QueueSkip, nil
 		}
-		logger.V(5).Info("Pod on a node was deleted; the pod may fit now", "pod", klog.KObj(pod), "deletedPod", klog.KObj(oldPod))
+		logger.V(5).Info("Pod on a node was deleted; the pod may fit now",
+			"pod", klog.KObj(pod), "deletedPod", klog.KObj(oldPod))
 		return framework.Queue, nil
 	}
 
 	if newPod.Spec.NodeName == "" {
-		logger.V(5).Info("Scaled-down pod is not on a node; it frees nothing", "pod", klog.KObj(pod), "modifiedPod", klog.KObj(newPod))
+		logger.V(5).Info("Scaled-down pod is not on a node; it frees nothing",
+			"pod", klog.KObj(pod), "modifiedPod", klog.KObj(newPod))
 		return framework.QueueSkip, nil
 	}
 	if !requestedResourcesDecreased(pod, oldPod, newPod) {
-		logger.V(5).Info("Pod was scaled down, but not in a resource this pod requests", "pod", klog.KObj(pod), "modifiedPod", klog.KObj(newPod))
+		logger.V(5).Info("Pod was scaled down, but not in a resource this pod requests",
+			"pod", klog.KObj(pod), "modifiedPod", klog.KObj(newPod))
 		return framework.QueueSkip, nil
 	}
-	logger.V(5).Info("Pod on a node was scaled down; the pod may fit now", "pod", klog.KObj(pod), "modifiedPod", klog.KObj(newPod))
+	logger.V(5).Info("Pod on a node was scaled down; the pod may fit now",
+		"pod", klog.KObj(pod), "modifiedPod", klog.KObj(newPod))
 	return framework.Queue, nil
 }
 
@@ -81,7 +90,8 @@ func requestedResourcesDecreased(target, oldPod, newPod *v1.Pod) bool {
 
 // isSchedulableAfterTargetPodScaleDown queues the pod when its own requests
 // went down: it may fit where it did not.
-func isSchedulableAfterTargetPodScaleDown(logger klog.Logger, pod *v1.Pod, _, _ interface{}) (framework.QueueingHint, error) {
+func isSchedulableAfterTargetPodScaleDown(logger klog.Logger, pod *v1.Pod,
+	_, _ interface{}) (framework.QueueingHint, error) {
 	logger.V(5).Info("Pod was scaled down; it may fit now", "pod", klog.KObj(pod))
 	return framework.Queue, nil
 }
@@ -90,7 +100,8 @@ func isSchedulableAfterTargetPodScaleDown(logger klog.Logger, pod *v1.Pod, _, _ 
 // could hold it were it empty (the event carries only the node object, not
 // its pods) and, for an update, when the node gained allocatable in a
 // resource the pod requests or in pod slots.
-func (pl *Fit) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+func (pl *Fit) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod,
+	oldObj, newObj interface{}) (framework.QueueingHint, error) {
 	oldNode, newNode, err := framework.As[*v1.Node](oldObj, newObj)
 	if err == nil && newNode == nil {
 		err = fmt.Errorf("node event without a new node")
@@ -100,7 +111,8 @@ func (pl *Fit) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, old
 	}
 	podRequest := framework.PodRequests(pod)
 	if !pl.fitsEmptyNode(&podRequest, newNode) {
-		logger.V(5).Info("Node was added or updated, but cannot hold the pod even empty", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+		logger.V(5).Info("Node was added or updated, but cannot hold the pod even empty",
+			"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 		return framework.QueueSkip, nil
 	}
 	if oldNode == nil {
@@ -108,10 +120,12 @@ func (pl *Fit) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, old
 		return framework.Queue, nil
 	}
 	if !requestedAllocatableIncreased(&podRequest, oldNode, newNode) {
-		logger.V(5).Info("Node was updated, but gained nothing the pod requests", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+		logger.V(5).Info("Node was updated, but gained nothing the pod requests",
+			"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 		return framework.QueueSkip, nil
 	}
-	logger.V(5).Info("Node gained allocatable the pod requests; it may hold the pod now", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+	logger.V(5).Info("Node gained allocatable the pod requests; it may hold the pod now",
+		"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 	return framework.Queue, nil
 }
 

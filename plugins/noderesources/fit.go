@@ -85,7 +85,8 @@ func (s *preFilterState) Clone() framework.StateData {
 // PreFilter computes the pod's effective requests (the larger of its running
 // containers and its largest init container, plus overhead) once, so Filter
 // does not redo it per node.
-func (pl *Fit) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (pl *Fit) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod,
+	_ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	state.Write(preFilterStateKey, &preFilterState{Resource: framework.PodRequests(pod)})
 	return nil, nil
 }
@@ -110,7 +111,8 @@ func getPreFilterState(state *framework.CycleState) (*preFilterState, error) {
 // status. The code is Unschedulable, since evicting pods may make room,
 // unless some request exceeds what the node has in total: then no
 // preemption can help and it is UnschedulableAndUnresolvable.
-func (pl *Fit) Filter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *Fit) Filter(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
+	nodeInfo *framework.NodeInfo) *framework.Status {
 	s, err := getPreFilterState(state)
 	if err != nil {
 		return framework.AsStatus(err)
@@ -128,7 +130,8 @@ func (pl *Fit) Filter(ctx context.Context, state *framework.CycleState, pod *v1.
 		}
 	}
 	if logger := klog.FromContext(ctx).V(5); logger.Enabled() {
-		logger.Info("Node lacks resources for the pod", "pod", klog.KObj(pod), "node", klog.KObj(nodeInfo.Node()), "reasons", reasons)
+		logger.Info("Node lacks resources for the pod",
+			"pod", klog.KObj(pod), "node", klog.KObj(nodeInfo.Node()), "reasons", reasons)
 	}
 	return framework.NewStatus(code, reasons...)
 }
@@ -147,7 +150,8 @@ type insufficientResource struct {
 // (sorted by name, where kube-scheduler's order varies from run to run).
 // Extended resources named in ignored, or in a domain named in ignoredGroups,
 // are not checked.
-func fitsRequest(podRequest *framework.Resource, nodeInfo *framework.NodeInfo, ignored, ignoredGroups sets.Set[string]) []insufficientResource {
+func fitsRequest(podRequest *framework.Resource, nodeInfo *framework.NodeInfo,
+	ignored, ignoredGroups sets.Set[string]) []insufficientResource {
 	var out []insufficientResource
 	alloc, used := nodeInfo.Allocatable, nodeInfo.Requested
 
@@ -155,7 +159,8 @@ func fitsRequest(podRequest *framework.Resource, nodeInfo *framework.NodeInfo, i
 	if int64(len(nodeInfo.Pods))+1 > alloc.AllowedPodNumber {
 		out = append(out, insufficientResource{name: v1.ResourcePods, reason: "Too many pods"})
 	}
-	if podRequest.MilliCPU == 0 && podRequest.Memory == 0 && podRequest.EphemeralStorage == 0 && len(podRequest.ScalarResources) == 0 {
+	if podRequest.MilliCPU == 0 && podRequest.Memory == 0 && podRequest.EphemeralStorage == 0 &&
+		len(podRequest.ScalarResources) == 0 {
 		return out
 	}
 
@@ -166,12 +171,14 @@ func fitsRequest(podRequest *framework.Resource, nodeInfo *framework.NodeInfo, i
 	}
 	check(v1.ResourceCPU, "Insufficient cpu", podRequest.MilliCPU, alloc.MilliCPU, used.MilliCPU)
 	check(v1.ResourceMemory, "Insufficient memory", podRequest.Memory, alloc.Memory, used.Memory)
-	check(v1.ResourceEphemeralStorage, "Insufficient ephemeral-storage", podRequest.EphemeralStorage, alloc.EphemeralStorage, used.EphemeralStorage)
+	check(v1.ResourceEphemeralStorage, "Insufficient ephemeral-storage", podRequest.EphemeralStorage,
+		alloc.EphemeralStorage, used.EphemeralStorage)
 	for _, name := range slices.Sorted(maps.Keys(podRequest.ScalarResources)) {
 		if isIgnored(name, ignored, ignoredGroups) {
 			continue
 		}
-		check(name, fmt.Sprintf("Insufficient %v", name), podRequest.ScalarResources[name], alloc.ScalarResources[name], used.ScalarResources[name])
+		check(name, fmt.Sprintf("Insufficient %v", name), podRequest.ScalarResources[name], alloc.ScalarResources[name],
+			used.ScalarResources[name])
 	}
 	return out
 }

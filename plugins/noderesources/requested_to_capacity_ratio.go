@@ -51,7 +51,8 @@ func brokenLinear(shape []shapePoint) func(int64) int64 {
 // utilization (requested × 100 / allocatable, 100 when overcommitted) and
 // returns the weighted average, rounded. As in kube-scheduler, a resource
 // that scores 0 is left out of the average altogether, weight included.
-func requestedToCapacityRatioScorer(resources []configv1.ResourceSpec, points []configv1.UtilizationShapePoint) resourceScorer {
+func requestedToCapacityRatioScorer(resources []configv1.ResourceSpec,
+	points []configv1.UtilizationShapePoint) resourceScorer {
 	shape := make([]shapePoint, 0, len(points))
 	for _, p := range points {
 		shape = append(shape, shapePoint{

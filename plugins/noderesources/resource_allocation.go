@@ -27,7 +27,8 @@ type resourceScorer func(requested, allocated, allocatable []int64) int64
 // weightedAverageScorer scores each resource the node has with perResource
 // (0-100) and averages the scores by the resources' weights, in integer
 // arithmetic, as LeastAllocated and MostAllocated do.
-func weightedAverageScorer(resources []configv1.ResourceSpec, perResource func(requested, capacity int64) int64) resourceScorer {
+func weightedAverageScorer(resources []configv1.ResourceSpec,
+	perResource func(requested, capacity int64) int64) resourceScorer {
 	return func(requested, _, allocatable []int64) int64 {
 		var nodeScore, weightSum int64
 		for i := range requested {
@@ -103,7 +104,8 @@ func isBestEffort(podRequests []int64) bool {
 // (extended, hugepages...) the pod does not request, so that nodes with
 // special hardware are not favoured or shunned by pods that do not use it,
 // and a resource the node does not have.
-func (r *resourceAllocationScorer) nodeUsage(ni *framework.NodeInfo, podRequests []int64) (requested, allocated, allocatable []int64) {
+func (r *resourceAllocationScorer) nodeUsage(ni *framework.NodeInfo,
+	podRequests []int64) (requested, allocated, allocatable []int64) {
 	requested = make([]int64, len(r.resources))
 	allocated = make([]int64, len(r.resources))
 	allocatable = make([]int64, len(r.resources))
@@ -126,7 +128,8 @@ func (r *resourceAllocationScorer) nodeUsage(ni *framework.NodeInfo, podRequests
 // allocatableAndAllocated returns the node's allocatable of one resource and
 // what its pods request of it. Only cpu and memory have non-zero requests;
 // ephemeral storage and scalar resources always count as requested.
-func (r *resourceAllocationScorer) allocatableAndAllocated(ni *framework.NodeInfo, name v1.ResourceName) (int64, int64) {
+func (r *resourceAllocationScorer) allocatableAndAllocated(ni *framework.NodeInfo,
+	name v1.ResourceName) (int64, int64) {
 	used := ni.NonZeroRequested
 	if r.useRequested {
 		used = ni.Requested
@@ -146,7 +149,8 @@ func (r *resourceAllocationScorer) allocatableAndAllocated(ni *framework.NodeInf
 }
 
 // score rates the node for a pod whose requests are podRequests.
-func (r *resourceAllocationScorer) score(ctx context.Context, pod *v1.Pod, ni *framework.NodeInfo, podRequests []int64) (int64, *framework.Status) {
+func (r *resourceAllocationScorer) score(ctx context.Context, pod *v1.Pod, ni *framework.NodeInfo,
+	podRequests []int64) (int64, *framework.Status) {
 	if len(r.resources) == 0 {
 		return 0, framework.NewStatus(framework.Error, "resources not found")
 	}

@@ -53,7 +53,8 @@ func (s *preScoreState) Clone() framework.StateData {
 }
 
 // PreScore computes the pod's requests for the scored resources.
-func (pl *Fit) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+func (pl *Fit) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod,
+	_ []*framework.NodeInfo) *framework.Status {
 	state.Write(preScoreStateKey, &preScoreState{podRequests: pl.scorer.podRequests(pod)})
 	return nil
 }
@@ -61,7 +62,8 @@ func (pl *Fit) PreScore(_ context.Context, state *framework.CycleState, pod *v1.
 // Score rates the node with the configured strategy. A scalar resource the
 // pod does not request, or a resource the node does not have, is left out.
 // Without PreScore's state, the pod's requests are computed here.
-func (pl *Fit) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
+func (pl *Fit) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
+	nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
 	var podRequests []int64
 	if data, err := state.Read(preScoreStateKey); err == nil {
 		s, ok := data.(*preScoreState)

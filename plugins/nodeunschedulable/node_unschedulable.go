@@ -52,7 +52,8 @@ func (pl *NodeUnschedulable) Name() string { return Name }
 
 // Filter rejects a cordoned node the pod does not tolerate. Neither outcome
 // can be changed by preempting pods, so the code is UnschedulableAndUnresolvable.
-func (pl *NodeUnschedulable) Filter(ctx context.Context, _ *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *NodeUnschedulable) Filter(ctx context.Context, _ *framework.CycleState, pod *v1.Pod,
+	nodeInfo *framework.NodeInfo) *framework.Status {
 	node := nodeInfo.Node()
 	if node == nil {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonNodeNotFound)
@@ -76,11 +77,13 @@ func toleratesUnschedulable(logger klog.Logger, pod *v1.Pod) bool {
 func (pl *NodeUnschedulable) EventsToRegister(_ context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{
-			Event:          framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint | framework.UpdateNodeUnschedulable},
+			Event: framework.ClusterEvent{Resource: framework.Node,
+				ActionType: framework.Add | framework.UpdateNodeTaint | framework.UpdateNodeUnschedulable},
 			QueueingHintFn: isSchedulableAfterNodeChange,
 		},
 		{
-			Event:          framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodToleration},
+			Event: framework.ClusterEvent{Resource: framework.UnscheduledPod,
+				ActionType: framework.UpdatePodToleration},
 			QueueingHintFn: isSchedulableAfterPodTolerationChange,
 		},
 	}, nil
@@ -94,7 +97,8 @@ func rejects(logger klog.Logger, pod *v1.Pod, node *v1.Node) bool {
 // isSchedulableAfterNodeChange queues the pod when the event produces a node
 // this plugin accepts: an added node that is schedulable (or tolerated), or
 // an updated node that this plugin rejected before and accepts now.
-func isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+func isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod,
+	oldObj, newObj interface{}) (framework.QueueingHint, error) {
 	oldNode, newNode, err := framework.As[*v1.Node](oldObj, newObj)
 	if err == nil && newNode == nil {
 		err = fmt.Errorf("node event without a new node")
@@ -107,17 +111,20 @@ func isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, oldObj, newOb
 		return framework.QueueSkip, nil
 	}
 	if oldNode != nil && !rejects(logger, pod, oldNode) {
-		logger.V(5).Info("Node update did not change what this plugin decides for the pod", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+		logger.V(5).Info("Node update did not change what this plugin decides for the pod",
+			"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 		return framework.QueueSkip, nil
 	}
-	logger.V(5).Info("Node was added or uncordoned; the pod may fit now", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+	logger.V(5).Info("Node was added or uncordoned; the pod may fit now",
+		"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 	return framework.Queue, nil
 }
 
 // isSchedulableAfterPodTolerationChange queues the pod when its new
 // tolerations tolerate the unschedulable taint. The old tolerations need no
 // look: had they tolerated it, this plugin would not have rejected the pod.
-func isSchedulableAfterPodTolerationChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+func isSchedulableAfterPodTolerationChange(logger klog.Logger, pod *v1.Pod,
+	oldObj, newObj interface{}) (framework.QueueingHint, error) {
 	_, newPod, err := framework.As[*v1.Pod](nil, newObj)
 	if err == nil && newPod == nil {
 		err = fmt.Errorf("pod update event without the new pod")

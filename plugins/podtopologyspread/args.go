@@ -51,7 +51,8 @@ func SetDefaultArgs(args *configv1.PodTopologySpreadArgs) {
 //     topologyKey and whenUnsatisfiable.
 func ValidateArgs(args *configv1.PodTopologySpreadArgs) error {
 	var errs field.ErrorList
-	if err := validateDefaultingType(field.NewPath("defaultingType"), args.DefaultingType, args.DefaultConstraints); err != nil {
+	if err := validateDefaultingType(field.NewPath("defaultingType"), args.DefaultingType,
+		args.DefaultConstraints); err != nil {
 		errs = append(errs, err)
 	}
 	listPath := field.NewPath("defaultConstraints")
@@ -70,7 +71,8 @@ func ValidateArgs(args *configv1.PodTopologySpreadArgs) error {
 			errs = append(errs, err)
 		}
 		if c.LabelSelector != nil {
-			errs = append(errs, field.Forbidden(p.Child("labelSelector"), "constraint must not define a selector, as they deduced for each pod"))
+			errs = append(errs,
+				field.Forbidden(p.Child("labelSelector"), "constraint must not define a selector, as they deduced for each pod"))
 		}
 		for j := range args.DefaultConstraints[:i] {
 			other := &args.DefaultConstraints[j]
@@ -85,7 +87,8 @@ func ValidateArgs(args *configv1.PodTopologySpreadArgs) error {
 
 // validateDefaultingType accepts System (only without explicit constraints)
 // and List.
-func validateDefaultingType(p *field.Path, t configv1.PodTopologySpreadConstraintsDefaulting, constraints []v1.TopologySpreadConstraint) *field.Error {
+func validateDefaultingType(p *field.Path, t configv1.PodTopologySpreadConstraintsDefaulting,
+	constraints []v1.TopologySpreadConstraint) *field.Error {
 	if t != configv1.SystemDefaulting && t != configv1.ListDefaulting {
 		return field.NotSupported(p, t, []string{string(configv1.SystemDefaulting), string(configv1.ListDefaulting)})
 	}

@@ -47,7 +47,8 @@ const enableTaintComparisonOperators = false
 // v1.37 still does itself (the apiserver also merges them into labelSelector
 // when MatchLabelKeysInPodTopologySpreadSelectorMerge is on; merging twice
 // selects the same pods).
-func parseConstraints(cs []v1.TopologySpreadConstraint, podLabels map[string]string, action v1.UnsatisfiableConstraintAction) ([]constraint, error) {
+func parseConstraints(cs []v1.TopologySpreadConstraint, podLabels map[string]string,
+	action v1.UnsatisfiableConstraintAction) ([]constraint, error) {
 	var out []constraint
 	for _, c := range cs {
 		if c.WhenUnsatisfiable != action {
@@ -129,7 +130,8 @@ func hardOrSoft(action v1.UnsatisfiableConstraintAction) string {
 // defaultConstraintsFor applies the default constraints of kind action to
 // pod, all with the selector defaultSelector deduces. A pod nothing selects
 // gets no constraints.
-func (pl *PodTopologySpread) defaultConstraintsFor(pod *v1.Pod, action v1.UnsatisfiableConstraintAction) ([]constraint, error) {
+func (pl *PodTopologySpread) defaultConstraintsFor(pod *v1.Pod,
+	action v1.UnsatisfiableConstraintAction) ([]constraint, error) {
 	cs, err := parseConstraints(pl.defaultConstraints, pod.Labels, action)
 	if err != nil || len(cs) == 0 {
 		return nil, err
@@ -223,7 +225,8 @@ func nodeHasAllTopologyKeys(nodeLabels map[string]string, cs []constraint) bool 
 // pod: with NodeAffinityPolicy Honor only nodes matching the pod's required
 // node affinity and nodeSelector do, with NodeTaintsPolicy Honor only nodes
 // whose NoSchedule/NoExecute taints the pod tolerates.
-func (c *constraint) includesNode(logger klog.Logger, pod *v1.Pod, node *v1.Node, affinity nodeaffinity.RequiredNodeAffinity) bool {
+func (c *constraint) includesNode(logger klog.Logger, pod *v1.Pod, node *v1.Node,
+	affinity nodeaffinity.RequiredNodeAffinity) bool {
 	if c.NodeAffinityPolicy == v1.NodeInclusionPolicyHonor {
 		// A parse error counts as a mismatch, as in kube-scheduler.
 		if match, _ := affinity.Match(node); !match {

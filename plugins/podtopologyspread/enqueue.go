@@ -28,9 +28,22 @@ import (
 //     since kube-scheduler reports both as UpdateNodeTaint.
 func (pl *PodTopologySpread) EventsToRegister(_ context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Add | framework.UpdatePodLabel | framework.Delete}, QueueingHintFn: pl.isSchedulableAfterAssignedPodChange},
-		{Event: framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodToleration | framework.UpdatePodLabel}, QueueingHintFn: pl.isSchedulableAfterTargetPodChange},
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.Delete | framework.UpdateNodeLabel | framework.UpdateNodeTaint | framework.UpdateNodeUnschedulable}, QueueingHintFn: pl.isSchedulableAfterNodeChange},
+		{
+			Event: framework.ClusterEvent{Resource: framework.Pod,
+				ActionType: framework.Add | framework.UpdatePodLabel | framework.Delete},
+			QueueingHintFn: pl.isSchedulableAfterAssignedPodChange,
+		},
+		{
+			Event: framework.ClusterEvent{Resource: framework.UnscheduledPod,
+				ActionType: framework.UpdatePodToleration | framework.UpdatePodLabel},
+			QueueingHintFn: pl.isSchedulableAfterTargetPodChange,
+		},
+		{
+			Event: framework.ClusterEvent{Resource: framework.Node,
+				ActionType: framework.Add | framework.Delete | framework.UpdateNodeLabel | framework.UpdateNodeTaint |
+					framework.UpdateNodeUnschedulable},
+			QueueingHintFn: pl.isSchedulableAfterNodeChange,
+		},
 	}, nil
 }
 
@@ -48,7 +61,8 @@ func involvedInSpreading(other, pod *v1.Pod) bool {
 // its namespace that its constraints select was added or deleted, or was
 // relabelled so that some constraint selects it where it did not, or the
 // other way round.
-func (pl *PodTopologySpread) isSchedulableAfterAssignedPodChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+func (pl *PodTopologySpread) isSchedulableAfterAssignedPodChange(logger klog.Logger, pod *v1.Pod,
+	oldObj, newObj interface{}) (framework.QueueingHint, error) {
 	oldPod, newPod, err := framework.As[*v1.Pod](oldObj, newObj)
 	if err == nil && oldPod == nil && newPod == nil {
 		err = fmt.Errorf("pod event without a pod")
@@ -57,7 +71,8 @@ func (pl *PodTopologySpread) isSchedulableAfterAssignedPodChange(logger klog.Log
 		return framework.Queue, err
 	}
 	if (newPod != nil && !involvedInSpreading(newPod, pod)) || (oldPod != nil && !involvedInSpreading(oldPod, pod)) {
-		logger.V(5).Info("The added, updated or deleted pod is not on a node or is in another namespace; it cannot change the spreading",
+		logger.V(5).Info("The added, updated or deleted pod is not on a node or is in another namespace; "+
+			"it cannot change the spreading",
 			"pod", klog.KObj(pod), "otherPod", klog.KObj(firstNonNil(newPod, oldPod)))
 		return framework.QueueSkip, nil
 	}
@@ -70,17 +85,21 @@ func (pl *PodTopologySpread) isSchedulableAfterAssignedPodChange(logger klog.Log
 		return labelChangeHint(logger, pod, oldPod, newPod, cs), nil
 	case newPod != nil:
 		if anySelectorMatches(cs, labels.Set(newPod.Labels)) {
-			logger.V(5).Info("An assigned pod matching the topology spread constraints was added; the pod may fit now", "pod", klog.KObj(pod), "addedPod", klog.KObj(newPod))
+			logger.V(5).Info("An assigned pod matching the topology spread constraints was added; the pod may fit now",
+				"pod", klog.KObj(pod), "addedPod", klog.KObj(newPod))
 			return framework.Queue, nil
 		}
-		logger.V(5).Info("An assigned pod was added, but the topology spread constraints do not select it", "pod", klog.KObj(pod), "addedPod", klog.KObj(newPod))
+		logger.V(5).Info("An assigned pod was added, but the topology spread constraints do not select it",
+			"pod", klog.KObj(pod), "addedPod", klog.KObj(newPod))
 		return framework.QueueSkip, nil
 	default:
 		if anySelectorMatches(cs, labels.Set(oldPod.Labels)) {
-			logger.V(5).Info("An assigned pod matching the topology spread constraints was deleted; the pod may fit now", "pod", klog.KObj(pod), "deletedPod", klog.KObj(oldPod))
+			logger.V(5).Info("An assigned pod matching the topology spread constraints was deleted; the pod may fit now",
+				"pod", klog.KObj(pod), "deletedPod", klog.KObj(oldPod))
 			return framework.Queue, nil
 		}
-		logger.V(5).Info("An assigned pod was deleted, but the topology spread constraints do not select it", "pod", klog.KObj(pod), "deletedPod", klog.KObj(oldPod))
+		logger.V(5).Info("An assigned pod was deleted, but the topology spread constraints do not select it",
+			"pod", klog.KObj(pod), "deletedPod", klog.KObj(oldPod))
 		return framework.QueueSkip, nil
 	}
 }
@@ -89,7 +108,8 @@ func (pl *PodTopologySpread) isSchedulableAfterAssignedPodChange(logger klog.Log
 // tolerations and some constraint honours taints, or when its labels changed
 // so that some constraint's selector matches it where it did not, or the
 // other way round (its own match counts towards the skew).
-func (pl *PodTopologySpread) isSchedulableAfterTargetPodChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+func (pl *PodTopologySpread) isSchedulableAfterTargetPodChange(logger klog.Logger, pod *v1.Pod,
+	oldObj, newObj interface{}) (framework.QueueingHint, error) {
 	oldPod, newPod, err := framework.As[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
@@ -103,7 +123,8 @@ func (pl *PodTopologySpread) isSchedulableAfterTargetPodChange(logger klog.Logge
 		return framework.Queue, nil
 	}
 	if !equality.Semantic.DeepEqual(oldPod.Spec.Tolerations, newPod.Spec.Tolerations) && anyHonorsTaints(cs) {
-		logger.V(5).Info("The pod got new tolerations and a topology spread constraint honours taints; it may fit now", "pod", klog.KObj(pod))
+		logger.V(5).Info("The pod got new tolerations and a topology spread constraint honours taints; it may fit now",
+			"pod", klog.KObj(pod))
 		return framework.Queue, nil
 	}
 	return labelChangeHint(logger, pod, oldPod, newPod, cs), nil
@@ -123,17 +144,20 @@ func anyHonorsTaints(cs []constraint) bool {
 // or the pod itself) flips whether some constraint's selector matches it.
 func labelChangeHint(logger klog.Logger, pod, oldPod, newPod *v1.Pod, cs []constraint) framework.QueueingHint {
 	if equality.Semantic.DeepEqual(oldPod.Labels, newPod.Labels) {
-		logger.V(5).Info("The pod update does not change labels; it cannot change the spreading", "pod", klog.KObj(pod), "updatedPod", klog.KObj(newPod))
+		logger.V(5).Info("The pod update does not change labels; it cannot change the spreading",
+			"pod", klog.KObj(pod), "updatedPod", klog.KObj(newPod))
 		return framework.QueueSkip
 	}
 	oldLabels, newLabels := labels.Set(oldPod.Labels), labels.Set(newPod.Labels)
 	for _, c := range cs {
 		if c.Selector.Matches(oldLabels) != c.Selector.Matches(newLabels) {
-			logger.V(5).Info("A label change makes a pod match or stop matching a topology spread constraint; the pod may fit now", "pod", klog.KObj(pod), "updatedPod", klog.KObj(newPod))
+			logger.V(5).Info("A label change makes a pod match or stop matching a topology spread constraint; "+
+				"the pod may fit now", "pod", klog.KObj(pod), "updatedPod", klog.KObj(newPod))
 			return framework.Queue
 		}
 	}
-	logger.V(5).Info("A label change does not affect the topology spread constraints", "pod", klog.KObj(pod), "updatedPod", klog.KObj(newPod))
+	logger.V(5).Info("A label change does not affect the topology spread constraints",
+		"pod", klog.KObj(pod), "updatedPod", klog.KObj(newPod))
 	return framework.QueueSkip
 }
 
@@ -142,7 +166,8 @@ func labelChangeHint(logger klog.Logger, pod, oldPod, newPod *v1.Pod, cs []const
 //     key;
 //   - an update makes the node gain or lose one of the keys;
 //   - an updated node with every key changed a key's value or its taints.
-func (pl *PodTopologySpread) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+func (pl *PodTopologySpread) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod,
+	oldObj, newObj interface{}) (framework.QueueingHint, error) {
 	oldNode, newNode, err := framework.As[*v1.Node](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
@@ -166,25 +191,33 @@ func (pl *PodTopologySpread) isSchedulableAfterNodeChange(logger klog.Logger, po
 				"pod", klog.KObj(pod), "node", klog.KObj(newNode), "oldMatching", oldMatches, "newMatching", newMatches)
 			return framework.Queue, nil
 		}
-		if newMatches && (topologyValuesChanged(oldNode.Labels, newNode.Labels, cs) || !equality.Semantic.DeepEqual(oldNode.Spec.Taints, newNode.Spec.Taints)) {
-			logger.V(5).Info("The node changed a topology value or its taints; the pod may fit now", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+		if newMatches &&
+			(topologyValuesChanged(oldNode.Labels, newNode.Labels, cs) ||
+				!equality.Semantic.DeepEqual(oldNode.Spec.Taints, newNode.Spec.Taints)) {
+			logger.V(5).Info("The node changed a topology value or its taints; the pod may fit now",
+				"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 			return framework.Queue, nil
 		}
-		logger.V(5).Info("The node update does not affect the pod's topology spread constraints", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+		logger.V(5).Info("The node update does not affect the pod's topology spread constraints",
+			"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 		return framework.QueueSkip, nil
 	case newNode != nil:
 		if !newMatches {
-			logger.V(5).Info("The added node lacks a topology key of the pod's constraints", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+			logger.V(5).Info("The added node lacks a topology key of the pod's constraints",
+				"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 			return framework.QueueSkip, nil
 		}
-		logger.V(5).Info("The added node carries the pod's topology keys; the pod may fit now", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+		logger.V(5).Info("The added node carries the pod's topology keys; the pod may fit now",
+			"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 		return framework.Queue, nil
 	case oldNode != nil:
 		if !oldMatches {
-			logger.V(5).Info("The deleted node lacked a topology key of the pod's constraints", "pod", klog.KObj(pod), "node", klog.KObj(oldNode))
+			logger.V(5).Info("The deleted node lacked a topology key of the pod's constraints",
+				"pod", klog.KObj(pod), "node", klog.KObj(oldNode))
 			return framework.QueueSkip, nil
 		}
-		logger.V(5).Info("The deleted node carried the pod's topology keys; the pod may fit now", "pod", klog.KObj(pod), "node", klog.KObj(oldNode))
+		logger.V(5).Info("The deleted node carried the pod's topology keys; the pod may fit now",
+			"pod", klog.KObj(pod), "node", klog.KObj(oldNode))
 		return framework.Queue, nil
 	}
 	// No node at all: nothing to judge, retry to be safe.

@@ -106,7 +106,8 @@ func (p *criticalPaths) update(tpVal string, num int) {
 
 // PreFilter counts matching pods per domain for the pod's DoNotSchedule
 // constraints (or the default ones). It returns Skip when there are none.
-func (pl *PodTopologySpread) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (pl *PodTopologySpread) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
+	nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	s, err := pl.calPreFilterState(ctx, pod, nodes)
 	if err != nil {
 		return nil, framework.AsStatus(err)
@@ -123,7 +124,8 @@ func (pl *PodTopologySpread) PreFilter(ctx context.Context, state *framework.Cyc
 func (pl *PodTopologySpread) PreFilterExtensions() framework.PreFilterExtensions { return pl }
 
 // AddPod counts podInfoToAdd as if it ran on nodeInfo's node.
-func (pl *PodTopologySpread) AddPod(ctx context.Context, state *framework.CycleState, podToSchedule *v1.Pod, podInfoToAdd *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *PodTopologySpread) AddPod(ctx context.Context, state *framework.CycleState, podToSchedule *v1.Pod,
+	podInfoToAdd *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
 	s, err := getPreFilterState(state)
 	if err != nil {
 		return framework.AsStatus(err)
@@ -133,7 +135,8 @@ func (pl *PodTopologySpread) AddPod(ctx context.Context, state *framework.CycleS
 }
 
 // RemovePod stops counting podInfoToRemove on nodeInfo's node.
-func (pl *PodTopologySpread) RemovePod(ctx context.Context, state *framework.CycleState, podToSchedule *v1.Pod, podInfoToRemove *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *PodTopologySpread) RemovePod(ctx context.Context, state *framework.CycleState, podToSchedule *v1.Pod,
+	podInfoToRemove *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
 	s, err := getPreFilterState(state)
 	if err != nil {
 		return framework.AsStatus(err)
@@ -191,7 +194,8 @@ type domainCount struct {
 // constraint's topology key and passing the constraint's inclusion
 // policies. Every such node's domain is recorded, even with zero pods, so
 // the number of domains is known for minDomains.
-func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *v1.Pod, nodes []*framework.NodeInfo) (*preFilterState, error) {
+func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *v1.Pod,
+	nodes []*framework.NodeInfo) (*preFilterState, error) {
 	cs, err := pl.constraintsOf(pod, v1.DoNotSchedule)
 	if err != nil {
 		return nil, fmt.Errorf("get constraints from pod: %w", err)
@@ -255,7 +259,8 @@ func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *v1.Pod,
 // A node without a constraint's topology key is UnschedulableAndUnresolvable
 // (no eviction adds a label); a skew violation is Unschedulable (evicting
 // matching pods may fix it).
-func (pl *PodTopologySpread) Filter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *PodTopologySpread) Filter(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
+	nodeInfo *framework.NodeInfo) *framework.Status {
 	node := nodeInfo.Node()
 	if node == nil {
 		return framework.AsStatus(fmt.Errorf("node not found"))
@@ -275,7 +280,8 @@ func (pl *PodTopologySpread) Filter(ctx context.Context, state *framework.CycleS
 		c := &s.Constraints[i]
 		tpVal, ok := node.Labels[c.TopologyKey]
 		if !ok {
-			logger.V(5).Info("Node doesn't have required topology label for spread constraint", "pod", klog.KObj(pod), "node", klog.KObj(node), "topologyKey", c.TopologyKey)
+			logger.V(5).Info("Node doesn't have required topology label for spread constraint",
+				"pod", klog.KObj(pod), "node", klog.KObj(node), "topologyKey", c.TopologyKey)
 			return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonNodeLabelNotMatch)
 		}
 		selfMatch := 0
@@ -285,8 +291,10 @@ func (pl *PodTopologySpread) Filter(ctx context.Context, state *framework.CycleS
 		minMatch := s.minMatchNum(i, c.MinDomains)
 		matchNum := s.TpValueToMatchNum[i][tpVal]
 		if skew := matchNum + selfMatch - minMatch; skew > int(c.MaxSkew) {
-			logger.V(5).Info("Node failed spreadConstraint: matchNum + selfMatchNum - minMatchNum > maxSkew", "pod", klog.KObj(pod), "node", klog.KObj(node),
-				"topologyKey", c.TopologyKey, "matchNum", matchNum, "selfMatchNum", selfMatch, "minMatchNum", minMatch, "maxSkew", c.MaxSkew)
+			logger.V(5).Info("Node failed spreadConstraint: matchNum + selfMatchNum - minMatchNum > maxSkew",
+				"pod", klog.KObj(pod), "node", klog.KObj(node),
+				"topologyKey", c.TopologyKey, "matchNum", matchNum, "selfMatchNum", selfMatch,
+				"minMatchNum", minMatch, "maxSkew", c.MaxSkew)
 			return framework.NewStatus(framework.Unschedulable, ErrReasonConstraintsNotMatch)
 		}
 	}

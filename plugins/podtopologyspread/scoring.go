@@ -52,7 +52,8 @@ func (s *preScoreState) Clone() framework.StateData { return s }
 // Only with the system default constraints may a node lack a topology key
 // and still be scored (a cluster without zone labels still spreads over
 // hostnames); otherwise feasible nodes lacking a key are ignored.
-func (pl *PodTopologySpread) PreScore(ctx context.Context, state *framework.CycleState, pod *v1.Pod, filteredNodes []*framework.NodeInfo) *framework.Status {
+func (pl *PodTopologySpread) PreScore(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
+	filteredNodes []*framework.NodeInfo) *framework.Status {
 	allNodes, err := pl.sharedLister.NodeInfos().List()
 	if err != nil {
 		return framework.AsStatus(fmt.Errorf("getting all nodes: %w", err))
@@ -89,7 +90,8 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *framework.Cycl
 			if _, ok := s.TopologyValueToPodCounts[i][v]; !ok {
 				continue
 			}
-			counts = append(counts, domainCount{constraint: i, value: v, count: countMatchingPods(allNodes[n].Pods, c.Selector, pod.Namespace)})
+			counts = append(counts,
+				domainCount{constraint: i, value: v, count: countMatchingPods(allNodes[n].Pods, c.Selector, pod.Namespace)})
 		}
 		perNode[n] = counts
 	})
@@ -106,7 +108,8 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *framework.Cycl
 // feasible nodes (with zero counts) and the ignored nodes, and computes
 // each constraint's normalizing weight from its number of domains (for
 // hostname, the number of feasible nodes not ignored).
-func (pl *PodTopologySpread) initPreScoreState(pod *v1.Pod, filteredNodes []*framework.NodeInfo, requireAllTopologies bool) (*preScoreState, error) {
+func (pl *PodTopologySpread) initPreScoreState(pod *v1.Pod, filteredNodes []*framework.NodeInfo,
+	requireAllTopologies bool) (*preScoreState, error) {
 	cs, err := pl.constraintsOf(pod, v1.ScheduleAnyway)
 	if err != nil {
 		return nil, err
@@ -151,7 +154,8 @@ func (pl *PodTopologySpread) initPreScoreState(pod *v1.Pod, filteredNodes []*fra
 //
 // and rounds it. The more matching pods around, the higher this raw score;
 // NormalizeScore turns it around. Ignored nodes score 0.
-func (pl *PodTopologySpread) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
+func (pl *PodTopologySpread) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
+	nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
 	node := nodeInfo.Node()
 	if node == nil {
 		return 0, framework.AsStatus(fmt.Errorf("node not found"))
@@ -191,7 +195,8 @@ func (pl *PodTopologySpread) Score(ctx context.Context, state *framework.CycleSt
 //
 // with min and max over the nodes not ignored. Every node scores 100 when
 // max is 0; ignored nodes score 0.
-func (pl *PodTopologySpread) NormalizeScore(_ context.Context, state *framework.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *framework.Status {
+func (pl *PodTopologySpread) NormalizeScore(_ context.Context, state *framework.CycleState, _ *v1.Pod,
+	scores framework.NodeScoreList) *framework.Status {
 	s, err := getPreScoreState(state)
 	if err != nil {
 		return framework.AsStatus(err)

@@ -47,7 +47,8 @@ func (pl *SchedulingGates) PreEnqueue(_ context.Context, pod *v1.Pod) *framework
 	for _, g := range pod.Spec.SchedulingGates {
 		gates = append(gates, g.Name)
 	}
-	return framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("waiting for scheduling gates: %v", gates))
+	return framework.NewStatus(framework.UnschedulableAndUnresolvable,
+		fmt.Sprintf("waiting for scheduling gates: %v", gates))
 }
 
 // EventsToRegister lists the one event that can lift the gate: the gated
@@ -55,7 +56,8 @@ func (pl *SchedulingGates) PreEnqueue(_ context.Context, pod *v1.Pod) *framework
 func (pl *SchedulingGates) EventsToRegister(_ context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{
-			Event:          framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodSchedulingGatesEliminated},
+			Event: framework.ClusterEvent{Resource: framework.UnscheduledPod,
+				ActionType: framework.UpdatePodSchedulingGatesEliminated},
 			QueueingHintFn: isSchedulableAfterGatesEliminated,
 		},
 	}, nil
@@ -65,7 +67,8 @@ func (pl *SchedulingGates) EventsToRegister(_ context.Context) ([]framework.Clus
 // has no scheduling gates left. The event is only raised in that case, so
 // kube-scheduler queues unconditionally; checking costs nothing and guards
 // against an event raised for a pod that is still gated.
-func isSchedulableAfterGatesEliminated(logger klog.Logger, pod *v1.Pod, _, newObj interface{}) (framework.QueueingHint, error) {
+func isSchedulableAfterGatesEliminated(logger klog.Logger, pod *v1.Pod,
+	_, newObj interface{}) (framework.QueueingHint, error) {
 	_, newPod, err := framework.As[*v1.Pod](nil, newObj)
 	if err == nil && newPod == nil {
 		err = fmt.Errorf("pod update without the updated pod")
@@ -74,7 +77,8 @@ func isSchedulableAfterGatesEliminated(logger klog.Logger, pod *v1.Pod, _, newOb
 		return framework.Queue, err
 	}
 	if len(newPod.Spec.SchedulingGates) > 0 {
-		logger.V(5).Info("Pod still has scheduling gates", "pod", klog.KObj(pod), "schedulingGates", len(newPod.Spec.SchedulingGates))
+		logger.V(5).Info("Pod still has scheduling gates",
+			"pod", klog.KObj(pod), "schedulingGates", len(newPod.Spec.SchedulingGates))
 		return framework.QueueSkip, nil
 	}
 	logger.V(5).Info("Pod's last scheduling gate was removed; it may be scheduled now", "pod", klog.KObj(pod))

@@ -20,11 +20,13 @@ import (
 func (pl *TaintToleration) EventsToRegister(_ context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{
-			Event:          framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint | framework.UpdateNodeUnschedulable},
+			Event: framework.ClusterEvent{Resource: framework.Node,
+				ActionType: framework.Add | framework.UpdateNodeTaint | framework.UpdateNodeUnschedulable},
 			QueueingHintFn: isSchedulableAfterNodeChange,
 		},
 		{
-			Event:          framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodToleration},
+			Event: framework.ClusterEvent{Resource: framework.UnscheduledPod,
+				ActionType: framework.UpdatePodToleration},
 			QueueingHintFn: isSchedulableAfterPodTolerationChange,
 		},
 	}, nil
@@ -34,7 +36,8 @@ func (pl *TaintToleration) EventsToRegister(_ context.Context) ([]framework.Clus
 // this plugin would reject into one it accepts: an added node whose taints
 // the pod tolerates, or an updated node that had an untolerated
 // NoSchedule/NoExecute taint before and has none now.
-func isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+func isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod,
+	oldObj, newObj interface{}) (framework.QueueingHint, error) {
 	oldNode, newNode, err := framework.As[*v1.Node](oldObj, newObj)
 	if err == nil && newNode == nil {
 		err = fmt.Errorf("node event without a new node")
@@ -49,17 +52,20 @@ func isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, oldObj, newOb
 	}
 	_, isRejected := untoleratedTaint(logger, newNode.Spec.Taints, pod.Spec.Tolerations)
 	if wasRejected && !isRejected {
-		logger.V(5).Info("Node was added or updated and has no taint the pod does not tolerate; the pod may fit now", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+		logger.V(5).Info("Node was added or updated and has no taint the pod does not tolerate; the pod may fit now",
+			"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 		return framework.Queue, nil
 	}
-	logger.V(5).Info("Node was added or updated, but TaintToleration's decision for the pod is unchanged", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+	logger.V(5).Info("Node was added or updated, but TaintToleration's decision for the pod is unchanged",
+		"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 	return framework.QueueSkip, nil
 }
 
 // isSchedulableAfterPodTolerationChange always queues the pod: its
 // tolerations changed, and which node's taints they now tolerate is for the
 // next attempt to find out, as in kube-scheduler.
-func isSchedulableAfterPodTolerationChange(logger klog.Logger, pod *v1.Pod, _, _ interface{}) (framework.QueueingHint, error) {
+func isSchedulableAfterPodTolerationChange(logger klog.Logger, pod *v1.Pod,
+	_, _ interface{}) (framework.QueueingHint, error) {
 	logger.V(5).Info("Pod's tolerations changed; it may fit now", "pod", klog.KObj(pod))
 	return framework.Queue, nil
 }

@@ -40,8 +40,10 @@ func preferNoScheduleTolerations(tolerations []v1.Toleration) []v1.Toleration {
 }
 
 // PreScore picks out, once per cycle, the tolerations Score needs.
-func (pl *TaintToleration) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
-	state.Write(preScoreStateKey, &preScoreState{tolerationsPreferNoSchedule: preferNoScheduleTolerations(pod.Spec.Tolerations)})
+func (pl *TaintToleration) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod,
+	_ []*framework.NodeInfo) *framework.Status {
+	state.Write(preScoreStateKey,
+		&preScoreState{tolerationsPreferNoSchedule: preferNoScheduleTolerations(pod.Spec.Tolerations)})
 	return nil
 }
 
@@ -75,7 +77,8 @@ func countIntolerablePreferNoSchedule(logger klog.Logger, taints []v1.Taint, tol
 // Score returns the number of the node's PreferNoSchedule taints that the pod
 // does not tolerate. It is a raw count, turned around by NormalizeScore so
 // that fewer such taints score higher.
-func (pl *TaintToleration) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
+func (pl *TaintToleration) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
+	nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
 	node := nodeInfo.Node()
 	if node == nil {
 		return 0, framework.AsStatus(errNodeNotFound)
@@ -93,7 +96,8 @@ func (pl *TaintToleration) ScoreExtensions() framework.ScoreExtensions { return 
 // NormalizeScore maps the counts onto [0, MaxNodeScore], reversed: the node
 // with the most intolerable taints scores 0, a node with none scores
 // MaxNodeScore, and the rest in proportion.
-func (pl *TaintToleration) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *framework.Status {
+func (pl *TaintToleration) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod,
+	scores framework.NodeScoreList) *framework.Status {
 	framework.DefaultNormalizeScore(framework.MaxNodeScore, true, scores)
 	return nil
 }

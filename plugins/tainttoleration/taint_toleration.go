@@ -58,7 +58,8 @@ func (pl *TaintToleration) Name() string { return Name }
 // acts behind the alpha InPlacePodVerticalScalingSchedulerPreemption gate
 // (off by default in v1.37); it is kept so that a configuration enabling
 // TaintToleration at preFilter, as kube-scheduler allows, is accepted.
-func (pl *TaintToleration) PreFilter(_ context.Context, _ *framework.CycleState, _ *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (pl *TaintToleration) PreFilter(_ context.Context, _ *framework.CycleState, _ *v1.Pod,
+	_ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	return nil, nil
 }
 
@@ -74,13 +75,15 @@ func doNotScheduleTaints(t *v1.Taint) bool {
 // untoleratedTaint returns the first NoSchedule or NoExecute taint of the
 // node that the tolerations do not tolerate, and whether there is one.
 func untoleratedTaint(logger klog.Logger, taints []v1.Taint, tolerations []v1.Toleration) (v1.Taint, bool) {
-	return corev1helpers.FindMatchingUntoleratedTaint(logger, taints, tolerations, doNotScheduleTaints, enableComparisonOperators)
+	return corev1helpers.FindMatchingUntoleratedTaint(logger, taints, tolerations, doNotScheduleTaints,
+		enableComparisonOperators)
 }
 
 // Filter rejects the node if one of its NoSchedule or NoExecute taints is not
 // tolerated by the pod. Evicting pods cannot remove a taint, so the code is
 // UnschedulableAndUnresolvable and preemption leaves the node alone.
-func (pl *TaintToleration) Filter(ctx context.Context, _ *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *TaintToleration) Filter(ctx context.Context, _ *framework.CycleState, pod *v1.Pod,
+	nodeInfo *framework.NodeInfo) *framework.Status {
 	node := nodeInfo.Node()
 	if node == nil {
 		return framework.AsStatus(errNodeNotFound)
@@ -90,6 +93,7 @@ func (pl *TaintToleration) Filter(ctx context.Context, _ *framework.CycleState, 
 	if !found {
 		return nil
 	}
-	logger.V(4).Info("Node has a taint the pod does not tolerate", "pod", klog.KObj(pod), "node", klog.KObj(node), "untoleratedTaint", taint)
+	logger.V(4).Info("Node has a taint the pod does not tolerate",
+		"pod", klog.KObj(pod), "node", klog.KObj(node), "untoleratedTaint", taint)
 	return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonUntoleratedTaint)
 }
