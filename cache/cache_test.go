@@ -39,7 +39,8 @@ func assumeOp(p *v1.Pod) podOp {
 }
 
 func finishOp(p *v1.Pod) podOp {
-	return podOp{desc: "finish binding " + p.Name, do: func(c *Cache, l klog.Logger) error { return c.FinishBinding(l, p) }}
+	return podOp{desc: "finish binding " + p.Name,
+		do: func(c *Cache, l klog.Logger) error { return c.FinishBinding(l, p) }}
 }
 
 func forgetOp(p *v1.Pod) podOp {
@@ -51,7 +52,8 @@ func addOp(p *v1.Pod) podOp {
 }
 
 func updateOp(oldPod, newPod *v1.Pod) podOp {
-	return podOp{desc: "update " + oldPod.Name, do: func(c *Cache, l klog.Logger) error { return c.UpdatePod(l, oldPod, newPod) }}
+	return podOp{desc: "update " + oldPod.Name,
+		do: func(c *Cache, l klog.Logger) error { return c.UpdatePod(l, oldPod, newPod) }}
 }
 
 func removeOp(p *v1.Pod) podOp {
@@ -151,8 +153,9 @@ func TestPodStateMachine(t *testing.T) {
 			wantNodeCount: 2,
 		},
 		{
-			name:          "assuming a known pod is an error",
-			ops:           []podOp{assumeOp(p1), failing(assumeOp(p1), "is in the cache"), addOp(p1), failing(assumeOp(p1), "is in the cache")},
+			name: "assuming a known pod is an error",
+			ops: []podOp{assumeOp(p1), failing(assumeOp(p1), "is in the cache"), addOp(p1),
+				failing(assumeOp(p1), "is in the cache")},
 			wantPods:      map[string][]types.UID{"node-a": {p1.UID}},
 			wantNodeCount: 2,
 		},
@@ -297,8 +300,10 @@ func TestExpireAssumedPods(t *testing.T) {
 		stepBefore, stepAfter time.Duration
 		wantExpired           bool
 	}{
-		{name: "expires once the deadline after FinishBinding passed", ttl: ttl, finishBinding: true, stepAfter: ttl + time.Second, wantExpired: true},
-		{name: "the deadline counts from FinishBinding, not from AssumePod", ttl: ttl, finishBinding: true, stepBefore: time.Hour, stepAfter: ttl - time.Second},
+		{name: "expires once the deadline after FinishBinding passed", ttl: ttl, finishBinding: true,
+			stepAfter: ttl + time.Second, wantExpired: true},
+		{name: "the deadline counts from FinishBinding, not from AssumePod", ttl: ttl, finishBinding: true,
+			stepBefore: time.Hour, stepAfter: ttl - time.Second},
 		{name: "not at the deadline exactly", ttl: ttl, finishBinding: true, stepAfter: ttl},
 		{name: "never while binding is in progress", ttl: ttl, stepAfter: time.Hour},
 		{name: "never with ttl 0", ttl: 0, finishBinding: true, stepAfter: 1000 * time.Hour},
@@ -385,8 +390,10 @@ func TestRequestedResources(t *testing.T) {
 	node := makeNode("node-a").Capacity(map[v1.ResourceName]string{
 		v1.ResourceCPU: "4", v1.ResourceMemory: "8Gi", v1.ResourcePods: "110", gpu: "4",
 	}).Obj()
-	p1 := makePod("p1").NodeName("node-a").Req(map[v1.ResourceName]string{v1.ResourceCPU: "500m", v1.ResourceMemory: "1Gi", gpu: "1"}).Obj()
-	p2 := makePod("p2").NodeName("node-a").Req(map[v1.ResourceName]string{v1.ResourceCPU: "250m", v1.ResourceMemory: "512Mi"}).Obj()
+	p1 := makePod("p1").NodeName("node-a").Req(map[v1.ResourceName]string{v1.ResourceCPU: "500m", v1.ResourceMemory: "1Gi",
+		gpu: "1"}).Obj()
+	p2 := makePod("p2").NodeName("node-a").Req(map[v1.ResourceName]string{v1.ResourceCPU: "250m",
+		v1.ResourceMemory: "512Mi"}).Obj()
 	// p3's one container requests nothing: it counts with the defaults in
 	// NonZeroRequested.
 	p3 := makePod("p3").NodeName("node-a").Req(nil).Obj()
@@ -616,7 +623,8 @@ func TestAddNodeReturnsACopy(t *testing.T) {
 	ni.ImageStates["img"].NumNodes = 42
 	got := c.Dump().Nodes["node-a"]
 	if len(got.Pods) != 0 || got.ImageStates["img"].NumNodes != 1 {
-		t.Errorf("changing AddNode's result changed the cache: %d pods, NumNodes %d", len(got.Pods), got.ImageStates["img"].NumNodes)
+		t.Errorf("changing AddNode's result changed the cache: %d pods, NumNodes %d", len(got.Pods),
+			got.ImageStates["img"].NumNodes)
 	}
 	if ni2 := c.UpdateNode(logger, node, node); ni2.Node() != node || ni2.ImageStates["img"].NumNodes != 1 {
 		t.Errorf("UpdateNode returned %v", ni2)

@@ -35,9 +35,10 @@ func TestNodeTreeOrder(t *testing.T) {
 			want:  []string{"n1", "n2", "n3"},
 		},
 		{
-			name:  "zones interleave, in the order first seen",
-			nodes: []*v1.Node{zoned("a1", "a"), zoned("a2", "a"), zoned("b1", "b"), zoned("c1", "c"), zoned("b2", "b"), zoned("a3", "a")},
-			want:  []string{"a1", "b1", "c1", "a2", "b2", "a3"},
+			name: "zones interleave, in the order first seen",
+			nodes: []*v1.Node{zoned("a1", "a"), zoned("a2", "a"), zoned("b1", "b"), zoned("c1", "c"), zoned("b2", "b"),
+				zoned("a3", "a")},
+			want: []string{"a1", "b1", "c1", "a2", "b2", "a3"},
 		},
 		{
 			name:  "nodes without zone labels form a zone of their own",
@@ -45,9 +46,10 @@ func TestNodeTreeOrder(t *testing.T) {
 			want:  []string{"x1", "a1", "x2", "a2"},
 		},
 		{
-			name:  "the same zone name in two regions is two zones",
-			nodes: []*v1.Node{makeNode("r1a").Region("r1").Zone("a").Obj(), makeNode("r1a2").Region("r1").Zone("a").Obj(), makeNode("r2a").Region("r2").Zone("a").Obj()},
-			want:  []string{"r1a", "r2a", "r1a2"},
+			name: "the same zone name in two regions is two zones",
+			nodes: []*v1.Node{makeNode("r1a").Region("r1").Zone("a").Obj(), makeNode("r1a2").Region("r1").Zone("a").Obj(),
+				makeNode("r2a").Region("r2").Zone("a").Obj()},
+			want: []string{"r1a", "r2a", "r1a2"},
 		},
 		{
 			name:  "removing a node keeps the others in order",
@@ -140,7 +142,8 @@ func TestSnapshotNodeOrder(t *testing.T) {
 		}
 	}
 
-	for _, n := range []*v1.Node{zoned("a1", "a"), zoned("a2", "a"), zoned("b1", "b"), zoned("b2", "b"), zoned("c1", "c")} {
+	for _, n := range []*v1.Node{zoned("a1", "a"), zoned("a2", "a"), zoned("b1", "b"), zoned("b2", "b"),
+		zoned("c1", "c")} {
 		c.AddNode(logger, n)
 	}
 	check("initial", []string{"a1", "b1", "c1", "a2", "b2"})

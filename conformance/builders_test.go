@@ -92,7 +92,8 @@ func containsSlash(s string) bool {
 
 func initContainer(r R, sidecar bool) podOpt {
 	return func(p *v1.Pod) {
-		c := v1.Container{Name: "init", Image: "registry.k8s.io/pause:3.10", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{}}}
+		c := v1.Container{Name: "init", Image: "registry.k8s.io/pause:3.10",
+			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{}}}
 		for k, v := range r {
 			c.Resources.Requests[k] = resource.MustParse(v)
 		}
@@ -167,8 +168,8 @@ func preferredNode(weight int32, term v1.NodeSelectorTerm) podOpt {
 		if a.NodeAffinity == nil {
 			a.NodeAffinity = &v1.NodeAffinity{}
 		}
-		a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = append(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution,
-			v1.PreferredSchedulingTerm{Weight: weight, Preference: term})
+		terms := &a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+		*terms = append(*terms, v1.PreferredSchedulingTerm{Weight: weight, Preference: term})
 	}
 }
 
@@ -177,7 +178,8 @@ func matchExpr(k string, op v1.NodeSelectorOperator, vals ...string) v1.NodeSele
 }
 
 func matchName(names ...string) v1.NodeSelectorTerm {
-	return v1.NodeSelectorTerm{MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: names}}}
+	return v1.NodeSelectorTerm{MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name",
+		Operator: v1.NodeSelectorOpIn, Values: names}}}
 }
 
 func hostPort(port int32, protocol v1.Protocol, ip string) podOpt {
@@ -187,9 +189,11 @@ func hostPort(port int32, protocol v1.Protocol, ip string) podOpt {
 	}
 }
 
-func spread(maxSkew int32, key string, when v1.UnsatisfiableConstraintAction, sel map[string]string, mut ...func(*v1.TopologySpreadConstraint)) podOpt {
+func spread(maxSkew int32, key string, when v1.UnsatisfiableConstraintAction, sel map[string]string,
+	mut ...func(*v1.TopologySpreadConstraint)) podOpt {
 	return func(p *v1.Pod) {
-		c := v1.TopologySpreadConstraint{MaxSkew: maxSkew, TopologyKey: key, WhenUnsatisfiable: when, LabelSelector: &metav1.LabelSelector{MatchLabels: sel}}
+		c := v1.TopologySpreadConstraint{MaxSkew: maxSkew, TopologyKey: key, WhenUnsatisfiable: when,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: sel}}
 		for _, m := range mut {
 			m(&c)
 		}
@@ -207,7 +211,8 @@ func requiredPodAffinity(t v1.PodAffinityTerm) podOpt {
 		if a.PodAffinity == nil {
 			a.PodAffinity = &v1.PodAffinity{}
 		}
-		a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution, t)
+		terms := &a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+		*terms = append(*terms, t)
 	}
 }
 
@@ -217,7 +222,8 @@ func requiredPodAntiAffinity(t v1.PodAffinityTerm) podOpt {
 		if a.PodAntiAffinity == nil {
 			a.PodAntiAffinity = &v1.PodAntiAffinity{}
 		}
-		a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution, t)
+		terms := &a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+		*terms = append(*terms, t)
 	}
 }
 
@@ -227,7 +233,8 @@ func preferredPodAffinity(w int32, t v1.PodAffinityTerm) podOpt {
 		if a.PodAffinity == nil {
 			a.PodAffinity = &v1.PodAffinity{}
 		}
-		a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution = append(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution, v1.WeightedPodAffinityTerm{Weight: w, PodAffinityTerm: t})
+		terms := &a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+		*terms = append(*terms, v1.WeightedPodAffinityTerm{Weight: w, PodAffinityTerm: t})
 	}
 }
 
@@ -237,7 +244,8 @@ func preferredPodAntiAffinity(w int32, t v1.PodAffinityTerm) podOpt {
 		if a.PodAntiAffinity == nil {
 			a.PodAntiAffinity = &v1.PodAntiAffinity{}
 		}
-		a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution = append(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution, v1.WeightedPodAffinityTerm{Weight: w, PodAffinityTerm: t})
+		terms := &a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+		*terms = append(*terms, v1.WeightedPodAffinityTerm{Weight: w, PodAffinityTerm: t})
 	}
 }
 

@@ -74,7 +74,8 @@ func cases() []Case {
 				pod("sidecar-too-big", cpu("1500m"), initContainer(R{"cpu": "1"}, true)),
 				pod("init-fits", cpu("500m"), initContainer(R{"cpu": "2"}, false)))}},
 		{Name: "core-pod-count", Profiles: coreProfile, Steps: []Step{
-			nodes(node("n", capacity(R{"pods": "2"}))), pods(pod("a")), waitBound("a"), pods(pod("b")), waitBound("b"), pods(pod("c"))}},
+			nodes(node("n",
+				capacity(R{"pods": "2"}))), pods(pod("a")), waitBound("a"), pods(pod("b")), waitBound("b"), pods(pod("c"))}},
 		{Name: "core-backlog-priority", Profiles: coreProfile, Backlog: []Step{
 			priorityClasses(map[string]int32{"high": 1000, "low": 10}),
 			nodes(node("n", capacity(R{"cpu": "2"}))),
@@ -96,7 +97,8 @@ func cases() []Case {
 
 		// TaintToleration.
 		{Name: "taint-noschedule", Profiles: defaultProfile, Steps: []Step{
-			nodes(node("tainted", taint("dedicated", "gpu", v1.TaintEffectNoSchedule)), node("also", taint("team", "a", v1.TaintEffectNoExecute))),
+			nodes(node("tainted", taint("dedicated", "gpu", v1.TaintEffectNoSchedule)),
+				node("also", taint("team", "a", v1.TaintEffectNoExecute))),
 			pods(pod("plain"), pod("tolerant", tolerate("dedicated", "gpu", v1.TaintEffectNoSchedule)))}},
 		{Name: "taint-prefer-noschedule", Profiles: defaultProfile, Steps: []Step{
 			nodes(node("soft", taint("spot", "true", v1.TaintEffectPreferNoSchedule)), node("clean")),
@@ -119,7 +121,8 @@ func cases() []Case {
 			pods(pod("pinned", requiredNode(matchName("b"))), pod("pinned-gone", requiredNode(matchName("zz"))))}},
 		{Name: "preferred-node-affinity", Profiles: defaultProfile, Steps: []Step{
 			nodes(node("a", label("tier", "gold")), node("b", label("tier", "silver")), node("c")),
-			pods(pod("p", preferredNode(80, matchExpr("tier", v1.NodeSelectorOpIn, "gold")), preferredNode(20, matchExpr("tier", v1.NodeSelectorOpIn, "silver"))))}},
+			pods(pod("p", preferredNode(80, matchExpr("tier", v1.NodeSelectorOpIn, "gold")),
+				preferredNode(20, matchExpr("tier", v1.NodeSelectorOpIn, "silver"))))}},
 		{Name: "node-affinity-added-affinity", Profiles: only(`  pluginConfig:
   - name: NodeAffinity
     args:
@@ -137,11 +140,13 @@ func cases() []Case {
 		// NodePorts.
 		{Name: "host-port-conflict", Profiles: defaultProfile, Steps: []Step{
 			nodes(node("n")), pods(pod("a", hostPort(8080, v1.ProtocolTCP, ""))), waitBound("a"),
-			pods(pod("same", hostPort(8080, v1.ProtocolTCP, "")), pod("udp", hostPort(8080, v1.ProtocolUDP, "")), pod("other-ip", hostPort(8080, v1.ProtocolTCP, "10.0.0.1")))}},
+			pods(pod("same", hostPort(8080, v1.ProtocolTCP, "")), pod("udp", hostPort(8080, v1.ProtocolUDP, "")),
+				pod("other-ip", hostPort(8080, v1.ProtocolTCP, "10.0.0.1")))}},
 
 		// NodeResourcesFit scoring strategies and BalancedAllocation.
 		{Name: "least-allocated", Profiles: only("", "NodeResourcesFit"), Steps: []Step{
-			nodes(node("small", capacity(R{"cpu": "2", "memory": "4Gi"})), node("big", capacity(R{"cpu": "16", "memory": "64Gi"}))),
+			nodes(node("small", capacity(R{"cpu": "2", "memory": "4Gi"})),
+				node("big", capacity(R{"cpu": "16", "memory": "64Gi"}))),
 			pods(pod("p", req(R{"cpu": "500m", "memory": "1Gi"})))}},
 		{Name: "most-allocated", Profiles: only(`  pluginConfig:
   - name: NodeResourcesFit
@@ -154,7 +159,8 @@ func cases() []Case {
         - name: memory
           weight: 1
 `, "NodeResourcesFit"), Steps: []Step{
-			nodes(node("small", capacity(R{"cpu": "2", "memory": "4Gi"})), node("big", capacity(R{"cpu": "16", "memory": "64Gi"}))),
+			nodes(node("small", capacity(R{"cpu": "2", "memory": "4Gi"})),
+				node("big", capacity(R{"cpu": "16", "memory": "64Gi"}))),
 			pods(pod("p", req(R{"cpu": "500m", "memory": "1Gi"})))}},
 		{Name: "requested-to-capacity-ratio", Profiles: only(`  pluginConfig:
   - name: NodeResourcesFit
@@ -175,9 +181,11 @@ func cases() []Case {
 `, "NodeResourcesFit"), Steps: []Step{
 			nodes(node("a", capacity(R{"cpu": "4", "memory": "8Gi"})), node("b", capacity(R{"cpu": "8", "memory": "4Gi"}))),
 			pods(pod("p", req(R{"cpu": "2", "memory": "2Gi"})))}},
-		{Name: "balanced-allocation", Profiles: only("", "NodeResourcesFit", "NodeResourcesBalancedAllocation"), Steps: []Step{
-			nodes(node("cpu-heavy", capacity(R{"cpu": "8", "memory": "8Gi"})), node("even", capacity(R{"cpu": "4", "memory": "16Gi"}))),
-			pods(pod("p", req(R{"cpu": "1", "memory": "4Gi"})))}},
+		{Name: "balanced-allocation", Profiles: only("", "NodeResourcesFit", "NodeResourcesBalancedAllocation"),
+			Steps: []Step{
+				nodes(node("cpu-heavy", capacity(R{"cpu": "8", "memory": "8Gi"})),
+					node("even", capacity(R{"cpu": "4", "memory": "16Gi"}))),
+				pods(pod("p", req(R{"cpu": "1", "memory": "4Gi"})))}},
 		{Name: "image-locality", Profiles: defaultProfile, Steps: []Step{
 			nodes(node("has-image", images(500*1024*1024, "registry.example/big:1.0")), node("no-image")),
 			pods(pod("p", image("registry.example/big:1.0")))}},
@@ -198,8 +206,12 @@ func cases() []Case {
 			pods(pod("p", podLabel("app", "m"), spread(1, zoneKey, v1.DoNotSchedule, app("m"))))}},
 		{Name: "spread-min-domains", Profiles: defaultProfile, Steps: []Step{
 			nodes(node("a", zone("z1"), capacity(R{"cpu": "8"})), node("b", zone("z2"))),
-			pods(pod("m0", podLabel("app", "md"), spread(1, zoneKey, v1.DoNotSchedule, app("md"), func(c *v1.TopologySpreadConstraint) { three := int32(3); c.MinDomains = &three }))), waitBound("m0"),
-			pods(pod("m1", podLabel("app", "md"), spread(1, zoneKey, v1.DoNotSchedule, app("md"), func(c *v1.TopologySpreadConstraint) { three := int32(3); c.MinDomains = &three })))}},
+			pods(pod("m0", podLabel("app", "md"),
+				spread(1, zoneKey, v1.DoNotSchedule, app("md"),
+					func(c *v1.TopologySpreadConstraint) { three := int32(3); c.MinDomains = &three }))), waitBound("m0"),
+			pods(pod("m1", podLabel("app", "md"),
+				spread(1, zoneKey, v1.DoNotSchedule, app("md"),
+					func(c *v1.TopologySpreadConstraint) { three := int32(3); c.MinDomains = &three })))}},
 		{Name: "spread-soft", Profiles: defaultProfile, Steps: []Step{
 			nodes(node("a", zone("z1")), node("b", zone("z1")), node("c", zone("z2"))),
 			pods(pod("s0", podLabel("app", "s"), nodeSelector(hostKey, "a"))), waitBound("s0"),
@@ -213,14 +225,16 @@ func cases() []Case {
 			pods(pod("d2", podLabel("app", "svc")))}},
 		{Name: "spread-taints-policy-honor", Profiles: defaultProfile, Steps: []Step{
 			nodes(node("a", zone("z1")), node("b", zone("z2"), taint("k", "v", v1.TaintEffectNoSchedule))),
-			pods(pod("h0", podLabel("app", "h"), spread(1, zoneKey, v1.DoNotSchedule, app("h"), func(c *v1.TopologySpreadConstraint) {
-				honor := v1.NodeInclusionPolicyHonor
-				c.NodeTaintsPolicy = &honor
-			}))), waitBound("h0"),
-			pods(pod("h1", podLabel("app", "h"), spread(1, zoneKey, v1.DoNotSchedule, app("h"), func(c *v1.TopologySpreadConstraint) {
-				honor := v1.NodeInclusionPolicyHonor
-				c.NodeTaintsPolicy = &honor
-			})))}},
+			pods(pod("h0", podLabel("app", "h"),
+				spread(1, zoneKey, v1.DoNotSchedule, app("h"), func(c *v1.TopologySpreadConstraint) {
+					honor := v1.NodeInclusionPolicyHonor
+					c.NodeTaintsPolicy = &honor
+				}))), waitBound("h0"),
+			pods(pod("h1", podLabel("app", "h"),
+				spread(1, zoneKey, v1.DoNotSchedule, app("h"), func(c *v1.TopologySpreadConstraint) {
+					honor := v1.NodeInclusionPolicyHonor
+					c.NodeTaintsPolicy = &honor
+				})))}},
 
 		// InterPodAffinity.
 		{Name: "pod-affinity-required", Profiles: defaultProfile, Steps: []Step{
@@ -238,7 +252,8 @@ func cases() []Case {
 				pod("z", requiredPodAntiAffinity(podTerm(zoneKey, app("x"))), nodeSelector(hostKey, "a")))}},
 		{Name: "pod-anti-affinity-existing", Profiles: defaultProfile, Steps: []Step{
 			nodes(node("a"), node("b")),
-			pods(pod("loner", nodeSelector(hostKey, "a"), requiredPodAntiAffinity(podTerm(hostKey, app("crowd"))))), waitBound("loner"),
+			pods(pod("loner", nodeSelector(hostKey, "a"),
+				requiredPodAntiAffinity(podTerm(hostKey, app("crowd"))))), waitBound("loner"),
 			pods(pod("crowd1", podLabel("app", "crowd")), pod("crowd2", podLabel("app", "crowd"), nodeSelector(hostKey, "a")))}},
 		{Name: "pod-affinity-preferred", Profiles: defaultProfile, Steps: []Step{
 			nodes(node("a", zone("z1")), node("b", zone("z2")), node("c", zone("z3"))),
@@ -275,8 +290,10 @@ func cases() []Case {
       scoringStrategy:
         type: MostAllocated
 `, Steps: []Step{
-			nodes(node("small", capacity(R{"cpu": "2", "memory": "4Gi"})), node("big", capacity(R{"cpu": "16", "memory": "64Gi"}))),
-			pods(pod("spreader", req(R{"cpu": "500m", "memory": "1Gi"})), pod("packer", req(R{"cpu": "500m", "memory": "1Gi"}), schedulerName("bin-packer")))}},
+			nodes(node("small", capacity(R{"cpu": "2", "memory": "4Gi"})),
+				node("big", capacity(R{"cpu": "16", "memory": "64Gi"}))),
+			pods(pod("spreader", req(R{"cpu": "500m", "memory": "1Gi"})),
+				pod("packer", req(R{"cpu": "500m", "memory": "1Gi"}), schedulerName("bin-packer")))}},
 		{Name: "weights-override", Profiles: `- schedulerName: default-scheduler
   plugins:
     multiPoint:
@@ -289,10 +306,12 @@ func cases() []Case {
 			nodes(node("preferred", label("fast", "yes"), taint("spot", "", v1.TaintEffectPreferNoSchedule)), node("clean")),
 			pods(pod("p", preferredNode(100, matchExpr("fast", v1.NodeSelectorOpIn, "yes"))))}},
 		{Name: "default-profile-end-to-end", Profiles: defaultProfile, Steps: []Step{
-			nodes(node("a", zone("z1"), capacity(R{"cpu": "2"})), node("b", zone("z2"), taint("gpu", "true", v1.TaintEffectNoSchedule)),
+			nodes(node("a", zone("z1"), capacity(R{"cpu": "2"})),
+				node("b", zone("z2"), taint("gpu", "true", v1.TaintEffectNoSchedule)),
 				node("c", zone("z3"), cordoned()), node("d", zone("z1"), label("disk", "ssd"))),
 			pods(pod("big", cpu("3")), pod("ssd", nodeSelector("disk", "ssd")),
-				pod("gpu-job", tolerate("gpu", "true", v1.TaintEffectNoSchedule), requiredNode(matchExpr(zoneKey, v1.NodeSelectorOpIn, "z2"))),
+				pod("gpu-job", tolerate("gpu", "true", v1.TaintEffectNoSchedule),
+					requiredNode(matchExpr(zoneKey, v1.NodeSelectorOpIn, "z2"))),
 				pod("nowhere", nodeSelector("disk", "nvme")))}},
 	}
 }

@@ -88,14 +88,16 @@ func run(t *testing.T, c Case, engine Engine) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := &Cluster{Env: &scenario.Env{Client: client, Namespace: "default", SchedulerName: "default-scheduler", Attempts: scenario.NewAttemptLog()}, env: env}
+	cl := &Cluster{Env: &scenario.Env{Client: client,
+		Namespace: "default", SchedulerName: "default-scheduler", Attempts: scenario.NewAttemptLog()}, env: env}
 
 	dir := t.TempDir()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if err := os.WriteFile(kubeconfig, env.Kubeconfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fmt.Sprintf("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nleaderElection:\n  leaderElect: false\nclientConnection:\n  kubeconfig: %s\n", kubeconfig)
+	cfg := fmt.Sprintf("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nleaderElection:\n"+
+		"  leaderElect: false\nclientConnection:\n  kubeconfig: %s\n", kubeconfig)
 	if c.Profiles != "" {
 		cfg += "profiles:\n" + c.Profiles
 	}
@@ -114,7 +116,8 @@ func run(t *testing.T, c Case, engine Engine) []string {
 	case Minisched:
 		cmd = exec.CommandContext(ctx, binary(t, "MINISCHED", "minisched"), "run", "--config", cfgPath, "-v", "2")
 	case KubeScheduler:
-		cmd = exec.CommandContext(ctx, binary(t, "KUBE_SCHEDULER", "kube-scheduler"), "--config", cfgPath, "--secure-port=0", "-v=2")
+		cmd = exec.CommandContext(ctx, binary(t, "KUBE_SCHEDULER", "kube-scheduler"), "--config", cfgPath,
+			"--secure-port=0", "-v=2")
 	}
 	logPath := filepath.Join(os.TempDir(), fmt.Sprintf("conformance-%s-%s.log", c.Name, engine))
 	logFile, err := os.Create(logPath)
@@ -148,17 +151,18 @@ func settle(ctx context.Context, client kubernetes.Interface) ([]string, error) 
 	const quiet = 2 * time.Second
 	var last []string
 	lastChange := time.Now()
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		out, decided, err := outcome(ctx, client)
-		if err != nil {
-			return false, err
-		}
-		if strings.Join(out, "\n") != strings.Join(last, "\n") {
-			last, lastChange = out, time.Now()
-			return false, nil
-		}
-		return decided && time.Since(lastChange) >= quiet, nil
-	})
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true,
+		func(ctx context.Context) (bool, error) {
+			out, decided, err := outcome(ctx, client)
+			if err != nil {
+				return false, err
+			}
+			if strings.Join(out, "\n") != strings.Join(last, "\n") {
+				last, lastChange = out, time.Now()
+				return false, nil
+			}
+			return decided && time.Since(lastChange) >= quiet, nil
+		})
 	if err != nil {
 		return last, fmt.Errorf("outcome did not settle: %w\n%s", err, strings.Join(last, "\n"))
 	}
@@ -242,7 +246,8 @@ func TestConformance(t *testing.T) {
 				a, b = counts(ours), counts(theirs)
 			}
 			if strings.Join(a, "\n") != strings.Join(b, "\n") {
-				t.Errorf("outcomes differ\n--- minisched:\n%s\n--- kube-scheduler:\n%s", strings.Join(ours, "\n"), strings.Join(theirs, "\n"))
+				t.Errorf("outcomes differ\n--- minisched:\n%s\n--- kube-scheduler:\n%s", strings.Join(ours, "\n"),
+					strings.Join(theirs, "\n"))
 				return
 			}
 			t.Logf("agree:\n%s", strings.Join(ours, "\n"))
@@ -315,7 +320,8 @@ func uncordon(node string) Step {
 
 func namespace(name string, labels map[string]string) Step {
 	return func(ctx context.Context, c *Cluster) error {
-		_, err := c.Client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{})
+		_, err := c.Client.CoreV1().Namespaces().Create(ctx,
+			&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			return nil
 		}
@@ -336,7 +342,8 @@ func service(name string, selector map[string]string) Step {
 // patchPod applies a strategic merge patch to a pod in default.
 func patchPod(name, patch string) Step {
 	return func(ctx context.Context, c *Cluster) error {
-		_, err := c.Client.CoreV1().Pods("default").Patch(ctx, name, "application/strategic-merge-patch+json", []byte(patch), metav1.PatchOptions{})
+		_, err := c.Client.CoreV1().Pods("default").Patch(ctx, name, "application/strategic-merge-patch+json", []byte(patch),
+			metav1.PatchOptions{})
 		return err
 	}
 }

@@ -24,7 +24,9 @@ func BenchmarkSchedulingCycle(b *testing.B) {
 	var pods []*v1.Pod
 	for i := range numNodes {
 		name := fmt.Sprintf("node-%d", i)
-		nodes = append(nodes, st.MakeNode().Name(name).Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "32", v1.ResourceMemory: "128Gi"}).Obj())
+		nodes = append(nodes,
+			st.MakeNode().Name(name).Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "32",
+				v1.ResourceMemory: "128Gi"}).Obj())
 		for j := range podsPerNode {
 			pods = append(pods, st.MakePod().Name(fmt.Sprintf("p-%d-%d", i, j)).UID(fmt.Sprintf("u-%d-%d", i, j)).
 				NodeName(name).Req(map[v1.ResourceName]string{v1.ResourceCPU: "1", v1.ResourceMemory: "1Gi"}).Obj())
@@ -33,10 +35,12 @@ func BenchmarkSchedulingCycle(b *testing.B) {
 	snapshot := cache.NewSnapshot(pods, nodes)
 	profile := &configv1.KubeSchedulerProfile{SchedulerName: ptr.To("bench"), Plugins: &configv1.Plugins{
 		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{
-			{Name: "PrioritySort"}, {Name: "NodeUnschedulable"}, {Name: "NodeName"}, {Name: "NodeResourcesFit"}, {Name: "DefaultBinder"},
+			{Name: "PrioritySort"}, {Name: "NodeUnschedulable"}, {Name: "NodeName"}, {Name: "NodeResourcesFit"},
+			{Name: "DefaultBinder"},
 		}},
 	}}
-	fwk, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), profile, framework.WithSnapshotSharedLister(snapshot))
+	fwk, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), profile,
+		framework.WithSnapshotSharedLister(snapshot))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -32,9 +32,10 @@ func TestFeasibleSearchRotates(t *testing.T) {
 		})
 	}
 	snapshot := cache.NewSnapshot(nil, nodes)
-	profile := &configv1.KubeSchedulerProfile{SchedulerName: ptr.To("p"), Plugins: &configv1.Plugins{MultiPoint: configv1.PluginSet{
-		Enabled: []configv1.Plugin{{Name: "PrioritySort"}, {Name: "NodeUnschedulable"}, {Name: "DefaultBinder"}},
-	}}}
+	profile := &configv1.KubeSchedulerProfile{SchedulerName: ptr.To("p"),
+		Plugins: &configv1.Plugins{MultiPoint: configv1.PluginSet{
+			Enabled: []configv1.Plugin{{Name: "PrioritySort"}, {Name: "NodeUnschedulable"}, {Name: "DefaultBinder"}},
+		}}}
 	// One Filter worker: with several, which nodes beyond the first 100
 	// feasible ones were also examined depends on timing (as upstream).
 	fwk, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), profile,

@@ -24,8 +24,10 @@ func TestSelectHost(t *testing.T) {
 		// want lists the nodes that may be chosen.
 		want []string
 	}{
-		{name: "unique best", scores: []framework.NodePluginScores{{Name: "a", TotalScore: 1}, {Name: "b", TotalScore: 30}, {Name: "c", TotalScore: 2}}, want: []string{"b"}},
-		{name: "tie among the best", scores: []framework.NodePluginScores{{Name: "a", TotalScore: 5}, {Name: "b", TotalScore: 9}, {Name: "c", TotalScore: 9}}, want: []string{"b", "c"}},
+		{name: "unique best", scores: []framework.NodePluginScores{{Name: "a", TotalScore: 1}, {Name: "b", TotalScore: 30},
+			{Name: "c", TotalScore: 2}}, want: []string{"b"}},
+		{name: "tie among the best", scores: []framework.NodePluginScores{{Name: "a", TotalScore: 5},
+			{Name: "b", TotalScore: 9}, {Name: "c", TotalScore: 9}}, want: []string{"b", "c"}},
 		{name: "single node", scores: []framework.NodePluginScores{{Name: "a"}}, want: []string{"a"}},
 	}
 	for _, tt := range tests {
@@ -122,7 +124,8 @@ func TestNumFeasibleNodesToFind(t *testing.T) {
 
 func TestSetPodCondition(t *testing.T) {
 	unsched := func(msg string) *v1.PodCondition {
-		return &v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: v1.PodReasonUnschedulable, Message: msg}
+		return &v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: v1.PodReasonUnschedulable,
+			Message: msg}
 	}
 	tests := []struct {
 		name        string
@@ -131,7 +134,8 @@ func TestSetPodCondition(t *testing.T) {
 		wantChanged bool
 	}{
 		{name: "new condition", cond: unsched("a"), wantChanged: true},
-		{name: "same condition is not rewritten", existing: []v1.PodCondition{*unsched("a")}, cond: unsched("a"), wantChanged: false},
+		{name: "same condition is not rewritten", existing: []v1.PodCondition{*unsched("a")}, cond: unsched("a"),
+			wantChanged: false},
 		{name: "new message", existing: []v1.PodCondition{*unsched("a")}, cond: unsched("b"), wantChanged: true},
 	}
 	for _, tt := range tests {
@@ -144,7 +148,8 @@ func TestSetPodCondition(t *testing.T) {
 			if got := setPodCondition(status, tt.cond); got != tt.wantChanged {
 				t.Errorf("changed = %v, want %v", got, tt.wantChanged)
 			}
-			if len(status.Conditions) != 1 || status.Conditions[0].Message != tt.cond.Message || status.Conditions[0].LastTransitionTime.IsZero() {
+			if len(status.Conditions) != 1 || status.Conditions[0].Message != tt.cond.Message ||
+				status.Conditions[0].LastTransitionTime.IsZero() {
 				t.Errorf("conditions = %+v, want one with message %q and a transition time", status.Conditions, tt.cond.Message)
 			}
 		})

@@ -50,7 +50,8 @@ func TestRegistryNames(t *testing.T) {
 // plugin must take part somewhere.
 func TestEveryPluginInOneProfile(t *testing.T) {
 	names := NewInTreeRegistry().Names()
-	fwk, err := plugintesting.NewFramework(context.Background(), NewInTreeRegistry(), &configv1.Plugins{MultiPoint: plugintesting.Enable(names...)}, nil, handleOptions()...)
+	fwk, err := plugintesting.NewFramework(context.Background(), NewInTreeRegistry(),
+		&configv1.Plugins{MultiPoint: plugintesting.Enable(names...)}, nil, handleOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,8 @@ func allPlugins() *configv1.Plugins {
 }
 
 func TestInTreeProfile(t *testing.T) {
-	fwk, err := plugintesting.NewFramework(context.Background(), NewInTreeRegistry(), allPlugins(), nil, handleOptions()...)
+	fwk, err := plugintesting.NewFramework(context.Background(), NewInTreeRegistry(), allPlugins(), nil,
+		handleOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +135,8 @@ func TestInTreeProfileArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := plugintesting.NewFramework(context.Background(), NewInTreeRegistry(), allPlugins(), tt.config, handleOptions()...)
+			_, err := plugintesting.NewFramework(context.Background(), NewInTreeRegistry(), allPlugins(), tt.config,
+				handleOptions()...)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)

@@ -63,7 +63,8 @@ type fakeProfile struct {
 func (f *fakeProfile) RunPreEnqueuePlugins(_ context.Context, pod *v1.Pod) *framework.Status {
 	f.preEnqueueCalls++
 	if len(pod.Spec.SchedulingGates) > 0 {
-		return framework.NewStatus(framework.UnschedulableAndUnresolvable, "waiting for scheduling gates").WithPlugin(gatesPlugin)
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable,
+			"waiting for scheduling gates").WithPlugin(gatesPlugin)
 	}
 	if f.extraGate != nil {
 		return f.extraGate(pod)

@@ -223,12 +223,14 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestBackoffOptions(t *testing.T) {
-	q, _ := newTestQueue(newProfile(nil), WithPodInitialBackoffDuration(100*time.Millisecond), WithPodMaxBackoffDuration(time.Second))
+	q, _ := newTestQueue(newProfile(nil), WithPodInitialBackoffDuration(100*time.Millisecond),
+		WithPodMaxBackoffDuration(time.Second))
 	var got []time.Duration
 	for attempts := 0; attempts <= 6; attempts++ {
 		got = append(got, q.backoffDuration(&framework.QueuedPodInfo{Attempts: attempts}))
 	}
-	want := []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond, time.Second, time.Second}
+	want := []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond,
+		800 * time.Millisecond, time.Second, time.Second}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("backoff by attempts (-want +got):\n%s", diff)
 	}
@@ -254,9 +256,11 @@ func TestFlushBackoffQCompletedOrder(t *testing.T) {
 }
 
 var (
-	nodeLabelChange = framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeLabel, Label: "NodeLabelChange"}
-	nodeTaintChange = framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeTaint, Label: "NodeTaintChange"}
-	wildcard        = framework.ClusterEvent{Resource: framework.WildCard, ActionType: framework.All, Label: "WildCard"}
+	nodeLabelChange = framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeLabel,
+		Label: "NodeLabelChange"}
+	nodeTaintChange = framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeTaint,
+		Label: "NodeTaintChange"}
+	wildcard = framework.ClusterEvent{Resource: framework.WildCard, ActionType: framework.All, Label: "WildCard"}
 )
 
 // hintReturning is a QueueingHintFn with a fixed answer.
@@ -312,58 +316,66 @@ func TestMoveAllToActiveOrBackoffQueue(t *testing.T) {
 			want:          UnschedulablePods,
 		},
 		{
-			name:          "event registered by a plugin that did not reject the pod leaves it",
-			hints:         map[string][]framework.ClusterEventWithHint{fooPlugin: {on(framework.NodeAdd)}, barPlugin: {on(framework.NodeDelete)}},
+			name: "event registered by a plugin that did not reject the pod leaves it",
+			hints: map[string][]framework.ClusterEventWithHint{fooPlugin: {on(framework.NodeAdd)},
+				barPlugin: {on(framework.NodeDelete)}},
 			unschedulable: []string{fooPlugin},
 			event:         framework.NodeDelete,
 			want:          UnschedulablePods,
 		},
 		{
-			name:          "action bits overlap",
-			hints:         map[string][]framework.ClusterEventWithHint{fooPlugin: {on(framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeLabel | framework.UpdateNodeTaint})}},
+			name: "action bits overlap",
+			hints: map[string][]framework.ClusterEventWithHint{fooPlugin: {on(framework.ClusterEvent{
+				Resource: framework.Node, ActionType: framework.UpdateNodeLabel | framework.UpdateNodeTaint})}},
 			unschedulable: []string{fooPlugin},
 			event:         nodeTaintChange,
 			want:          BackoffQ,
 		},
 		{
-			name:          "one of two rejectors registered the event",
-			hints:         map[string][]framework.ClusterEventWithHint{fooPlugin: {on(framework.NodeAdd)}, barPlugin: {on(nodeLabelChange)}},
+			name: "one of two rejectors registered the event",
+			hints: map[string][]framework.ClusterEventWithHint{fooPlugin: {on(framework.NodeAdd)},
+				barPlugin: {on(nodeLabelChange)}},
 			unschedulable: []string{fooPlugin, barPlugin},
 			event:         nodeLabelChange,
 			want:          BackoffQ,
 		},
 		{
-			name:          "hint QueueSkip leaves the pod",
-			hints:         map[string][]framework.ClusterEventWithHint{fooPlugin: {onWithHint(framework.NodeAdd, hintReturning(framework.QueueSkip, nil))}},
+			name: "hint QueueSkip leaves the pod",
+			hints: map[string][]framework.ClusterEventWithHint{fooPlugin: {onWithHint(framework.NodeAdd,
+				hintReturning(framework.QueueSkip, nil))}},
 			unschedulable: []string{fooPlugin},
 			event:         framework.NodeAdd,
 			want:          UnschedulablePods,
 		},
 		{
-			name:          "hint Queue moves the pod",
-			hints:         map[string][]framework.ClusterEventWithHint{fooPlugin: {onWithHint(framework.NodeAdd, hintReturning(framework.Queue, nil))}},
+			name: "hint Queue moves the pod",
+			hints: map[string][]framework.ClusterEventWithHint{fooPlugin: {onWithHint(framework.NodeAdd,
+				hintReturning(framework.Queue, nil))}},
 			unschedulable: []string{fooPlugin},
 			event:         framework.NodeAdd,
 			want:          BackoffQ,
 		},
 		{
-			name:          "hint error counts as Queue",
-			hints:         map[string][]framework.ClusterEventWithHint{fooPlugin: {onWithHint(framework.NodeAdd, hintReturning(framework.QueueSkip, errors.New("boom")))}},
+			name: "hint error counts as Queue",
+			hints: map[string][]framework.ClusterEventWithHint{fooPlugin: {onWithHint(framework.NodeAdd,
+				hintReturning(framework.QueueSkip, errors.New("boom")))}},
 			unschedulable: []string{fooPlugin},
 			event:         framework.NodeAdd,
 			want:          BackoffQ,
 		},
 		{
-			name:          "hint sees the event's object: the right node",
-			hints:         map[string][]framework.ClusterEventWithHint{fooPlugin: {onWithHint(framework.NodeAdd, queueIfNode("n1"))}},
+			name: "hint sees the event's object: the right node",
+			hints: map[string][]framework.ClusterEventWithHint{fooPlugin: {onWithHint(framework.NodeAdd,
+				queueIfNode("n1"))}},
 			unschedulable: []string{fooPlugin},
 			event:         framework.NodeAdd,
 			newObj:        makeNode("n1"),
 			want:          BackoffQ,
 		},
 		{
-			name:          "hint sees the event's object: another node",
-			hints:         map[string][]framework.ClusterEventWithHint{fooPlugin: {onWithHint(framework.NodeAdd, queueIfNode("n1"))}},
+			name: "hint sees the event's object: another node",
+			hints: map[string][]framework.ClusterEventWithHint{fooPlugin: {onWithHint(framework.NodeAdd,
+				queueIfNode("n1"))}},
 			unschedulable: []string{fooPlugin},
 			event:         framework.NodeAdd,
 			newObj:        makeNode("n2"),
@@ -377,16 +389,18 @@ func TestMoveAllToActiveOrBackoffQueue(t *testing.T) {
 			want:    ActiveQ,
 		},
 		{
-			name:          "Pending plugin wins over an unschedulable plugin",
-			hints:         map[string][]framework.ClusterEventWithHint{fooPlugin: {on(framework.NodeAdd)}, waitPlugin: {on(framework.NodeAdd)}},
+			name: "Pending plugin wins over an unschedulable plugin",
+			hints: map[string][]framework.ClusterEventWithHint{fooPlugin: {on(framework.NodeAdd)},
+				waitPlugin: {on(framework.NodeAdd)}},
 			unschedulable: []string{fooPlugin},
 			pending:       []string{waitPlugin},
 			event:         framework.NodeAdd,
 			want:          ActiveQ,
 		},
 		{
-			name:          "only the unschedulable plugin answers Queue",
-			hints:         map[string][]framework.ClusterEventWithHint{fooPlugin: {on(framework.NodeAdd)}, waitPlugin: {on(framework.NodeDelete)}},
+			name: "only the unschedulable plugin answers Queue",
+			hints: map[string][]framework.ClusterEventWithHint{fooPlugin: {on(framework.NodeAdd)},
+				waitPlugin: {on(framework.NodeDelete)}},
 			unschedulable: []string{fooPlugin},
 			pending:       []string{waitPlugin},
 			event:         framework.NodeAdd,
@@ -490,10 +504,11 @@ func TestAssignedPodEvents(t *testing.T) {
 			want:  UnschedulablePods,
 		},
 		{
-			name:  "assigned pod relabelled, label updates registered",
-			hints: map[string][]framework.ClusterEventWithHint{fooPlugin: {on(framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodLabel})}},
-			act:   func(q *PriorityQueue, l klog.Logger) { q.AssignedPodUpdated(l, assigned, relabelled) },
-			want:  BackoffQ,
+			name: "assigned pod relabelled, label updates registered",
+			hints: map[string][]framework.ClusterEventWithHint{fooPlugin: {on(framework.ClusterEvent{Resource: framework.Pod,
+				ActionType: framework.UpdatePodLabel})}},
+			act:  func(q *PriorityQueue, l klog.Logger) { q.AssignedPodUpdated(l, assigned, relabelled) },
+			want: BackoffQ,
 		},
 		{
 			name:  "assigned pod relabelled, only adds registered",
@@ -643,9 +658,10 @@ func TestAddUnschedulableKeepsNewestObject(t *testing.T) {
 	logger := testLogger(t)
 	q, _ := newTestQueue(newProfile(nil))
 	pod := makePod("p").Req(cpu("2")).Obj()
-	err := failAttempt(t, q, logger, pod, attempt{unschedulable: []string{fooPlugin}, during: func(q *PriorityQueue, l klog.Logger) {
-		q.Update(l, pod, makePod("p").Req(cpu("1")).Obj())
-	}})
+	err := failAttempt(t, q, logger, pod,
+		attempt{unschedulable: []string{fooPlugin}, during: func(q *PriorityQueue, l klog.Logger) {
+			q.Update(l, pod, makePod("p").Req(cpu("1")).Obj())
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -727,7 +743,8 @@ func TestInFlightEventLogIsTrimmed(t *testing.T) {
 }
 
 func TestUpdate(t *testing.T) {
-	scaleDownHints := map[string][]framework.ClusterEventWithHint{fooPlugin: {on(framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodScaleDown})}}
+	scaleDown := framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodScaleDown}
+	scaleDownHints := map[string][]framework.ClusterEventWithHint{fooPlugin: {on(scaleDown)}}
 	big := makePod("p").Req(cpu("2")).Obj()
 	tests := []struct {
 		name  string
@@ -1017,7 +1034,8 @@ func TestGatedAfterAFailedAttempt(t *testing.T) {
 	}
 	got := q.entry(pod.UID)
 	if q.Locate(pod.UID) != UnschedulablePods || got.GatingPlugin != quota {
-		t.Fatalf("after the attempt: Locate = %q, gating plugin %q; want %q and %q", q.Locate(pod.UID), got.GatingPlugin, UnschedulablePods, quota)
+		t.Fatalf("after the attempt: Locate = %q, gating plugin %q; want %q and %q", q.Locate(pod.UID), got.GatingPlugin,
+			UnschedulablePods, quota)
 	}
 	// The event the gate registered lifts it; a gated pod owes no backoff,
 	// so it goes straight to activeQ although its backoff is not over.
@@ -1119,7 +1137,8 @@ func TestPendingPods(t *testing.T) {
 	if err := failAttempt(t, q, logger, makePod("backing-off").Obj(), attempt{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := failAttempt(t, q, logger, makePod("rejected").Obj(), attempt{unschedulable: []string{fooPlugin}}); err != nil {
+	if err := failAttempt(t, q, logger, makePod("rejected").Obj(),
+		attempt{unschedulable: []string{fooPlugin}}); err != nil {
 		t.Fatal(err)
 	}
 	q.Add(logger, makePod("gated").SchedulingGates("g").Obj())

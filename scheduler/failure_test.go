@@ -93,7 +93,8 @@ func (f *flakyBinder) Bind(_ context.Context, _ *framework.CycleState, p *v1.Pod
 type gatekeeper struct{ h framework.Handle }
 
 func (g *gatekeeper) Name() string { return "Gatekeeper" }
-func (g *gatekeeper) Permit(_ context.Context, _ *framework.CycleState, p *v1.Pod, _ string) (*framework.Status, time.Duration) {
+func (g *gatekeeper) Permit(_ context.Context, _ *framework.CycleState, p *v1.Pod, _ string) (*framework.Status,
+	time.Duration) {
 	if p.Labels["reject"] == "true" {
 		return framework.NewStatus(framework.Unschedulable, "rejected by Gatekeeper"), 0
 	}
@@ -123,10 +124,12 @@ func startHarness(t *testing.T, ns string) *harness {
 	ctx := context.Background()
 	client, err := kubernetes.NewForConfig(testEnv.Config)
 	require.NoError(t, err)
-	if _, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{client: client, calls: &calls{m: map[string][]string{}}, runErr: make(chan error, 1), attempts: scenario.NewAttemptLog()}
+	h := &harness{client: client, calls: &calls{m: map[string][]string{}}, runErr: make(chan error, 1),
+		attempts: scenario.NewAttemptLog()}
 	registry := framework.Registry{
 		"Recorder": func(context.Context, *runtime.RawExtension, framework.Handle) (framework.Plugin, error) {
 			return &recorder{c: h.calls}, nil
@@ -158,7 +161,8 @@ profiles:
 	cfg, err := scheduler.DecodeConfig([]byte(doc))
 	require.NoError(t, err)
 	runCtx, stop := context.WithCancel(ctx)
-	s, err := scheduler.New(runCtx, cfg, testEnv.Config, scheduler.WithOutOfTreeRegistry(registry), scheduler.WithObserver(h.attempts.Record))
+	s, err := scheduler.New(runCtx, cfg, testEnv.Config, scheduler.WithOutOfTreeRegistry(registry),
+		scheduler.WithObserver(h.attempts.Record))
 	require.NoError(t, err)
 	h.stop = stop
 	go func() { h.runErr <- s.Run(runCtx) }()

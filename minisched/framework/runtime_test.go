@@ -127,7 +127,8 @@ func testNodes(names ...string) []*NodeInfo {
 	var out []*NodeInfo
 	for _, n := range names {
 		ni := NewNodeInfo()
-		ni.SetNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}, Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourcePods: resource.MustParse("10")}}})
+		ni.SetNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n},
+			Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourcePods: resource.MustParse("10")}}})
 		out = append(out, ni)
 	}
 	return out
@@ -138,7 +139,9 @@ var testPod = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", 
 func TestFilterStopsAtFirstFailure(t *testing.T) {
 	log := &callLog{}
 	a := &fakePlugin{name: "A", log: log, filterFail: map[string]*Status{"n1": NewStatus(Unschedulable, "a says no")}}
-	b := &fakePlugin{name: "B", log: log, filterFail: map[string]*Status{"n1": NewStatus(Unschedulable, "b says no"), "n2": NewStatus(UnschedulableAndUnresolvable, "b says never")}}
+	b := &fakePlugin{name: "B", log: log,
+		filterFail: map[string]*Status{"n1": NewStatus(Unschedulable, "b says no"),
+			"n2": NewStatus(UnschedulableAndUnresolvable, "b says never")}}
 	f := newTestFramework(t, []*fakePlugin{a, b}, nil)
 	nodes := testNodes("n1", "n2", "n3")
 	state := NewCycleState()
@@ -221,7 +224,8 @@ func TestPermit(t *testing.T) {
 		wantMsg  string
 	}{
 		{name: "all approve", permits: []*Status{nil, nil}, wantCode: Success},
-		{name: "a rejection wins at once", permits: []*Status{NewStatus(Wait), NewStatus(Unschedulable, "no")}, wantCode: Unschedulable, wantMsg: "no"},
+		{name: "a rejection wins at once", permits: []*Status{NewStatus(Wait), NewStatus(Unschedulable, "no")},
+			wantCode: Unschedulable, wantMsg: "no"},
 		{
 			name: "waiting until every waiting plugin allows", permits: []*Status{NewStatus(Wait), NewStatus(Wait)},
 			act: func(f *Framework, _ *clocktesting.FakeClock) {
@@ -248,7 +252,8 @@ func TestPermit(t *testing.T) {
 			clk := clocktesting.NewFakeClock(time.Now())
 			var pls []*fakePlugin
 			for i, st := range tt.permits {
-				pls = append(pls, &fakePlugin{name: "P" + string(rune('0'+i)), log: &callLog{}, permit: st, permitWait: 10 * time.Second})
+				pls = append(pls,
+					&fakePlugin{name: "P" + string(rune('0'+i)), log: &callLog{}, permit: st, permitWait: 10 * time.Second})
 			}
 			f := newTestFramework(t, pls, nil, WithClock(clock.WithDelayedExecution(clk)))
 			s := f.RunPermitPlugins(context.Background(), NewCycleState(), testPod, "n1")

@@ -33,7 +33,8 @@ func TestBind(t *testing.T) {
 		{
 			name:      "apiserver error",
 			injectErr: errors.New("binding rejected"),
-			want:      framework.AsStatus(errors.New(`running Bind plugin "DefaultBinder": binding rejected`)).WithPlugin(defaultbinder.Name),
+			want: framework.AsStatus(errors.New(`running Bind plugin "DefaultBinder": binding rejected`)).
+				WithPlugin(defaultbinder.Name),
 		},
 	}
 	for _, tt := range tests {

@@ -110,7 +110,8 @@ func TestScore(t *testing.T) {
 			name: "init containers count, and the maximum grows with the images",
 			pod:  withInitImage(st.MakePod().Name("p").Image("gcr.io/600").Image("gcr.io/900").Obj(), "gcr.io/300"),
 			nodes: []*v1.Node{
-				st.MakeNode().Name("a").Images(300*mb, "gcr.io/300:latest").Images(600*mb, "gcr.io/600:latest").Images(900*mb, "gcr.io/900:latest").Obj(),
+				st.MakeNode().Name("a").Images(300*mb, "gcr.io/300:latest").Images(600*mb, "gcr.io/600:latest").Images(900*mb,
+					"gcr.io/900:latest").Obj(),
 				st.MakeNode().Name("b").Images(600*mb, "gcr.io/600:latest").Images(900*mb, "gcr.io/900:latest").Obj(),
 				node("c", 0),
 			},

@@ -41,7 +41,8 @@ func TestDecodeArgs(t *testing.T) {
 			args: rawArgs(`{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "InterPodAffinityArgs",
 				"hardPodAffinityWeight": 5, "ignorePreferredTermsOfExistingPods": true}`),
 			want: &configv1.InterPodAffinityArgs{
-				TypeMeta:                           metav1.TypeMeta{APIVersion: "kubescheduler.config.k8s.io/v1", Kind: "InterPodAffinityArgs"},
+				TypeMeta: metav1.TypeMeta{APIVersion: "kubescheduler.config.k8s.io/v1",
+					Kind: "InterPodAffinityArgs"},
 				HardPodAffinityWeight:              ptr.To[int32](5),
 				IgnorePreferredTermsOfExistingPods: true,
 			},
@@ -79,7 +80,8 @@ func TestDecodeArgs(t *testing.T) {
 		{
 			name: "typed args",
 			args: &runtime.RawExtension{Object: &configv1.InterPodAffinityArgs{IgnorePreferredTermsOfExistingPods: true}},
-			want: &configv1.InterPodAffinityArgs{HardPodAffinityWeight: ptr.To[int32](1), IgnorePreferredTermsOfExistingPods: true},
+			want: &configv1.InterPodAffinityArgs{HardPodAffinityWeight: ptr.To[int32](1),
+				IgnorePreferredTermsOfExistingPods: true},
 		},
 		{
 			name:    "typed args of another plugin",

@@ -182,8 +182,9 @@ func TestIsSchedulableAfterAssignedPodChange(t *testing.T) {
 		{
 			name: "the pod's selector does not parse",
 			pod: pod("p").PodAffinity(required(v1.PodAffinityTerm{
-				LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}},
-				TopologyKey:   zone,
+				LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app",
+					Operator: "Bogus"}}},
+				TopologyKey: zone,
 			})).Obj(),
 			newObj:  assigned("db", "app", "db"),
 			want:    framework.Queue,

@@ -15,9 +15,11 @@ import (
 // The statuses Filter answers with: kube-scheduler's reasons and codes,
 // spelled out here so a changed constant shows up.
 var (
-	affinityMismatch = framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) didn't match pod affinity rules")
-	antiAffinityHit  = framework.NewStatus(framework.Unschedulable, "node(s) didn't match pod anti-affinity rules")
-	existingAntiHit  = framework.NewStatus(framework.Unschedulable, "node(s) didn't satisfy existing pods anti-affinity rules")
+	affinityMismatch = framework.NewStatus(framework.UnschedulableAndUnresolvable,
+		"node(s) didn't match pod affinity rules")
+	antiAffinityHit = framework.NewStatus(framework.Unschedulable, "node(s) didn't match pod anti-affinity rules")
+	existingAntiHit = framework.NewStatus(framework.Unschedulable,
+		"node(s) didn't satisfy existing pods anti-affinity rules")
 )
 
 // testNodes are two nodes in zone z1, one in z2 and one without a zone;
@@ -85,7 +87,8 @@ func TestFilter(t *testing.T) {
 			name: "required affinity: no matching pod anywhere and the pod does not match itself",
 			pod:  pod("p").Label("app", "web").PodAffinity(required(term(zone, "app", "db"))).Obj(),
 			pods: []*v1.Pod{web("w", "a")},
-			want: map[string]*framework.Status{"a": affinityMismatch, "b": affinityMismatch, "c": affinityMismatch, "d": affinityMismatch},
+			want: map[string]*framework.Status{"a": affinityMismatch, "b": affinityMismatch, "c": affinityMismatch,
+				"d": affinityMismatch},
 		},
 		{
 			name: "self-affinity: no matching pod anywhere, the pod matches its own term, so any node with the zone label",
@@ -179,21 +182,25 @@ func TestFilter(t *testing.T) {
 			want: map[string]*framework.Status{"a": affinityMismatch, "b": affinityMismatch, "d": affinityMismatch},
 		},
 		{
-			name:       "namespaceSelector merged with namespaces",
-			pod:        pod("p").PodAffinity(required(withNamespaceSelector(inNamespaces(term(zone, "app", "db"), "ns2"), "team", "a"))).Obj(),
+			name: "namespaceSelector merged with namespaces",
+			pod: pod("p").PodAffinity(required(withNamespaceSelector(inNamespaces(term(zone, "app", "db"), "ns2"),
+				"team", "a"))).Obj(),
 			namespaces: []*v1.Namespace{namespace("ns1", "team", "a"), namespace("ns2", "team", "b")},
 			pods:       []*v1.Pod{pod("db2").Namespace("ns2").Label("app", "db").NodeName("a").Obj()},
 			want:       map[string]*framework.Status{"c": affinityMismatch, "d": affinityMismatch},
 		},
 		{
-			name:       "self-affinity with a namespaceSelector that does not select the pod's own namespace",
-			pod:        pod("p").Label("app", "db").PodAffinity(required(withNamespaceSelector(term(zone, "app", "db"), "team", "a"))).Obj(),
+			name: "self-affinity with a namespaceSelector that does not select the pod's own namespace",
+			pod: pod("p").Label("app", "db").PodAffinity(required(withNamespaceSelector(term(zone, "app", "db"),
+				"team", "a"))).Obj(),
 			namespaces: []*v1.Namespace{namespace("ns1", "team", "a"), namespace("default")},
-			want:       map[string]*framework.Status{"a": affinityMismatch, "b": affinityMismatch, "c": affinityMismatch, "d": affinityMismatch},
+			want: map[string]*framework.Status{"a": affinityMismatch, "b": affinityMismatch, "c": affinityMismatch,
+				"d": affinityMismatch},
 		},
 		{
-			name:       "self-affinity with a namespaceSelector that selects the pod's own namespace",
-			pod:        pod("p").Label("app", "db").PodAffinity(required(withNamespaceSelector(term(zone, "app", "db"), "team", "a"))).Obj(),
+			name: "self-affinity with a namespaceSelector that selects the pod's own namespace",
+			pod: pod("p").Label("app", "db").PodAffinity(required(withNamespaceSelector(term(zone, "app", "db"),
+				"team", "a"))).Obj(),
 			namespaces: []*v1.Namespace{namespace("default", "team", "a")},
 			want:       map[string]*framework.Status{"d": affinityMismatch},
 		},
@@ -213,7 +220,8 @@ func TestFilter(t *testing.T) {
 			want: map[string]*framework.Status{"a": existingAntiHit, "b": existingAntiHit},
 		},
 		{
-			name:       "existing pod's anti-affinity namespaceSelector does not match the incoming pod's namespace: PreFilter skips",
+			name: "existing pod's anti-affinity namespaceSelector does not match the incoming pod's namespace: " +
+				"PreFilter skips",
 			pod:        pod("p").Namespace("ns2").Label("app", "web").Obj(),
 			namespaces: []*v1.Namespace{namespace("ns2", "team", "b")},
 			pods: []*v1.Pod{pod("x").Namespace("other").NodeName("a").
@@ -223,8 +231,9 @@ func TestFilter(t *testing.T) {
 		{
 			name: "a selector that does not parse",
 			pod: pod("p").PodAffinity(required(v1.PodAffinityTerm{
-				LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus", Values: []string{"x"}}}},
-				TopologyKey:   zone,
+				LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app",
+					Operator: "Bogus", Values: []string{"x"}}}},
+				TopologyKey: zone,
 			})).Obj(),
 			wantPreFilter: framework.NewStatus(framework.UnschedulableAndUnresolvable,
 				`parsing pod: requiredAffinityTerms: "Bogus" is not a valid label selector operator`),
@@ -259,7 +268,8 @@ func TestFilterThroughFramework(t *testing.T) {
 		t.Fatalf("RunPreFilterPlugins = %v", s)
 	}
 	got := env.fwk.RunFilterPlugins(ctx, state, p, env.nodeInfo(t, "b"))
-	if got.Code() != framework.Unschedulable || got.Message() != "node(s) didn't match pod anti-affinity rules" || got.Plugin() != Name {
+	if got.Code() != framework.Unschedulable || got.Message() != "node(s) didn't match pod anti-affinity rules" ||
+		got.Plugin() != Name {
 		t.Errorf("RunFilterPlugins on b = %v, want Unschedulable from %s", got, Name)
 	}
 
@@ -380,7 +390,8 @@ func TestAddRemovePod(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(s.affinityCounts) != 0 || len(s.antiAffinityCounts) != 0 || len(s.existingAntiAffinityCounts) != 0 {
-		t.Errorf("counts after removing every pod = %v, %v, %v; want all empty", s.affinityCounts, s.antiAffinityCounts, s.existingAntiAffinityCounts)
+		t.Errorf("counts after removing every pod = %v, %v, %v; want all empty", s.affinityCounts, s.antiAffinityCounts,
+			s.existingAntiAffinityCounts)
 	}
 	check("original, untouched by the clone", state, map[string]*framework.Status{
 		"c": affinityMismatch, "d": affinityMismatch,
@@ -407,8 +418,9 @@ func TestAddRemovePodWithoutPreFilter(t *testing.T) {
 	env := newTestEnv(t, nil, nil, testNodes())
 	pi := framework.NewPodInfo(pod("x").Obj())
 	for name, s := range map[string]*framework.Status{
-		"AddPod":    env.pl.AddPod(context.Background(), framework.NewCycleState(), pod("p").Obj(), pi, env.nodeInfo(t, "a")),
-		"RemovePod": env.pl.RemovePod(context.Background(), framework.NewCycleState(), pod("p").Obj(), pi, env.nodeInfo(t, "a")),
+		"AddPod": env.pl.AddPod(context.Background(), framework.NewCycleState(), pod("p").Obj(), pi, env.nodeInfo(t, "a")),
+		"RemovePod": env.pl.RemovePod(context.Background(), framework.NewCycleState(), pod("p").Obj(), pi,
+			env.nodeInfo(t, "a")),
 	} {
 		if s.Code() != framework.Error {
 			t.Errorf("%s without PreFilter = %v, want Error", name, s)

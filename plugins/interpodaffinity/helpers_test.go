@@ -57,7 +57,8 @@ func (e *testEnv) nodeInfo(t *testing.T, name string) *framework.NodeInfo {
 
 // newTestEnv builds the plugin with args through a framework whose snapshot
 // holds pods and nodes and whose informers know namespaces.
-func newTestEnv(t *testing.T, args *runtime.RawExtension, pods []*v1.Pod, nodes []*v1.Node, namespaces ...*v1.Namespace) *testEnv {
+func newTestEnv(t *testing.T, args *runtime.RawExtension, pods []*v1.Pod, nodes []*v1.Node,
+	namespaces ...*v1.Namespace) *testEnv {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -92,7 +93,8 @@ func newTestEnv(t *testing.T, args *runtime.RawExtension, pods []*v1.Pod, nodes 
 		PreScore:  plugintesting.Enable(Name),
 		Score:     plugintesting.Enable(Name),
 		Bind:      plugintesting.Enable(defaultbinder.Name),
-	}, pluginConfig, framework.WithSnapshotSharedLister(snapshot), framework.WithInformerFactory(factory), framework.WithParallelism(2))
+	}, pluginConfig, framework.WithSnapshotSharedLister(snapshot), framework.WithInformerFactory(factory),
+		framework.WithParallelism(2))
 	if err != nil {
 		t.Fatalf("NewFramework: %v", err)
 	}

@@ -138,8 +138,9 @@ func TestScore(t *testing.T) {
 			wantNormalized: []int64{0, 0, 0, 0, 0},
 		},
 		{
-			name:       "namespaceSelector of the pod's preferred term",
-			pod:        pod("p").PodAffinity(preferred(weighted(5, withNamespaceSelector(term(zone, "app", "db"), "team", "a")))).Obj(),
+			name: "namespaceSelector of the pod's preferred term",
+			pod: pod("p").PodAffinity(preferred(weighted(5,
+				withNamespaceSelector(term(zone, "app", "db"), "team", "a")))).Obj(),
 			namespaces: []*v1.Namespace{namespace("ns1", "team", "a"), namespace("ns2", "team", "b")},
 			pods: []*v1.Pod{
 				pod("db1").Namespace("ns1").Label("app", "db").NodeName("a").Obj(),
@@ -255,9 +256,11 @@ func TestNormalizeScore(t *testing.T) {
 		{name: "mixed signs", state: scored, in: []int64{-4, 1, 3, 0}, want: []int64{0, 71, 100, 57}},
 		// 100 × (29 / 100) is 28.999… in floating point: truncated to 28,
 		// as kube-scheduler computes it.
-		{name: "truncation follows kube-scheduler's order of operations", state: scored, in: []int64{0, 29, 100}, want: []int64{0, 28, 100}},
+		{name: "truncation follows kube-scheduler's order of operations", state: scored, in: []int64{0, 29, 100},
+			want: []int64{0, 28, 100}},
 		{name: "one node", state: scored, in: []int64{42}, want: []int64{0}},
-		{name: "nothing scored: left as is", state: &preScoreState{topologyScore: scoreMap{}}, in: []int64{7, 9}, want: []int64{7, 9}},
+		{name: "nothing scored: left as is", state: &preScoreState{topologyScore: scoreMap{}}, in: []int64{7, 9},
+			want: []int64{7, 9}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -286,10 +289,12 @@ func TestScoreWithoutPreScore(t *testing.T) {
 	ctx := context.Background()
 	env := newTestEnv(t, nil, nil, testNodes())
 	want := `failed to read "PreScoreInterPodAffinity" from cycleState: not found`
-	if _, s := env.pl.Score(ctx, framework.NewCycleState(), pod("p").Obj(), env.nodeInfo(t, "a")); s.Code() != framework.Error || s.Message() != want {
+	if _, s := env.pl.Score(ctx, framework.NewCycleState(), pod("p").Obj(),
+		env.nodeInfo(t, "a")); s.Code() != framework.Error || s.Message() != want {
 		t.Errorf("Score = %v, want Error %q", s, want)
 	}
-	if s := env.pl.NormalizeScore(ctx, framework.NewCycleState(), pod("p").Obj(), nil); s.Code() != framework.Error || s.Message() != want {
+	if s := env.pl.NormalizeScore(ctx, framework.NewCycleState(), pod("p").Obj(), nil); s.Code() != framework.Error ||
+		s.Message() != want {
 		t.Errorf("NormalizeScore = %v, want Error %q", s, want)
 	}
 }

@@ -34,7 +34,8 @@ func TestNewArgs(t *testing.T) {
 					"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
 						{"matchExpressions": [{"key": "label-1", "operator": "In", "values": ["label-1-val"]}]}]},
 					"preferredDuringSchedulingIgnoredDuringExecution": [
-						{"weight": 1, "preference": {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}}]}}`),
+						{"weight": 1,
+							"preference": {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}}]}}`),
 			wantAddedSelector:  true,
 			wantAddedPreferred: true,
 		},
@@ -64,20 +65,27 @@ func TestNewArgs(t *testing.T) {
 			name: "invalid label key in the required selector",
 			args: rawArgs(`{"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
 				{"matchExpressions": [{"key": "invalid/label/key", "operator": "In", "values": ["v"]}]}]}}}`),
-			wantErr: `addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key: Invalid value: "invalid/label/key": a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+			wantErr: `addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]` +
+				`.key: Invalid value: "invalid/label/key": a valid label key must consist of alphanumeric characters, '-', '_' ` +
+				`or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', ` +
+				`regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix ` +
+				`and '/' (e.g. 'example.com/MyName')`,
 		},
 		{
 			name: "unsupported operator in the required selector",
 			args: rawArgs(`{"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
 				{}, {"matchFields": [{"key": "metadata.name", "operator": "Exists"}]}]}}}`),
-			wantErr: `addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[1].matchFields[0].operator: Unsupported value: "Exists": supported values: "In", "NotIn"`,
+			wantErr: `addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[1].matchFields[0]` +
+				`.operator: Unsupported value: "Exists": supported values: "In", "NotIn"`,
 		},
 		{
 			// Upstream names preferred terms by index, without ".preference".
 			name: "two values for a metadata.name field in a preferred term",
 			args: rawArgs(`{"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-				{"weight": 1, "preference": {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1", "node-2"]}]}}]}}`),
-			wantErr: `addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].matchFields[0].values: Invalid value: ["node-1","node-2"]: must have one element`,
+				{"weight": 1,
+					"preference": {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1", "node-2"]}]}}]}}`),
+			wantErr: `addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].matchFields[0].values: Invalid value: ` +
+				`["node-1","node-2"]: must have one element`,
 		},
 		{
 			name: "errors in both, reported together",
@@ -86,8 +94,10 @@ func TestNewArgs(t *testing.T) {
 					{"matchExpressions": [{"key": "zone", "operator": "Gt", "values": ["a"]}]}]},
 				"preferredDuringSchedulingIgnoredDuringExecution": [
 					{"weight": 3, "preference": {"matchExpressions": [{"key": "zone", "operator": "Equals", "values": ["a"]}]}}]}}`),
-			wantErr: `[addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]: Invalid value: "a": for 'Gt', 'Lt' operators, the value must be an integer, ` +
-				`addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].matchExpressions[0].operator: Unsupported value: "Equals": supported values: "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]`,
+			wantErr: `[addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]` +
+				`.values[0]: Invalid value: "a": for 'Gt', 'Lt' operators, the value must be an integer, ` +
+				`addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].matchExpressions[0].operator: Unsupported ` +
+				`value: "Equals": supported values: "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]`,
 		},
 		{
 			// A preferred term of weight 0 is not parsed, so it cannot be wrong.
@@ -153,7 +163,8 @@ func TestNewKeepsAddedAffinity(t *testing.T) {
 func TestValidateArgsNamesFieldsUnderPath(t *testing.T) {
 	args := &configv1.NodeAffinityArgs{AddedAffinity: required(fieldTerm(nameIn()))}
 	err := ValidateArgs(nil, args)
-	want := `addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0].values: Invalid value: null: must have one element`
+	want := `addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0].values: ` +
+		`Invalid value: null: must have one element`
 	if err == nil {
 		t.Fatalf("ValidateArgs succeeded, want %q", want)
 	}

@@ -25,7 +25,8 @@ func TestEventsToRegister(t *testing.T) {
 }
 
 func TestIsSchedulableAfterNodeChange(t *testing.T) {
-	affinityFooBar := st.MakePod().Name("p").NodeAffinity(required(labelTerm(expr("foo", v1.NodeSelectorOpIn, "bar")))).Obj()
+	affinityFooBar := st.MakePod().Name("p").NodeAffinity(required(labelTerm(expr("foo", v1.NodeSelectorOpIn,
+		"bar")))).Obj()
 	selectorFooBar := st.MakePod().Name("p").NodeSelector("foo", "bar").Obj()
 	plain := st.MakePod().Name("p").Obj()
 	addedFooBar := rawArgs(`{"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
@@ -41,12 +42,14 @@ func TestIsSchedulableAfterNodeChange(t *testing.T) {
 		wantErr        bool
 	}{
 		{name: "wrong new object type", pod: affinityFooBar, newObj: "not-a-node", want: framework.Queue, wantErr: true},
-		{name: "wrong old object type", pod: affinityFooBar, oldObj: "not-a-node", newObj: bare, want: framework.Queue, wantErr: true},
+		{name: "wrong old object type", pod: affinityFooBar, oldObj: "not-a-node", newObj: bare, want: framework.Queue,
+			wantErr: true},
 		{name: "no new node", pod: affinityFooBar, oldObj: bare, want: framework.Queue, wantErr: true},
 		{name: "added node does not match", pod: affinityFooBar, newObj: bare, want: framework.QueueSkip},
 		{name: "added node matches", pod: affinityFooBar, newObj: fooBar, want: framework.Queue},
 		{name: "added node matches the nodeSelector", pod: selectorFooBar, newObj: fooBar, want: framework.Queue},
-		{name: "added node does not match the nodeSelector", pod: selectorFooBar, newObj: st.MakeNode().Name("n").Label("foo", "baz").Obj(), want: framework.QueueSkip},
+		{name: "added node does not match the nodeSelector", pod: selectorFooBar,
+			newObj: st.MakeNode().Name("n").Label("foo", "baz").Obj(), want: framework.QueueSkip},
 		{
 			name: "unrelated change, no match", pod: affinityFooBar,
 			oldObj: bare, newObj: st.MakeNode().Name("n").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "2"}).Obj(),
@@ -63,15 +66,19 @@ func TestIsSchedulableAfterNodeChange(t *testing.T) {
 			want: framework.QueueSkip,
 		},
 		{name: "label added makes the node match", pod: affinityFooBar, oldObj: bare, newObj: fooBar, want: framework.Queue},
-		{name: "label added makes the node match the nodeSelector", pod: selectorFooBar, oldObj: bare, newObj: fooBar, want: framework.Queue},
+		{name: "label added makes the node match the nodeSelector", pod: selectorFooBar, oldObj: bare, newObj: fooBar,
+			want: framework.Queue},
 		{
 			name: "unrelated change keeps the node matching", pod: affinityFooBar,
 			oldObj: fooBar, newObj: st.MakeNode().Name("n").Label("foo", "bar").Label("k", "v").Obj(),
 			want: framework.QueueSkip,
 		},
-		{name: "added node does not match addedAffinity", args: addedFooBar, pod: affinityFooBar, newObj: bare, want: framework.QueueSkip},
-		{name: "added node matches addedAffinity and the pod", args: addedFooBar, pod: affinityFooBar, newObj: fooBar, want: framework.Queue},
-		{name: "added node matches addedAffinity, pod without selectors", args: addedFooBar, pod: plain, newObj: fooBar, want: framework.Queue},
+		{name: "added node does not match addedAffinity", args: addedFooBar, pod: affinityFooBar, newObj: bare,
+			want: framework.QueueSkip},
+		{name: "added node matches addedAffinity and the pod", args: addedFooBar, pod: affinityFooBar, newObj: fooBar,
+			want: framework.Queue},
+		{name: "added node matches addedAffinity, pod without selectors", args: addedFooBar, pod: plain, newObj: fooBar,
+			want: framework.Queue},
 		{
 			name: "added node matches addedAffinity but not the pod", args: addedFooBar,
 			pod: st.MakePod().Name("p").NodeSelector("zone", "a").Obj(), newObj: fooBar,
@@ -87,7 +94,8 @@ func TestIsSchedulableAfterNodeChange(t *testing.T) {
 		{
 			// A required term that does not parse makes Match fail with an
 			// error: the pod is queued.
-			name: "invalid pod affinity", pod: st.MakePod().Name("p").NodeAffinity(required(labelTerm(expr("foo", v1.NodeSelectorOpGt, "bar")))).Obj(),
+			name: "invalid pod affinity", pod: st.MakePod().Name("p").NodeAffinity(required(labelTerm(expr("foo",
+				v1.NodeSelectorOpGt, "bar")))).Obj(),
 			newObj: fooBar, want: framework.Queue, wantErr: true,
 		},
 	}

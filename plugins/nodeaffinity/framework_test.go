@@ -96,7 +96,8 @@ func TestFailedSchedulingMessage(t *testing.T) {
 			args:        addedTierExists,
 			pod:         st.MakePod().Name("p").NodeSelector("zone", "c").Obj(),
 			wantPlugins: sets.New(nodeaffinity.Name),
-			wantMessage: "0/3 nodes are available: 1 node(s) didn't match scheduler-enforced node affinity, 2 node(s) didn't match Pod's node affinity/selector.",
+			wantMessage: "0/3 nodes are available: 1 node(s) didn't match scheduler-enforced node affinity, 2 node(s) didn't " +
+				"match Pod's node affinity/selector.",
 		},
 		{
 			name:         "addedAffinity alone",
@@ -106,25 +107,30 @@ func TestFailedSchedulingMessage(t *testing.T) {
 		},
 		{
 			name: "node names pinned, label requirement too",
-			pod: st.MakePod().Name("p").NodeAffinity(&v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
-				NodeSelectorTerms: []v1.NodeSelectorTerm{{
-					MatchExpressions: []v1.NodeSelectorRequirement{{Key: "zone", Operator: v1.NodeSelectorOpIn, Values: []string{"a"}}},
-					MatchFields:      []v1.NodeSelectorRequirement{{Key: metav1.ObjectNameField, Operator: v1.NodeSelectorOpIn, Values: []string{"node2"}}},
-				}},
-			}}).Obj(),
+			pod: st.MakePod().Name("p").NodeAffinity(&v1.NodeAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+					NodeSelectorTerms: []v1.NodeSelectorTerm{{
+						MatchExpressions: []v1.NodeSelectorRequirement{{Key: "zone", Operator: v1.NodeSelectorOpIn,
+							Values: []string{"a"}}},
+						MatchFields: []v1.NodeSelectorRequirement{{Key: metav1.ObjectNameField, Operator: v1.NodeSelectorOpIn,
+							Values: []string{"node2"}}},
+					}},
+				}}).Obj(),
 			wantPlugins: sets.New(nodeaffinity.Name),
 			// Only node2 is filtered; the scheduler reports the other two
 			// with the absent-nodes status it sets for a narrowed PreFilter.
-			wantMessage: "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 2 node(s) didn't satisfy plugin(s) [NodeAffinity].",
+			wantMessage: "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 2 node(s) didn't " +
+				"satisfy plugin(s) [NodeAffinity].",
 		},
 		{
 			name: "conflicting node names",
-			pod: st.MakePod().Name("p").NodeAffinity(&v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
-				NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{
-					{Key: metav1.ObjectNameField, Operator: v1.NodeSelectorOpIn, Values: []string{"node1"}},
-					{Key: metav1.ObjectNameField, Operator: v1.NodeSelectorOpIn, Values: []string{"node2"}},
-				}}},
-			}}).Obj(),
+			pod: st.MakePod().Name("p").NodeAffinity(&v1.NodeAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+					NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{
+						{Key: metav1.ObjectNameField, Operator: v1.NodeSelectorOpIn, Values: []string{"node1"}},
+						{Key: metav1.ObjectNameField, Operator: v1.NodeSelectorOpIn, Values: []string{"node2"}},
+					}}},
+				}}).Obj(),
 			wantPlugins: sets.New(nodeaffinity.Name),
 			wantMessage: "0/3 nodes are available: pod affinity terms conflict.",
 		},
@@ -217,9 +223,12 @@ func TestWeightedScores(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	fwk, all := newFramework(t, `{"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
 		{"weight": 1, "preference": {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["gold"]}]}}]}}`)
-	pod := st.MakePod().Name("p").NodeAffinity(&v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{
-		{Weight: 3, Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{Key: "zone", Operator: v1.NodeSelectorOpIn, Values: []string{"a"}}}}},
-	}}).Obj()
+	pod := st.MakePod().Name("p").NodeAffinity(&v1.NodeAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{
+			{Weight: 3,
+				Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{Key: "zone",
+					Operator: v1.NodeSelectorOpIn, Values: []string{"a"}}}}},
+		}}).Obj()
 	state := framework.NewCycleState()
 	if s := fwk.RunPreScorePlugins(ctx, state, pod, all); !s.IsSuccess() {
 		t.Fatalf("RunPreScorePlugins = %v", s)

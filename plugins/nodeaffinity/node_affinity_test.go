@@ -47,8 +47,9 @@ func TestPreFilter(t *testing.T) {
 			wantStatus: framework.NewStatus(framework.Skip),
 		},
 		{
-			name:       "preferred node affinity only: Skip",
-			pod:        st.MakePod().Name("p").NodeAffinity(preferred(pref(1, labelTerm(expr("zone", v1.NodeSelectorOpExists))))).Obj(),
+			name: "preferred node affinity only: Skip",
+			pod: st.MakePod().Name("p").NodeAffinity(preferred(pref(1,
+				labelTerm(expr("zone", v1.NodeSelectorOpExists))))).Obj(),
 			wantStatus: framework.NewStatus(framework.Skip),
 		},
 		{
@@ -58,8 +59,12 @@ func TestPreFilter(t *testing.T) {
 		},
 		{
 			// kube-scheduler skips only for a nil nodeSelector.
-			name:      "empty but non-nil nodeSelector: checked",
-			pod:       func() *v1.Pod { p := st.MakePod().Name("p").Obj(); p.Spec.NodeSelector = map[string]string{}; return p }(),
+			name: "empty but non-nil nodeSelector: checked",
+			pod: func() *v1.Pod {
+				p := st.MakePod().Name("p").Obj()
+				p.Spec.NodeSelector = map[string]string{}
+				return p
+			}(),
 			wantState: true,
 		},
 		{
@@ -99,14 +104,16 @@ func TestPreFilter(t *testing.T) {
 			wantState:  true,
 		},
 		{
-			name:       "two terms pin two names: union",
-			pod:        st.MakePod().Name("p").NodeAffinity(required(fieldTerm(nameIn("node1")), fieldTerm(nameIn("node2")))).Obj(),
+			name: "two terms pin two names: union",
+			pod: st.MakePod().Name("p").NodeAffinity(required(fieldTerm(nameIn("node1")),
+				fieldTerm(nameIn("node2")))).Obj(),
 			wantResult: &framework.PreFilterResult{NodeNames: sets.New("node1", "node2")},
 			wantState:  true,
 		},
 		{
-			name:       "two name requirements in one term: intersection",
-			pod:        st.MakePod().Name("p").NodeAffinity(required(fieldTerm(nameIn("node1", "node2"), nameIn("node2", "node3")))).Obj(),
+			name: "two name requirements in one term: intersection",
+			pod: st.MakePod().Name("p").NodeAffinity(required(fieldTerm(nameIn("node1", "node2"),
+				nameIn("node2", "node3")))).Obj(),
 			wantResult: &framework.PreFilterResult{NodeNames: sets.New("node2")},
 			wantState:  true,
 		},
@@ -119,8 +126,9 @@ func TestPreFilter(t *testing.T) {
 			wantState:  true,
 		},
 		{
-			name:      "one term pins a name, another does not: all nodes",
-			pod:       st.MakePod().Name("p").NodeAffinity(required(fieldTerm(nameIn("node1")), labelTerm(expr("zone", v1.NodeSelectorOpIn, "a")))).Obj(),
+			name: "one term pins a name, another does not: all nodes",
+			pod: st.MakePod().Name("p").NodeAffinity(required(fieldTerm(nameIn("node1")),
+				labelTerm(expr("zone", v1.NodeSelectorOpIn, "a")))).Obj(),
 			wantState: true,
 		},
 		{
@@ -137,8 +145,9 @@ func TestPreFilter(t *testing.T) {
 			wantState:  true,
 		},
 		{
-			name:       "a conflicting term and a term pinning another name",
-			pod:        st.MakePod().Name("p").NodeAffinity(required(fieldTerm(nameIn("node1"), nameIn("node2")), fieldTerm(nameIn("node3")))).Obj(),
+			name: "a conflicting term and a term pinning another name",
+			pod: st.MakePod().Name("p").NodeAffinity(required(fieldTerm(nameIn("node1"), nameIn("node2")),
+				fieldTerm(nameIn("node3")))).Obj(),
 			wantResult: &framework.PreFilterResult{NodeNames: sets.New("node3")},
 			wantState:  true,
 		},
@@ -261,7 +270,8 @@ func TestFilter(t *testing.T) {
 		},
 		{
 			name: "invalid value in a term: a mismatch, not an error",
-			pod:  st.MakePod().Name("p").NodeAffinity(required(labelTerm(expr("zone", v1.NodeSelectorOpNotIn, "invalid value: ___@#$%^")))).Obj(),
+			pod: st.MakePod().Name("p").NodeAffinity(required(labelTerm(expr("zone", v1.NodeSelectorOpNotIn,
+				"invalid value: ___@#$%^")))).Obj(),
 			node: zoneA,
 			want: framework.NewStatus(framework.UnschedulableAndUnresolvable, reasonPod),
 		},
@@ -351,7 +361,8 @@ func TestFilter(t *testing.T) {
 func TestFilterWithoutNode(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	pl := newPlugin(t, nil)
-	got := pl.Filter(ctx, framework.NewCycleState(), st.MakePod().Name("p").NodeSelector("zone", "a").Obj(), framework.NewNodeInfo())
+	got := pl.Filter(ctx, framework.NewCycleState(), st.MakePod().Name("p").NodeSelector("zone", "a").Obj(),
+		framework.NewNodeInfo())
 	want := framework.NewStatus(framework.UnschedulableAndUnresolvable, "node not found")
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Filter (-want +got):\n%s", diff)

@@ -53,8 +53,10 @@ func TestScore(t *testing.T) {
 		},
 		{
 			// An empty, non-nil preferred list is scored (to 0 everywhere).
-			name:     "empty preferred list",
-			pod:      st.MakePod().Name("p").NodeAffinity(&v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{}}).Obj(),
+			name: "empty preferred list",
+			pod: st.MakePod().Name("p").NodeAffinity(&v1.NodeAffinity{
+				PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{},
+			}).Obj(),
 			wantRaw:  []int64{0, 0, 0},
 			wantNorm: []int64{0, 0, 0},
 		},

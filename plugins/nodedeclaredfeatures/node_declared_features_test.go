@@ -134,7 +134,8 @@ func TestPreFilter(t *testing.T) {
 }
 
 func TestFilter(t *testing.T) {
-	unsatisfied := framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) didn't match Pod's required features")
+	unsatisfied := framework.NewStatus(framework.UnschedulableAndUnresolvable,
+		"node(s) didn't match Pod's required features")
 	tests := []struct {
 		name string
 		pod  *v1.Pod

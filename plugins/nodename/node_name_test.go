@@ -44,7 +44,8 @@ func TestFilter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := pl.(framework.FilterPlugin).Filter(context.Background(), framework.NewCycleState(), tt.pod, plugintesting.MakeNodeInfo(tt.node))
+			got := pl.(framework.FilterPlugin).Filter(context.Background(), framework.NewCycleState(), tt.pod,
+				plugintesting.MakeNodeInfo(tt.node))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Filter (-want +got):\n%s", diff)
 			}
@@ -60,7 +61,8 @@ func TestEventsToRegister(t *testing.T) {
 	if len(evs) != 1 || evs[0].QueueingHintFn == nil {
 		t.Fatalf("want one event with a hint, got %+v", evs)
 	}
-	if diff := cmp.Diff(framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}, evs[0].Event); diff != "" {
+	if diff := cmp.Diff(framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add},
+		evs[0].Event); diff != "" {
 		t.Errorf("event (-want +got):\n%s", diff)
 	}
 }
@@ -73,10 +75,14 @@ func TestIsSchedulableAfterNodeAdd(t *testing.T) {
 		want    framework.QueueingHint
 		wantErr bool
 	}{
-		{name: "requested node added", pod: st.MakePod().Name("p").NodeName("n1").Obj(), newObj: st.MakeNode().Name("n1").Obj(), want: framework.Queue},
-		{name: "other node added", pod: st.MakePod().Name("p").NodeName("n1").Obj(), newObj: st.MakeNode().Name("n2").Obj(), want: framework.QueueSkip},
-		{name: "pod asks for no node", pod: st.MakePod().Name("p").Obj(), newObj: st.MakeNode().Name("n2").Obj(), want: framework.Queue},
-		{name: "not a node", pod: st.MakePod().Name("p").Obj(), newObj: st.MakePod().Obj(), want: framework.Queue, wantErr: true},
+		{name: "requested node added", pod: st.MakePod().Name("p").NodeName("n1").Obj(),
+			newObj: st.MakeNode().Name("n1").Obj(), want: framework.Queue},
+		{name: "other node added", pod: st.MakePod().Name("p").NodeName("n1").Obj(), newObj: st.MakeNode().Name("n2").Obj(),
+			want: framework.QueueSkip},
+		{name: "pod asks for no node", pod: st.MakePod().Name("p").Obj(), newObj: st.MakeNode().Name("n2").Obj(),
+			want: framework.Queue},
+		{name: "not a node", pod: st.MakePod().Name("p").Obj(), newObj: st.MakePod().Obj(), want: framework.Queue,
+			wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

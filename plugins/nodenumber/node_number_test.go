@@ -41,13 +41,16 @@ func TestNewArgs(t *testing.T) {
 		{name: "empty args", args: &runtime.RawExtension{Raw: []byte(`{}`)}},
 		{name: "reverse", args: &runtime.RawExtension{Raw: []byte(`{"reverse": true}`)}, wantReverse: true},
 		{
-			name:        "apiVersion and kind are allowed",
-			args:        &runtime.RawExtension{Raw: []byte(`{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "NodeNumberArgs", "reverse": true}`)},
+			name: "apiVersion and kind are allowed",
+			args: &runtime.RawExtension{Raw: []byte(`{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": ` +
+				`"NodeNumberArgs", "reverse": true}`)},
 			wantReverse: true,
 		},
 		{name: "typed args", args: &runtime.RawExtension{Object: &NodeNumberArgs{Reverse: true}}, wantReverse: true},
-		{name: "unknown field", args: &runtime.RawExtension{Raw: []byte(`{"reversed": true}`)}, wantErr: `decoding NodeNumberArgs: unknown field "reversed"`},
-		{name: "wrong type", args: &runtime.RawExtension{Raw: []byte(`{"reverse": "yes"}`)}, wantErr: "decoding NodeNumberArgs"},
+		{name: "unknown field", args: &runtime.RawExtension{Raw: []byte(`{"reversed": true}`)},
+			wantErr: `decoding NodeNumberArgs: unknown field "reversed"`},
+		{name: "wrong type", args: &runtime.RawExtension{Raw: []byte(`{"reverse": "yes"}`)},
+			wantErr: "decoding NodeNumberArgs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,7 +135,8 @@ func TestPreScoreAndScore(t *testing.T) {
 
 func TestScoreWithoutPreScore(t *testing.T) {
 	pl := newPlugin(t, nil)
-	_, s := pl.Score(context.Background(), framework.NewCycleState(), st.MakePod().Name("pod1").Obj(), plugintesting.MakeNodeInfo(st.MakeNode().Name("node1").Obj()))
+	_, s := pl.Score(context.Background(), framework.NewCycleState(), st.MakePod().Name("pod1").Obj(),
+		plugintesting.MakeNodeInfo(st.MakeNode().Name("node1").Obj()))
 	if s.Code() != framework.Error {
 		t.Errorf("Score = %v, want Error", s)
 	}
@@ -168,7 +172,8 @@ func TestEventsToRegister(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []framework.ClusterEventWithHint{{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}}}
+	want := []framework.ClusterEventWithHint{{Event: framework.ClusterEvent{Resource: framework.Node,
+		ActionType: framework.Add}}}
 	if diff := cmp.Diff(want, evs); diff != "" {
 		t.Errorf("EventsToRegister (-want +got):\n%s", diff)
 	}

@@ -22,7 +22,8 @@ import (
 
 // newFramework builds a profile with NodeNumber at PreScore, Score and
 // Permit, timed by clk.
-func newFramework(t *testing.T, clk *testingclock.FakeClock, pluginConfig []configv1.PluginConfig) *framework.Framework {
+func newFramework(t *testing.T, clk *testingclock.FakeClock,
+	pluginConfig []configv1.PluginConfig) *framework.Framework {
 	t.Helper()
 	registry := framework.Registry{
 		prioritysort.Name:  prioritysort.New,

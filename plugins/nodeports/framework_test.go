@@ -57,7 +57,8 @@ func TestInFramework(t *testing.T) {
 			fwk := newFramework(t, ctx)
 			nodes := []*framework.NodeInfo{
 				plugintesting.MakeNodeInfo(st.MakeNode().Name("a").Obj(), busy),
-				plugintesting.MakeNodeInfo(st.MakeNode().Name("b").Obj(), st.MakePod().Name("busy2").UID("busy2").NodeName("b").HostPort(v1.ProtocolTCP, "10.0.0.1", 80).Obj()),
+				plugintesting.MakeNodeInfo(st.MakeNode().Name("b").Obj(),
+					st.MakePod().Name("busy2").UID("busy2").NodeName("b").HostPort(v1.ProtocolTCP, "10.0.0.1", 80).Obj()),
 			}
 			state := framework.NewCycleState()
 			if _, s, _ := fwk.RunPreFilterPlugins(ctx, state, tt.pod, nodes); !s.IsSuccess() {

@@ -33,7 +33,8 @@ func TestPreFilter(t *testing.T) {
 			}(),
 			wantSkip: true,
 		},
-		{name: "host port on an ordinary init container", pod: st.MakePod().Name("p").InitHostPort(v1.ProtocolTCP, "", 80).Obj(), wantSkip: true},
+		{name: "host port on an ordinary init container", pod: st.MakePod().Name("p").InitHostPort(v1.ProtocolTCP,
+			"", 80).Obj(), wantSkip: true},
 		{
 			name: "host ports on containers",
 			pod:  st.MakePod().Name("p").HostPort(v1.ProtocolTCP, "", 80).HostPort(v1.ProtocolUDP, "127.0.0.1", 53).Obj(),
@@ -116,9 +117,11 @@ func TestFilter(t *testing.T) {
 		},
 		{
 			name: "one of several ports taken",
-			pod:  st.MakePod().Name("p").HostPort(v1.ProtocolTCP, "127.0.0.1", 8080).HostPort(v1.ProtocolTCP, "127.0.0.1", 8081).Obj(),
+			pod: st.MakePod().Name("p").HostPort(v1.ProtocolTCP, "127.0.0.1", 8080).HostPort(v1.ProtocolTCP,
+				"127.0.0.1", 8081).Obj(),
 			existing: []*v1.Pod{
-				st.MakePod().Name("e").UID("e").HostPort(v1.ProtocolTCP, "127.0.0.1", 8081).HostPort(v1.ProtocolUDP, "127.0.0.1", 8080).Obj(),
+				st.MakePod().Name("e").UID("e").HostPort(v1.ProtocolTCP, "127.0.0.1", 8081).HostPort(v1.ProtocolUDP,
+					"127.0.0.1", 8080).Obj(),
 			},
 			want: conflict,
 		},
@@ -166,7 +169,8 @@ func TestFilter(t *testing.T) {
 			}
 			state := framework.NewCycleState()
 			nodeInfo := plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Obj(), tt.existing...)
-			if _, s := pl.(framework.PreFilterPlugin).PreFilter(ctx, state, tt.pod, []*framework.NodeInfo{nodeInfo}); !s.IsSuccess() {
+			if _, s := pl.(framework.PreFilterPlugin).PreFilter(ctx, state, tt.pod,
+				[]*framework.NodeInfo{nodeInfo}); !s.IsSuccess() {
 				t.Fatalf("PreFilter = %v", s)
 			}
 			got := pl.(framework.FilterPlugin).Filter(ctx, state, tt.pod, nodeInfo)
@@ -180,7 +184,8 @@ func TestFilter(t *testing.T) {
 func TestFilterWithoutPreFilter(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	pod := st.MakePod().Name("p").HostPort(v1.ProtocolTCP, "", 80).Obj()
-	got := (&NodePorts{}).Filter(ctx, framework.NewCycleState(), pod, plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Obj()))
+	got := (&NodePorts{}).Filter(ctx, framework.NewCycleState(), pod,
+		plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Obj()))
 	want := `reading "PreFilterNodePorts" from cycleState: not found`
 	if got.Code() != framework.Error || got.Message() != want {
 		t.Errorf("Filter without PreFilter = %v, want Error: %s", got, want)

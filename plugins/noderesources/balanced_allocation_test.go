@@ -155,11 +155,12 @@ func TestBalancedAllocationScore(t *testing.T) {
 		},
 		{
 			// cpu 0.3 → 0.6, memory 0.25 → 0.5: b0 = 97, b1 = 95 → 50 + 48/2 = 74
-			name:     "existing pods count",
-			pod:      st.MakePod().Name("p").Req(res{v1.ResourceCPU: "3000m", v1.ResourceMemory: "5000"}).Obj(),
-			node:     node("n", "10000m", "20000", ""),
-			existing: []*v1.Pod{st.MakePod().Name("e").UID("e").Req(res{v1.ResourceCPU: "3000m", v1.ResourceMemory: "5000"}).Obj()},
-			want:     74,
+			name: "existing pods count",
+			pod:  st.MakePod().Name("p").Req(res{v1.ResourceCPU: "3000m", v1.ResourceMemory: "5000"}).Obj(),
+			node: node("n", "10000m", "20000", ""),
+			existing: []*v1.Pod{st.MakePod().Name("e").UID("e").Req(res{v1.ResourceCPU: "3000m",
+				v1.ResourceMemory: "5000"}).Obj()},
+			want: 74,
 		},
 		{
 			// cpu 1 → 1, memory 0 → 1: b0 = 50, b1 = 100 → 50 + 100/2 = 100
@@ -189,12 +190,13 @@ func TestBalancedAllocationScore(t *testing.T) {
 			// Three fractions, before cpu 6/7, memory 0.125, gpu 0.375:
 			// std ≈ 0.3039, b0 = 69; after gpu 0.5: std ≈ 0.2989, b1 = 70
 			// → 50 + 51/2 = 75
-			name:     "requested extended resource joins the standard deviation",
-			args:     withGPU,
-			pod:      st.MakePod().Name("p").Req(res{gpu: "1"}).Obj(),
-			node:     node("n", "3500m", "40000", "8"),
-			existing: []*v1.Pod{st.MakePod().Name("e").UID("e").Req(res{v1.ResourceCPU: "3000m", v1.ResourceMemory: "5000", gpu: "3"}).Obj()},
-			want:     75,
+			name: "requested extended resource joins the standard deviation",
+			args: withGPU,
+			pod:  st.MakePod().Name("p").Req(res{gpu: "1"}).Obj(),
+			node: node("n", "3500m", "40000", "8"),
+			existing: []*v1.Pod{st.MakePod().Name("e").UID("e").Req(res{v1.ResourceCPU: "3000m", v1.ResourceMemory: "5000",
+				gpu: "3"}).Obj()},
+			want: 75,
 		},
 		{
 			// gpu left out: cpu 6/7, memory 0.125: std ≈ 0.366, b1 = 63,
@@ -248,7 +250,8 @@ func TestBalancedAllocationScore(t *testing.T) {
 }
 
 func TestBalancedAllocationBestEffort(t *testing.T) {
-	ni := plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Capacity(res{v1.ResourceCPU: "4", v1.ResourceMemory: "10000", gpu: "4"}).Obj())
+	ni := plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Capacity(res{v1.ResourceCPU: "4", v1.ResourceMemory: "10000",
+		gpu: "4"}).Obj())
 	tests := []struct {
 		name     string
 		pod      *v1.Pod
@@ -346,7 +349,8 @@ func TestBalancedAllocationInFramework(t *testing.T) {
 	}
 	// a: 68 and b: 75, as in TestBalancedAllocationScore.
 	want := map[string]int64{"a/" + BalancedAllocationName: 68, "b/" + BalancedAllocationName: 75}
-	if diff := cmp.Diff(want, scores(st.MakePod().Name("p").Req(res{v1.ResourceCPU: "3", v1.ResourceMemory: "5000"}).Obj())); diff != "" {
+	if diff := cmp.Diff(want,
+		scores(st.MakePod().Name("p").Req(res{v1.ResourceCPU: "3", v1.ResourceMemory: "5000"}).Obj())); diff != "" {
 		t.Errorf("scores (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(map[string]int64{}, scores(st.MakePod().Name("be").Req(res{}).Obj())); diff != "" {

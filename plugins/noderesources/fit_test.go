@@ -62,14 +62,16 @@ func TestFilter(t *testing.T) {
 		want     *framework.Status
 	}{
 		{
-			name:     "fits in what is left",
-			pod:      st.MakePod().Name("p").Req(res{v1.ResourceCPU: "2", v1.ResourceMemory: "2Gi", v1.ResourceEphemeralStorage: "2Gi", gpu: "1"}).Obj(),
+			name: "fits in what is left",
+			pod: st.MakePod().Name("p").Req(res{v1.ResourceCPU: "2", v1.ResourceMemory: "2Gi",
+				v1.ResourceEphemeralStorage: "2Gi", gpu: "1"}).Obj(),
 			nodeInfo: plugintesting.MakeNodeInfo(node, busy),
 		},
 		{
-			name:     "zero-request pod fits a full node",
-			pod:      st.MakePod().Name("p").Req(nil).Obj(),
-			nodeInfo: plugintesting.MakeNodeInfo(node, busy, st.MakePod().Name("hog").UID("hog").Req(res{v1.ResourceCPU: "2", v1.ResourceMemory: "2Gi"}).Obj()),
+			name: "zero-request pod fits a full node",
+			pod:  st.MakePod().Name("p").Req(nil).Obj(),
+			nodeInfo: plugintesting.MakeNodeInfo(node, busy,
+				st.MakePod().Name("hog").UID("hog").Req(res{v1.ResourceCPU: "2", v1.ResourceMemory: "2Gi"}).Obj()),
 		},
 		{
 			name:     "zero-request pod still needs a pod slot",
@@ -162,7 +164,8 @@ func TestFilter(t *testing.T) {
 				v1.ResourceCPU: "3", v1.ResourceMemory: "1Gi", v1.ResourceEphemeralStorage: "1Gi",
 				"example.com/b": "1", "example.com/a": "1",
 			}).Obj(),
-			nodeInfo: plugintesting.MakeNodeInfo(onePodNode, st.MakePod().Name("other").UID("other").Req(res{v1.ResourceCPU: "2"}).Obj()),
+			nodeInfo: plugintesting.MakeNodeInfo(onePodNode,
+				st.MakePod().Name("other").UID("other").Req(res{v1.ResourceCPU: "2"}).Obj()),
 			want: unresolvable("Too many pods", "Insufficient cpu", "Insufficient memory", "Insufficient ephemeral-storage",
 				"Insufficient example.com/a", "Insufficient example.com/b"),
 		},
@@ -223,7 +226,8 @@ func TestFilter(t *testing.T) {
 
 func TestFilterWithoutPreFilter(t *testing.T) {
 	pl := newFit(t, nil)
-	got := pl.Filter(context.Background(), framework.NewCycleState(), st.MakePod().Obj(), plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Obj()))
+	got := pl.Filter(context.Background(), framework.NewCycleState(), st.MakePod().Obj(),
+		plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Obj()))
 	if got.Code() != framework.Error {
 		t.Fatalf("want Error, got %v", got)
 	}
@@ -286,7 +290,8 @@ func TestNewArgs(t *testing.T) {
 			name: "full args with apiVersion and kind",
 			args: rawArgs(`{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "NodeResourcesFitArgs",
 				"ignoredResources": ["example.com/gpu"], "ignoredResourceGroups": ["example.org"],
-				"scoringStrategy": {"type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 3}, {"name": "example.com/gpu"}]}}`),
+				"scoringStrategy": {"type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 3},
+					{"name": "example.com/gpu"}]}}`),
 			want: &Fit{
 				ignoredResources:      sets.New("example.com/gpu"),
 				ignoredResourceGroups: sets.New("example.org"),
@@ -335,24 +340,28 @@ func TestNewArgs(t *testing.T) {
 			}},
 		},
 		{
-			name:    "unsupported scoring strategy",
-			args:    rawArgs(`{"scoringStrategy": {"type": "Random"}}`),
-			wantErr: `scoringStrategy.type: Unsupported value: "Random": supported values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"`,
+			name: "unsupported scoring strategy",
+			args: rawArgs(`{"scoringStrategy": {"type": "Random"}}`),
+			wantErr: `scoringStrategy.type: Unsupported value: "Random": supported values: "LeastAllocated", "MostAllocated", ` +
+				`"RequestedToCapacityRatio"`,
 		},
 		{
-			name:    "scoring strategy without a type",
-			args:    rawArgs(`{"scoringStrategy": {"resources": [{"name": "cpu", "weight": 1}]}}`),
-			wantErr: `scoringStrategy.type: Unsupported value: "": supported values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"`,
+			name: "scoring strategy without a type",
+			args: rawArgs(`{"scoringStrategy": {"resources": [{"name": "cpu", "weight": 1}]}}`),
+			wantErr: `scoringStrategy.type: Unsupported value: "": supported values: "LeastAllocated", "MostAllocated", ` +
+				`"RequestedToCapacityRatio"`,
 		},
 		{
-			name:    "negative weight",
-			args:    rawArgs(`{"scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "memory", "weight": -1}]}}`),
-			wantErr: `scoringStrategy.resources[0].weight: Invalid value: -1: resource weight of memory not in valid range (0, 100]`,
+			name: "negative weight",
+			args: rawArgs(`{"scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "memory", "weight": -1}]}}`),
+			wantErr: `scoringStrategy.resources[0].weight: Invalid value: -1: resource weight of memory not in valid range (0,` +
+				` 100]`,
 		},
 		{
-			name:    "RequestedToCapacityRatio without its parameters",
-			args:    rawArgs(`{"scoringStrategy": {"type": "RequestedToCapacityRatio"}}`),
-			wantErr: `scoringStrategy.requestedToCapacityRatio: Required value: must be specified when type is RequestedToCapacityRatio`,
+			name: "RequestedToCapacityRatio without its parameters",
+			args: rawArgs(`{"scoringStrategy": {"type": "RequestedToCapacityRatio"}}`),
+			wantErr: `scoringStrategy.requestedToCapacityRatio: Required value: must be specified when type is ` +
+				`RequestedToCapacityRatio`,
 		},
 		{
 			name:    "RequestedToCapacityRatio without shape points",
@@ -364,31 +373,37 @@ func TestNewArgs(t *testing.T) {
 			args: rawArgs(`{"scoringStrategy": {"type": "RequestedToCapacityRatio", "requestedToCapacityRatio": {"shape": [
 				{"utilization": 50, "score": 1}, {"utilization": 50, "score": 2}, {"utilization": 10, "score": 3}]}}}`),
 			// Only the first offence is reported.
-			wantErr: `scoringStrategy.requestedToCapacityRatio.shape[1].utilization: Invalid value: 50: values must be sorted in increasing order`,
+			wantErr: `scoringStrategy.requestedToCapacityRatio.shape[1].utilization: Invalid value: 50: values must be sorted ` +
+				`in increasing order`,
 		},
 		{
 			name: "shape utilization out of range",
 			args: rawArgs(`{"scoringStrategy": {"type": "RequestedToCapacityRatio", "requestedToCapacityRatio": {"shape": [
 				{"utilization": -10, "score": 1}, {"utilization": 101, "score": 2}]}}}`),
-			wantErr: `[scoringStrategy.requestedToCapacityRatio.shape[0].utilization: Invalid value: -10: not in valid range [0, 100], ` +
+			wantErr: `[scoringStrategy.requestedToCapacityRatio.shape[0].utilization: Invalid value: -10: not in valid range ` +
+				`[0, 100], ` +
 				`scoringStrategy.requestedToCapacityRatio.shape[1].utilization: Invalid value: 101: not in valid range [0, 100]]`,
 		},
 		{
 			name: "shape score out of range",
 			args: rawArgs(`{"scoringStrategy": {"type": "RequestedToCapacityRatio", "requestedToCapacityRatio": {"shape": [
 				{"utilization": 10, "score": -1}, {"utilization": 20, "score": 11}]}}}`),
-			wantErr: `[scoringStrategy.requestedToCapacityRatio.shape[0].score: Invalid value: -1: not in valid range [0, 10], ` +
+			wantErr: `[scoringStrategy.requestedToCapacityRatio.shape[0].score: ` +
+				`Invalid value: -1: not in valid range [0, 10], ` +
 				`scoringStrategy.requestedToCapacityRatio.shape[1].score: Invalid value: 11: not in valid range [0, 10]]`,
 		},
 		{
-			name:    "weight out of range",
-			args:    rawArgs(`{"scoringStrategy": {"type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 101}]}}`),
-			wantErr: `scoringStrategy.resources[0].weight: Invalid value: 101: resource weight of cpu not in valid range (0, 100]`,
+			name: "weight out of range",
+			args: rawArgs(`{"scoringStrategy": {"type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 101}]}}`),
+			wantErr: `scoringStrategy.resources[0].weight: Invalid value: 101: resource weight of cpu not in valid range (0, ` +
+				`100]`,
 		},
 		{
-			name:    "shape without RequestedToCapacityRatio",
-			args:    rawArgs(`{"scoringStrategy": {"type": "LeastAllocated", "requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 10}]}}}`),
-			wantErr: `scoringStrategy.requestedToCapacityRatio: Forbidden: must be nil when type is not RequestedToCapacityRatio`,
+			name: "shape without RequestedToCapacityRatio",
+			args: rawArgs(`{"scoringStrategy": {"type": "LeastAllocated", "requestedToCapacityRatio": {"shape": ` +
+				`[{"utilization": 0, "score": 10}]}}}`),
+			wantErr: `scoringStrategy.requestedToCapacityRatio: Forbidden: must be nil when type is not ` +
+				`RequestedToCapacityRatio`,
 		},
 		{
 			name:    "wrong typed args",
@@ -408,7 +423,8 @@ func TestNewArgs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, pl, cmp.AllowUnexported(Fit{}), cmpopts.IgnoreFields(Fit{}, "scorer"), cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tt.want, pl, cmp.AllowUnexported(Fit{}), cmpopts.IgnoreFields(Fit{}, "scorer"),
+				cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("plugin (-want +got):\n%s", diff)
 			}
 		})

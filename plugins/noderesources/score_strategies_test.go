@@ -44,8 +44,10 @@ func fitScore(t *testing.T, pl *Fit, pod *v1.Pod, ni *framework.NodeInfo) int64 
 func TestMostAllocatedScore(t *testing.T) {
 	const (
 		defaultArgs = `{"scoringStrategy":{"type":"MostAllocated"}}`
-		weighted    = `{"scoringStrategy":{"type":"MostAllocated","resources":[{"name":"cpu","weight":3},{"name":"memory","weight":1}]}}`
-		withGPU     = `{"scoringStrategy":{"type":"MostAllocated","resources":[{"name":"cpu","weight":1},{"name":"example.com/gpu","weight":1}]}}`
+		weighted    = `{"scoringStrategy":{"type":"MostAllocated","resources":[{"name":"cpu","weight":3},{"name":"memory",` +
+			`"weight":1}]}}`
+		withGPU = `{"scoringStrategy":{"type":"MostAllocated","resources":[{"name":"cpu","weight":1},` +
+			`{"name":"example.com/gpu","weight":1}]}}`
 	)
 	tests := []struct {
 		name     string
@@ -152,7 +154,9 @@ func TestRequestedToCapacityRatioScore(t *testing.T) {
 			// cpu 75 → 20 + 80*(75-60)/40 = 50; memory 50 → 50 + (-30)*(50-30)/30 = 30
 			// → round(40) = 40
 			name: "several segments", pod: pod,
-			args: args(cpuMem, `[{"utilization":0,"score":0},{"utilization":30,"score":5},{"utilization":60,"score":2},{"utilization":100,"score":10}]`),
+			args: args(cpuMem,
+				`[{"utilization":0,"score":0},{"utilization":30,"score":5},{"utilization":60,"score":2},{"utilization":100,`+
+					`"score":10}]`),
 			want: 40,
 		},
 		{

@@ -54,14 +54,16 @@ func TestLeastAllocatedScore(t *testing.T) {
 			// cpu weight 3: (25*3 + 50*1) / 4 = 31
 			name: "resource weights",
 			pod:  st.MakePod().Name("p").Req(res{v1.ResourceCPU: "3", v1.ResourceMemory: "5000"}).Obj(),
-			args: `{"scoringStrategy":{"type":"LeastAllocated","resources":[{"name":"cpu","weight":3},{"name":"memory","weight":1}]}}`,
+			args: `{"scoringStrategy":{"type":"LeastAllocated","resources":[{"name":"cpu","weight":3},{"name":"memory",` +
+				`"weight":1}]}}`,
 			want: 31,
 		},
 		{
 			// The node has no example.com/gpu: only cpu counts, 25.
 			name: "resource the node lacks is left out",
 			pod:  st.MakePod().Name("p").Req(res{v1.ResourceCPU: "3", gpu: "1"}).Obj(),
-			args: `{"scoringStrategy":{"type":"LeastAllocated","resources":[{"name":"cpu","weight":1},{"name":"example.com/gpu","weight":1}]}}`,
+			args: `{"scoringStrategy":{"type":"LeastAllocated","resources":[{"name":"cpu","weight":1},` +
+				`{"name":"example.com/gpu","weight":1}]}}`,
 			want: 25,
 		},
 	}

@@ -13,7 +13,8 @@ import (
 	"github.com/minisched/minisched/plugins/plugintesting"
 )
 
-var tolerateUnschedulable = v1.Toleration{Key: v1.TaintNodeUnschedulable, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}
+var tolerateUnschedulable = v1.Toleration{Key: v1.TaintNodeUnschedulable, Operator: v1.TolerationOpExists,
+	Effect: v1.TaintEffectNoSchedule}
 
 func TestFilter(t *testing.T) {
 	tests := []struct {
@@ -44,14 +45,16 @@ func TestFilter(t *testing.T) {
 			nodeInfo: plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Unschedulable(true).Obj()),
 		},
 		{
-			name:     "unschedulable node, toleration for another effect",
-			pod:      st.MakePod().Name("p").Toleration(v1.Toleration{Key: v1.TaintNodeUnschedulable, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute}).Obj(),
+			name: "unschedulable node, toleration for another effect",
+			pod: st.MakePod().Name("p").Toleration(v1.Toleration{Key: v1.TaintNodeUnschedulable,
+				Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute}).Obj(),
 			nodeInfo: plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Unschedulable(true).Obj()),
 			want:     framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) were unschedulable"),
 		},
 		{
-			name:     "unschedulable node, unrelated toleration",
-			pod:      st.MakePod().Name("p").Toleration(v1.Toleration{Key: "dedicated", Operator: v1.TolerationOpEqual, Value: "gpu", Effect: v1.TaintEffectNoSchedule}).Obj(),
+			name: "unschedulable node, unrelated toleration",
+			pod: st.MakePod().Name("p").Toleration(v1.Toleration{Key: "dedicated", Operator: v1.TolerationOpEqual,
+				Value: "gpu", Effect: v1.TaintEffectNoSchedule}).Obj(),
 			nodeInfo: plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Unschedulable(true).Obj()),
 			want:     framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) were unschedulable"),
 		},
@@ -108,7 +111,8 @@ func TestIsSchedulableAfterNodeChange(t *testing.T) {
 		{name: "node cordoned", pod: plain, oldObj: open, newObj: cordoned, want: framework.QueueSkip},
 		{name: "node stays cordoned", pod: plain, oldObj: cordoned, newObj: cordoned, want: framework.QueueSkip},
 		{name: "node stays schedulable", pod: plain, oldObj: open, newObj: open, want: framework.QueueSkip},
-		{name: "node uncordoned, pod tolerated it already", pod: tolerating, oldObj: cordoned, newObj: open, want: framework.QueueSkip},
+		{name: "node uncordoned, pod tolerated it already", pod: tolerating, oldObj: cordoned, newObj: open,
+			want: framework.QueueSkip},
 		{name: "wrong new object type", pod: plain, newObj: plain, want: framework.Queue, wantErr: true},
 		{name: "wrong old object type", pod: plain, oldObj: plain, newObj: open, want: framework.Queue, wantErr: true},
 	}
@@ -133,8 +137,11 @@ func TestIsSchedulableAfterPodTolerationChange(t *testing.T) {
 		newPod *v1.Pod
 		want   framework.QueueingHint
 	}{
-		{name: "toleration for the unschedulable taint added", newPod: st.MakePod().Name("p").Toleration(tolerateUnschedulable).Obj(), want: framework.Queue},
-		{name: "unrelated toleration added", newPod: st.MakePod().Name("p").Toleration(v1.Toleration{Key: "foo", Operator: v1.TolerationOpExists}).Obj(), want: framework.QueueSkip},
+		{name: "toleration for the unschedulable taint added",
+			newPod: st.MakePod().Name("p").Toleration(tolerateUnschedulable).Obj(), want: framework.Queue},
+		{name: "unrelated toleration added",
+			newPod: st.MakePod().Name("p").Toleration(v1.Toleration{Key: "foo",
+				Operator: v1.TolerationOpExists}).Obj(), want: framework.QueueSkip},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -33,8 +33,10 @@ func TestDecodeArgs(t *testing.T) {
 		},
 		{
 			name: "List with constraints",
-			raw:  rawArgs(`{"defaultingType":"List","defaultConstraints":[{"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"DoNotSchedule"}]}`),
-			want: &configv1.PodTopologySpreadArgs{DefaultingType: configv1.ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{zoneHard}},
+			raw: rawArgs(`{"defaultingType":"List","defaultConstraints":[{"maxSkew":1,` +
+				`"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"DoNotSchedule"}]}`),
+			want: &configv1.PodTopologySpreadArgs{DefaultingType: configv1.ListDefaulting,
+				DefaultConstraints: []v1.TopologySpreadConstraint{zoneHard}},
 		},
 		{
 			name: "List without constraints",
@@ -48,8 +50,9 @@ func TestDecodeArgs(t *testing.T) {
 		},
 		{
 			// The type defaults to System, which forbids explicit constraints.
-			name:    "constraints without defaultingType",
-			raw:     rawArgs(`{"defaultConstraints":[{"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"DoNotSchedule"}]}`),
+			name: "constraints without defaultingType",
+			raw: rawArgs(`{"defaultConstraints":[{"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone",` +
+				`"whenUnsatisfiable":"DoNotSchedule"}]}`),
 			wantErr: `defaultingType: Invalid value: "System": when .defaultConstraints are not empty`,
 		},
 		{
@@ -58,19 +61,24 @@ func TestDecodeArgs(t *testing.T) {
 			wantErr: `defaultingType: Unsupported value: "Magic": supported values: "System", "List"`,
 		},
 		{
-			name:    "maxSkew not positive",
-			raw:     rawArgs(`{"defaultingType":"List","defaultConstraints":[{"maxSkew":0,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}]}`),
+			name: "maxSkew not positive",
+			raw: rawArgs(`{"defaultingType":"List","defaultConstraints":[{"maxSkew":0,"topologyKey":"zone",` +
+				`"whenUnsatisfiable":"DoNotSchedule"}]}`),
 			wantErr: `defaultConstraints[0].maxSkew: Invalid value: 0: not in valid range (0, inf)`,
 		},
 		{
-			name:    "empty topologyKey",
-			raw:     rawArgs(`{"defaultingType":"List","defaultConstraints":[{"maxSkew":1,"whenUnsatisfiable":"DoNotSchedule"}]}`),
+			name: "empty topologyKey",
+			raw: rawArgs(`{"defaultingType":"List","defaultConstraints":[{"maxSkew":1,` +
+				`"whenUnsatisfiable":"DoNotSchedule"}]}`),
 			wantErr: `defaultConstraints[0].topologyKey: Required value: can not be empty`,
 		},
 		{
-			name:    "invalid topologyKey",
-			raw:     rawArgs(`{"defaultingType":"List","defaultConstraints":[{"maxSkew":1,"topologyKey":"not a label","whenUnsatisfiable":"DoNotSchedule"}]}`),
-			wantErr: `defaultConstraints[0].topologyKey: Invalid value: "not a label": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+			name: "invalid topologyKey",
+			raw: rawArgs(`{"defaultingType":"List","defaultConstraints":[{"maxSkew":1,"topologyKey":"not a label",` +
+				`"whenUnsatisfiable":"DoNotSchedule"}]}`),
+			wantErr: `defaultConstraints[0].topologyKey: Invalid value: "not a label": name part must consist of alphanumeric ` +
+				`characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or ` +
+				`'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
 		},
 		{
 			name:    "empty whenUnsatisfiable",
@@ -78,14 +86,18 @@ func TestDecodeArgs(t *testing.T) {
 			wantErr: `defaultConstraints[0].whenUnsatisfiable: Required value: can not be empty`,
 		},
 		{
-			name:    "unknown whenUnsatisfiable",
-			raw:     rawArgs(`{"defaultingType":"List","defaultConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"Maybe"}]}`),
-			wantErr: `defaultConstraints[0].whenUnsatisfiable: Unsupported value: "Maybe": supported values: "DoNotSchedule", "ScheduleAnyway"`,
+			name: "unknown whenUnsatisfiable",
+			raw: rawArgs(`{"defaultingType":"List","defaultConstraints":[{"maxSkew":1,"topologyKey":"zone",` +
+				`"whenUnsatisfiable":"Maybe"}]}`),
+			wantErr: `defaultConstraints[0].whenUnsatisfiable: Unsupported value: "Maybe": supported values: "DoNotSchedule", ` +
+				`"ScheduleAnyway"`,
 		},
 		{
-			name:    "labelSelector forbidden",
-			raw:     rawArgs(`{"defaultingType":"List","defaultConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule","labelSelector":{"matchLabels":{"app":"web"}}}]}`),
-			wantErr: `defaultConstraints[0].labelSelector: Forbidden: constraint must not define a selector, as they deduced for each pod`,
+			name: "labelSelector forbidden",
+			raw: rawArgs(`{"defaultingType":"List","defaultConstraints":[{"maxSkew":1,"topologyKey":"zone",` +
+				`"whenUnsatisfiable":"DoNotSchedule","labelSelector":{"matchLabels":{"app":"web"}}}]}`),
+			wantErr: `defaultConstraints[0].labelSelector: Forbidden: constraint must not define a selector, as they deduced ` +
+				`for each pod`,
 		},
 		{
 			name: "repeated topologyKey and whenUnsatisfiable",
@@ -96,9 +108,11 @@ func TestDecodeArgs(t *testing.T) {
 			wantErr: `defaultConstraints[2]: Duplicate value: "{zone, DoNotSchedule}"`,
 		},
 		{
-			name:    "several errors together",
-			raw:     rawArgs(`{"defaultingType":"List","defaultConstraints":[{"maxSkew":-1,"topologyKey":"","whenUnsatisfiable":"DoNotSchedule"}]}`),
-			wantErr: `[defaultConstraints[0].maxSkew: Invalid value: -1: not in valid range (0, inf), defaultConstraints[0].topologyKey: Required value: can not be empty]`,
+			name: "several errors together",
+			raw: rawArgs(`{"defaultingType":"List","defaultConstraints":[{"maxSkew":-1,"topologyKey":"",` +
+				`"whenUnsatisfiable":"DoNotSchedule"}]}`),
+			wantErr: `[defaultConstraints[0].maxSkew: Invalid value: -1: not in valid range (0, inf), ` +
+				`defaultConstraints[0].topologyKey: Required value: can not be empty]`,
 		},
 		{
 			name:    "unknown field",
@@ -146,7 +160,8 @@ func TestNew(t *testing.T) {
 		},
 		{
 			name: "List with constraints: listers",
-			args: `{"defaultingType":"List","defaultConstraints":[{"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"DoNotSchedule"}]}`,
+			args: `{"defaultingType":"List","defaultConstraints":[{"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone",` +
+				`"whenUnsatisfiable":"DoNotSchedule"}]}`,
 			wantDefaults: []v1.TopologySpreadConstraint{
 				{MaxSkew: 1, TopologyKey: zoneKey, WhenUnsatisfiable: v1.DoNotSchedule},
 			},
@@ -183,7 +198,8 @@ func TestNew(t *testing.T) {
 			if pl.systemDefaulted != tt.wantSystem {
 				t.Errorf("systemDefaulted = %v, want %v", pl.systemDefaulted, tt.wantSystem)
 			}
-			if gotListers := pl.services != nil && pl.replicationCtrls != nil && pl.replicaSets != nil && pl.statefulSets != nil; gotListers != tt.wantListers {
+			if gotListers := pl.services != nil && pl.replicationCtrls != nil && pl.replicaSets != nil &&
+				pl.statefulSets != nil; gotListers != tt.wantListers {
 				t.Errorf("listers set = %v, want %v", gotListers, tt.wantListers)
 			}
 		})

@@ -19,33 +19,39 @@ import (
 
 // service is a Service in "default" selecting selector (nil: none).
 func service(name string, selector map[string]string) *v1.Service {
-	return &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault}, Spec: v1.ServiceSpec{Selector: selector}}
+	return &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault},
+		Spec: v1.ServiceSpec{Selector: selector}}
 }
 
 func replicaSet(name string, selector *metav1.LabelSelector) *appsv1.ReplicaSet {
-	return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault}, Spec: appsv1.ReplicaSetSpec{Selector: selector}}
+	return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault},
+		Spec: appsv1.ReplicaSetSpec{Selector: selector}}
 }
 
 func statefulSet(name string, selector *metav1.LabelSelector) *appsv1.StatefulSet {
-	return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault}, Spec: appsv1.StatefulSetSpec{Selector: selector}}
+	return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault},
+		Spec: appsv1.StatefulSetSpec{Selector: selector}}
 }
 
 func replicationController(name string, selector map[string]string) *v1.ReplicationController {
-	return &v1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault}, Spec: v1.ReplicationControllerSpec{Selector: selector}}
+	return &v1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault},
+		Spec: v1.ReplicationControllerSpec{Selector: selector}}
 }
 
 // ownedBy makes the pod controlled by apiVersion/kind name.
 func ownedBy(p *v1.Pod, apiVersion, kind, name string) *v1.Pod {
 	controller := true
-	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: name, UID: types.UID(name), Controller: &controller}}
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: name, UID: types.UID(name),
+		Controller: &controller}}
 	return p
 }
 
 func TestDefaultSelector(t *testing.T) {
 	webPod := func() *v1.Pod { return st.MakePod().Name("p").Label("app", "web").Label("tier", "fe").Obj() }
 	envProd := &metav1.LabelSelector{
-		MatchLabels:      map[string]string{"app": "web"},
-		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"dev"}}},
+		MatchLabels: map[string]string{"app": "web"},
+		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpNotIn,
+			Values: []string{"dev"}}},
 	}
 	tests := []struct {
 		name string
@@ -68,7 +74,8 @@ func TestDefaultSelector(t *testing.T) {
 		{
 			name: "Service selectors merge",
 			pod:  webPod(),
-			objs: []runtime.Object{service("web", map[string]string{"app": "web"}), service("fe", map[string]string{"tier": "fe"})},
+			objs: []runtime.Object{service("web", map[string]string{"app": "web"}),
+				service("fe", map[string]string{"tier": "fe"})},
 			want: "app=web,tier=fe",
 		},
 		{
@@ -80,13 +87,15 @@ func TestDefaultSelector(t *testing.T) {
 		{
 			name: "Services of other namespaces are left out",
 			pod:  webPod(),
-			objs: []runtime.Object{&v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "other"}, Spec: v1.ServiceSpec{Selector: map[string]string{"app": "web"}}}},
+			objs: []runtime.Object{&v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "other"},
+				Spec: v1.ServiceSpec{Selector: map[string]string{"app": "web"}}}},
 			want: "",
 		},
 		{
 			name: "ReplicationController selector merges as a label set",
 			pod:  ownedBy(webPod(), "v1", "ReplicationController", "rc"),
-			objs: []runtime.Object{service("fe", map[string]string{"tier": "fe"}), replicationController("rc", map[string]string{"app": "web"})},
+			objs: []runtime.Object{service("fe", map[string]string{"tier": "fe"}),
+				replicationController("rc", map[string]string{"app": "web"})},
 			want: "app=web,tier=fe",
 		},
 		{
@@ -146,12 +155,15 @@ func TestConstraintsOf(t *testing.T) {
 	view := func(cs []constraint) []constraintView {
 		var out []constraintView
 		for _, c := range cs {
-			out = append(out, constraintView{c.MaxSkew, c.TopologyKey, c.Selector.String(), c.MinDomains, c.NodeAffinityPolicy, c.NodeTaintsPolicy})
+			out = append(out,
+				constraintView{c.MaxSkew, c.TopologyKey, c.Selector.String(), c.MinDomains, c.NodeAffinityPolicy,
+					c.NodeTaintsPolicy})
 		}
 		return out
 	}
 	const honor, ignore = v1.NodeInclusionPolicyHonor, v1.NodeInclusionPolicyIgnore
-	listArgs := `{"defaultingType":"List","defaultConstraints":[{"maxSkew":2,"topologyKey":"rack","whenUnsatisfiable":"DoNotSchedule","matchLabelKeys":["tier"]}]}`
+	listArgs := `{"defaultingType":"List","defaultConstraints":[{"maxSkew":2,"topologyKey":"rack",` +
+		`"whenUnsatisfiable":"DoNotSchedule","matchLabelKeys":["tier"]}]}`
 	tests := []struct {
 		name   string
 		args   string
@@ -225,7 +237,8 @@ func TestConstraintsOfBadSelector(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	pl := newPlugin(t, ctx, "", nil, nil)
 	c := hard(1, zoneKey, nil)
-	c.LabelSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}}
+	c.LabelSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app",
+		Operator: "Bogus"}}}
 	pod := st.MakePod().Name("p").SpreadConstraint(c).Obj()
 	if _, err := pl.constraintsOf(pod, v1.DoNotSchedule); err == nil {
 		t.Error("constraintsOf with a bad selector: want an error")

@@ -21,7 +21,9 @@ func TestEventsToRegister(t *testing.T) {
 	want := []framework.ClusterEvent{
 		{Resource: framework.Pod, ActionType: framework.Add | framework.UpdatePodLabel | framework.Delete},
 		{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodToleration | framework.UpdatePodLabel},
-		{Resource: framework.Node, ActionType: framework.Add | framework.Delete | framework.UpdateNodeLabel | framework.UpdateNodeTaint | framework.UpdateNodeUnschedulable},
+		{Resource: framework.Node,
+			ActionType: framework.Add | framework.Delete | framework.UpdateNodeLabel | framework.UpdateNodeTaint |
+				framework.UpdateNodeUnschedulable},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("EventsToRegister (-want +got):\n%s", diff)
@@ -184,7 +186,8 @@ func TestIsSchedulableAfterAssignedPodChange(t *testing.T) {
 	foo := map[string]string{"foo": ""}
 	bar := map[string]string{"bar": ""}
 	onePod := st.MakePod().Name("p").Label("foo", "").SpreadConstraint(hard(1, "zone", foo)).Obj()
-	twoPod := st.MakePod().Name("p").Label("foo", "").SpreadConstraint(hard(1, "zone", foo)).SpreadConstraint(hard(1, "node", bar)).Obj()
+	twoPod := st.MakePod().Name("p").Label("foo", "").SpreadConstraint(hard(1, "zone", foo)).SpreadConstraint(hard(1,
+		"node", bar)).Obj()
 	assigned := func() *st.PodWrapper { return st.MakePod().Name("q").NodeName("n") }
 	tests := []struct {
 		name           string
@@ -344,7 +347,8 @@ func TestIsSchedulableAfterTargetPodChange(t *testing.T) {
 			SpreadConstraint(hard(1, "zone", foo, taintsPolicy(p))).
 			SpreadConstraint(hard(1, "node", bar)).Obj()
 	}
-	tolerating := st.MakePod().Name("p").Label("foo", "").Toleration(v1.Toleration{Key: v1.TaintNodeUnschedulable, Operator: v1.TolerationOpExists}).Obj()
+	tolerating := st.MakePod().Name("p").Label("foo", "").Toleration(v1.Toleration{Key: v1.TaintNodeUnschedulable,
+		Operator: v1.TolerationOpExists}).Obj()
 	tests := []struct {
 		name           string
 		pod            *v1.Pod

@@ -268,8 +268,9 @@ func TestFilter(t *testing.T) {
 			// List defaults with a DoNotSchedule zone constraint; the
 			// Service selects the pod, so its selector (app=web) applies:
 			// z1 2, z2 0 → z1 nodes 3 > 1.
-			name:  "default constraint with a Service's selector",
-			args:  `{"defaultingType":"List","defaultConstraints":[{"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"DoNotSchedule"}]}`,
+			name: "default constraint with a Service's selector",
+			args: `{"defaultingType":"List","defaultConstraints":[{"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone",` +
+				`"whenUnsatisfiable":"DoNotSchedule"}]}`,
 			pod:   webPod(),
 			pods:  podsOn("a", 2),
 			nodes: fourNodes,
@@ -278,8 +279,9 @@ func TestFilter(t *testing.T) {
 		},
 		{
 			// No Service or controller selects the pod: no constraints.
-			name:     "default constraint without a selecting Service: Skip",
-			args:     `{"defaultingType":"List","defaultConstraints":[{"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"DoNotSchedule"}]}`,
+			name: "default constraint without a selecting Service: Skip",
+			args: `{"defaultingType":"List","defaultConstraints":[{"maxSkew":1,` +
+				`"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"DoNotSchedule"}]}`,
 			pod:      webPod(),
 			pods:     podsOn("a", 2),
 			nodes:    fourNodes,
@@ -288,8 +290,9 @@ func TestFilter(t *testing.T) {
 		},
 		{
 			// The pod's own (soft) constraint replaces the defaults.
-			name:     "own constraints replace the defaults",
-			args:     `{"defaultingType":"List","defaultConstraints":[{"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"DoNotSchedule"}]}`,
+			name: "own constraints replace the defaults",
+			args: `{"defaultingType":"List","defaultConstraints":[{"maxSkew":1,` +
+				`"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"DoNotSchedule"}]}`,
 			pod:      webPod(soft(1, hostKey, web)),
 			pods:     podsOn("a", 2),
 			nodes:    fourNodes,

@@ -27,7 +27,8 @@ import (
 
 // newFramework builds a profile with PodTopologySpread in multiPoint at
 // weight 2, on a snapshot of pods and nodes.
-func newFramework(t *testing.T, ctx context.Context, pods []*v1.Pod, nodes []*v1.Node) (*framework.Framework, []*framework.NodeInfo) {
+func newFramework(t *testing.T, ctx context.Context, pods []*v1.Pod, nodes []*v1.Node) (*framework.Framework,
+	[]*framework.NodeInfo) {
 	t.Helper()
 	registry := framework.Registry{
 		prioritysort.Name:      prioritysort.New,

@@ -30,16 +30,19 @@ const (
 type constraintOption func(*v1.TopologySpreadConstraint)
 
 // hard is a DoNotSchedule constraint selecting matchLabels.
-func hard(maxSkew int32, key string, matchLabels map[string]string, opts ...constraintOption) v1.TopologySpreadConstraint {
+func hard(maxSkew int32, key string, matchLabels map[string]string,
+	opts ...constraintOption) v1.TopologySpreadConstraint {
 	return spread(v1.DoNotSchedule, maxSkew, key, matchLabels, opts)
 }
 
 // soft is a ScheduleAnyway constraint selecting matchLabels.
-func soft(maxSkew int32, key string, matchLabels map[string]string, opts ...constraintOption) v1.TopologySpreadConstraint {
+func soft(maxSkew int32, key string, matchLabels map[string]string,
+	opts ...constraintOption) v1.TopologySpreadConstraint {
 	return spread(v1.ScheduleAnyway, maxSkew, key, matchLabels, opts)
 }
 
-func spread(when v1.UnsatisfiableConstraintAction, maxSkew int32, key string, matchLabels map[string]string, opts []constraintOption) v1.TopologySpreadConstraint {
+func spread(when v1.UnsatisfiableConstraintAction, maxSkew int32, key string, matchLabels map[string]string,
+	opts []constraintOption) v1.TopologySpreadConstraint {
 	c := v1.TopologySpreadConstraint{MaxSkew: maxSkew, TopologyKey: key, WhenUnsatisfiable: when}
 	if matchLabels != nil {
 		c.LabelSelector = &metav1.LabelSelector{MatchLabels: matchLabels}
@@ -109,7 +112,8 @@ func rawArgs(s string) *runtime.RawExtension {
 // newHandle builds a framework to serve as the plugin's Handle: its
 // snapshot holds pods and nodes, its informers list objs from a fake
 // clientset.
-func newHandle(t *testing.T, ctx context.Context, pods []*v1.Pod, nodes []*v1.Node, objs ...runtime.Object) (framework.Handle, informers.SharedInformerFactory) {
+func newHandle(t *testing.T, ctx context.Context, pods []*v1.Pod, nodes []*v1.Node,
+	objs ...runtime.Object) (framework.Handle, informers.SharedInformerFactory) {
 	t.Helper()
 	factory := informers.NewSharedInformerFactory(fake.NewSimpleClientset(objs...), 0)
 	registry := framework.Registry{prioritysort.Name: prioritysort.New, defaultbinder.Name: defaultbinder.New}
@@ -130,7 +134,8 @@ func newHandle(t *testing.T, ctx context.Context, pods []*v1.Pod, nodes []*v1.No
 // newPlugin builds PodTopologySpread with args (JSON, "" for none) on a
 // snapshot of pods and nodes, with objs (Services, controllers) in its
 // informers, started and synced.
-func newPlugin(t *testing.T, ctx context.Context, args string, pods []*v1.Pod, nodes []*v1.Node, objs ...runtime.Object) *PodTopologySpread {
+func newPlugin(t *testing.T, ctx context.Context, args string, pods []*v1.Pod, nodes []*v1.Node,
+	objs ...runtime.Object) *PodTopologySpread {
 	t.Helper()
 	h, factory := newHandle(t, ctx, pods, nodes, objs...)
 	pl, err := New(ctx, rawArgs(args), h)

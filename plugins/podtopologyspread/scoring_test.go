@@ -190,8 +190,9 @@ func TestScore(t *testing.T) {
 			// List defaults require every topology key: b (no zone) is
 			// ignored. Zone: only z1 → ln 3 = 1.098612.
 			// a: 2 × 1.098612 + 0 = 2.20 → 2. Normalised: a 100 × 2 / 2 = 100, b 0.
-			name:    "list default constraints require every key",
-			args:    `{"defaultingType":"List","defaultConstraints":[{"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"ScheduleAnyway"}]}`,
+			name: "list default constraints require every key",
+			args: `{"defaultingType":"List","defaultConstraints":[{"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone",` +
+				`"whenUnsatisfiable":"ScheduleAnyway"}]}`,
 			pod:     webPod(),
 			pods:    concat(podsOn("a", 2), podsOn("b", 1)),
 			nodes:   []*v1.Node{zonedNode("a", "z1").Obj(), zonedNode("b", "").Obj()},
@@ -319,7 +320,8 @@ func TestNormalizeScore(t *testing.T) {
 func TestScoreWithoutPreScore(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	pl := newPlugin(t, ctx, "", nil, []*v1.Node{zonedNode("a", "z1").Obj()})
-	if _, s := pl.Score(ctx, framework.NewCycleState(), st.MakePod().Obj(), nodeInfo(t, pl, "a")); s.Code() != framework.Error {
+	if _, s := pl.Score(ctx, framework.NewCycleState(), st.MakePod().Obj(),
+		nodeInfo(t, pl, "a")); s.Code() != framework.Error {
 		t.Errorf("Score without PreScore state = %v, want Error", s)
 	}
 	if s := pl.NormalizeScore(ctx, framework.NewCycleState(), st.MakePod().Obj(), nil); s.Code() != framework.Error {

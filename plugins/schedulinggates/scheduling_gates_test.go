@@ -23,7 +23,8 @@ func TestPreEnqueue(t *testing.T) {
 		{
 			name: "pod with one gate",
 			pod:  st.MakePod().Name("p").SchedulingGates("example.com/quota").Obj(),
-			want: framework.NewStatus(framework.UnschedulableAndUnresolvable, "waiting for scheduling gates: [example.com/quota]"),
+			want: framework.NewStatus(framework.UnschedulableAndUnresolvable,
+				"waiting for scheduling gates: [example.com/quota]"),
 		},
 		{
 			name: "pod with gates, reported in spec order",
@@ -48,7 +49,8 @@ func TestPreEnqueue(t *testing.T) {
 
 func TestEventsToRegister(t *testing.T) {
 	got := plugintesting.HintedEvents(t, (&SchedulingGates{}))
-	want := []framework.ClusterEvent{{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodSchedulingGatesEliminated}}
+	want := []framework.ClusterEvent{{Resource: framework.UnscheduledPod,
+		ActionType: framework.UpdatePodSchedulingGatesEliminated}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("EventsToRegister (-want +got):\n%s", diff)
 	}
@@ -84,7 +86,8 @@ func TestIsSchedulableAfterGatesEliminated(t *testing.T) {
 // TestEventMatchesPodUpdate checks that removing the last gate raises the
 // event this plugin registered, and removing one of two does not.
 func TestEventMatchesPodUpdate(t *testing.T) {
-	registered := framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodSchedulingGatesEliminated}
+	registered := framework.ClusterEvent{Resource: framework.UnscheduledPod,
+		ActionType: framework.UpdatePodSchedulingGatesEliminated}
 	gated := st.MakePod().Name("p").SchedulingGates("foo", "bar").Obj()
 	tests := []struct {
 		name   string
@@ -96,7 +99,8 @@ func TestEventMatchesPodUpdate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.PodUpdateActions(gated, tt.newPod)}
+			e := framework.ClusterEvent{Resource: framework.UnscheduledPod,
+				ActionType: framework.PodUpdateActions(gated, tt.newPod)}
 			if got := registered.Match(e); got != tt.want {
 				t.Errorf("registered event matches %v: %v, want %v", e, got, tt.want)
 			}

@@ -26,7 +26,8 @@ func TestEventsToRegister(t *testing.T) {
 
 func TestIsSchedulableAfterNodeChange(t *testing.T) {
 	plain := st.MakePod().Name("p").Obj()
-	tolerating := st.MakePod().Name("p").Toleration(v1.Toleration{Key: "foo", Operator: v1.TolerationOpEqual, Value: "bar", Effect: v1.TaintEffectNoSchedule}).Obj()
+	tolerating := st.MakePod().Name("p").Toleration(v1.Toleration{Key: "foo", Operator: v1.TolerationOpEqual,
+		Value: "bar", Effect: v1.TaintEffectNoSchedule}).Obj()
 	untainted := st.MakeNode().Name("n").Obj()
 	tainted := st.MakeNode().Name("n").Taint("foo", "bar", v1.TaintEffectNoSchedule).Obj()
 	otherTaint := st.MakeNode().Name("n").Taint("baz", "qux", v1.TaintEffectNoExecute).Obj()
@@ -47,11 +48,16 @@ func TestIsSchedulableAfterNodeChange(t *testing.T) {
 		{name: "untainted node added", pod: plain, newObj: untainted, want: framework.Queue},
 		{name: "node with only a PreferNoSchedule taint added", pod: plain, newObj: softTaint, want: framework.Queue},
 		{name: "untolerated taint removed", pod: plain, oldObj: tainted, newObj: untainted, want: framework.Queue},
-		{name: "untolerated taint weakened to PreferNoSchedule", pod: plain, oldObj: tainted, newObj: softTaint, want: framework.Queue},
-		{name: "untolerated taint replaced by a tolerated one", pod: tolerating, oldObj: otherTaint, newObj: tainted, want: framework.Queue},
-		{name: "tolerated taint replaced by an untolerated one", pod: tolerating, oldObj: tainted, newObj: otherTaint, want: framework.QueueSkip},
-		{name: "untolerated taint replaced by another untolerated one", pod: plain, oldObj: tainted, newObj: otherTaint, want: framework.QueueSkip},
-		{name: "node was acceptable before and still is", pod: plain, oldObj: untainted, newObj: softTaint, want: framework.QueueSkip},
+		{name: "untolerated taint weakened to PreferNoSchedule", pod: plain, oldObj: tainted, newObj: softTaint,
+			want: framework.Queue},
+		{name: "untolerated taint replaced by a tolerated one", pod: tolerating, oldObj: otherTaint, newObj: tainted,
+			want: framework.Queue},
+		{name: "tolerated taint replaced by an untolerated one", pod: tolerating, oldObj: tainted, newObj: otherTaint,
+			want: framework.QueueSkip},
+		{name: "untolerated taint replaced by another untolerated one", pod: plain, oldObj: tainted, newObj: otherTaint,
+			want: framework.QueueSkip},
+		{name: "node was acceptable before and still is", pod: plain, oldObj: untainted, newObj: softTaint,
+			want: framework.QueueSkip},
 		{name: "only spec.unschedulable changed", pod: plain, oldObj: tainted, newObj: cordoned, want: framework.QueueSkip},
 	}
 	for _, tt := range tests {

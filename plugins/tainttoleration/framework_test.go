@@ -81,7 +81,8 @@ func TestWeightedScores(t *testing.T) {
 	nodes := []*framework.NodeInfo{
 		plugintesting.MakeNodeInfo(st.MakeNode().Name("a").Obj()),
 		plugintesting.MakeNodeInfo(st.MakeNode().Name("b").Taint("x", "", v1.TaintEffectPreferNoSchedule).Obj()),
-		plugintesting.MakeNodeInfo(st.MakeNode().Name("c").Taint("x", "", v1.TaintEffectPreferNoSchedule).Taint("y", "", v1.TaintEffectPreferNoSchedule).Obj()),
+		plugintesting.MakeNodeInfo(st.MakeNode().Name("c").Taint("x", "", v1.TaintEffectPreferNoSchedule).Taint("y", "",
+			v1.TaintEffectPreferNoSchedule).Obj()),
 	}
 	pod := st.MakePod().Name("p").Obj()
 	state := framework.NewCycleState()
@@ -93,7 +94,8 @@ func TestWeightedScores(t *testing.T) {
 		t.Fatal(s)
 	}
 	score := func(node string, v int64) framework.NodePluginScores {
-		return framework.NodePluginScores{Name: node, Scores: []framework.PluginScore{{Name: tainttoleration.Name, Score: v}}, TotalScore: v}
+		return framework.NodePluginScores{Name: node, Scores: []framework.PluginScore{{Name: tainttoleration.Name, Score: v}},
+			TotalScore: v}
 	}
 	want := []framework.NodePluginScores{score("a", 300), score("b", 150), score("c", 0)}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -28,7 +28,8 @@ func TestScore(t *testing.T) {
 	}{
 		{
 			name: "a node whose taints the pod tolerates beats one with an intolerable taint",
-			pod:  st.MakePod().Name("p").Toleration(v1.Toleration{Key: "foo", Operator: v1.TolerationOpEqual, Value: "bar", Effect: prefer}).Obj(),
+			pod: st.MakePod().Name("p").Toleration(v1.Toleration{Key: "foo", Operator: v1.TolerationOpEqual,
+				Value: "bar", Effect: prefer}).Obj(),
 			nodes: []*v1.Node{
 				st.MakeNode().Name("a").Taint("foo", "bar", prefer).Obj(),
 				st.MakeNode().Name("b").Taint("foo", "blah", prefer).Obj(),
@@ -53,7 +54,8 @@ func TestScore(t *testing.T) {
 		},
 		{
 			name: "the more intolerable taints, the lower the score",
-			pod:  st.MakePod().Name("p").Toleration(v1.Toleration{Key: "foo", Operator: v1.TolerationOpEqual, Value: "bar", Effect: prefer}).Obj(),
+			pod: st.MakePod().Name("p").Toleration(v1.Toleration{Key: "foo", Operator: v1.TolerationOpEqual,
+				Value: "bar", Effect: prefer}).Obj(),
 			nodes: []*v1.Node{
 				st.MakeNode().Name("a").Obj(),
 				st.MakeNode().Name("b").Taint("cpu-type", "arm64", prefer).Obj(),
@@ -67,7 +69,8 @@ func TestScore(t *testing.T) {
 			name: "only PreferNoSchedule taints count, and only PreferNoSchedule or effect-less tolerations",
 			pod: st.MakePod().Name("p").
 				// Tolerates the NoSchedule taint, but that does not count here.
-				Toleration(v1.Toleration{Key: "cpu-type", Operator: v1.TolerationOpEqual, Value: "arm64", Effect: v1.TaintEffectNoSchedule}).
+				Toleration(v1.Toleration{Key: "cpu-type", Operator: v1.TolerationOpEqual,
+					Value: "arm64", Effect: v1.TaintEffectNoSchedule}).
 				// A toleration with no effect covers PreferNoSchedule.
 				Toleration(v1.Toleration{Key: "zone", Operator: v1.TolerationOpExists}).
 				// NoExecute tolerations are left out by PreScore.
@@ -133,7 +136,8 @@ func TestScoreErrors(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	pl := &TaintToleration{}
 	pod := st.MakePod().Name("p").Obj()
-	if _, s := pl.Score(ctx, framework.NewCycleState(), pod, plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Obj())); s.Code() != framework.Error {
+	if _, s := pl.Score(ctx, framework.NewCycleState(), pod,
+		plugintesting.MakeNodeInfo(st.MakeNode().Name("n").Obj())); s.Code() != framework.Error {
 		t.Errorf("Score without PreScore = %v, want code Error", s)
 	}
 	state := framework.NewCycleState()

@@ -48,24 +48,28 @@ func TestFilter(t *testing.T) {
 		},
 		{
 			name: "Equal toleration with matching key, value and effect",
-			pod:  st.MakePod().Name("p").Toleration(v1.Toleration{Key: "dedicated", Operator: v1.TolerationOpEqual, Value: "user1", Effect: v1.TaintEffectNoSchedule}).Obj(),
+			pod: st.MakePod().Name("p").Toleration(v1.Toleration{Key: "dedicated", Operator: v1.TolerationOpEqual,
+				Value: "user1", Effect: v1.TaintEffectNoSchedule}).Obj(),
 			node: st.MakeNode().Name("n").Taint("dedicated", "user1", v1.TaintEffectNoSchedule).Obj(),
 		},
 		{
 			name: "Equal toleration with another value",
-			pod:  st.MakePod().Name("p").Toleration(v1.Toleration{Key: "dedicated", Operator: v1.TolerationOpEqual, Value: "user1", Effect: v1.TaintEffectNoSchedule}).Obj(),
+			pod: st.MakePod().Name("p").Toleration(v1.Toleration{Key: "dedicated", Operator: v1.TolerationOpEqual,
+				Value: "user1", Effect: v1.TaintEffectNoSchedule}).Obj(),
 			node: st.MakeNode().Name("n").Taint("dedicated", "user2", v1.TaintEffectNoSchedule).Obj(),
 			want: untolerated,
 		},
 		{
 			name: "Exists toleration for the key",
-			pod:  st.MakePod().Name("p").Toleration(v1.Toleration{Key: "foo", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}).Obj(),
+			pod: st.MakePod().Name("p").Toleration(v1.Toleration{Key: "foo", Operator: v1.TolerationOpExists,
+				Effect: v1.TaintEffectNoSchedule}).Obj(),
 			node: st.MakeNode().Name("n").Taint("foo", "bar", v1.TaintEffectNoSchedule).Obj(),
 		},
 		{
 			name: "every taint tolerated",
 			pod: st.MakePod().Name("p").
-				Toleration(v1.Toleration{Key: "dedicated", Operator: v1.TolerationOpEqual, Value: "user2", Effect: v1.TaintEffectNoSchedule}).
+				Toleration(v1.Toleration{Key: "dedicated", Operator: v1.TolerationOpEqual,
+					Value: "user2", Effect: v1.TaintEffectNoSchedule}).
 				Toleration(v1.Toleration{Key: "foo", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}).Obj(),
 			node: st.MakeNode().Name("n").
 				Taint("dedicated", "user2", v1.TaintEffectNoSchedule).
@@ -73,7 +77,8 @@ func TestFilter(t *testing.T) {
 		},
 		{
 			name: "one of two taints not tolerated",
-			pod:  st.MakePod().Name("p").Toleration(v1.Toleration{Key: "foo", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}).Obj(),
+			pod: st.MakePod().Name("p").Toleration(v1.Toleration{Key: "foo", Operator: v1.TolerationOpExists,
+				Effect: v1.TaintEffectNoSchedule}).Obj(),
 			node: st.MakeNode().Name("n").
 				Taint("foo", "bar", v1.TaintEffectNoSchedule).
 				Taint("dedicated", "user2", v1.TaintEffectNoExecute).Obj(),
@@ -81,18 +86,21 @@ func TestFilter(t *testing.T) {
 		},
 		{
 			name: "toleration with another (non-empty) effect",
-			pod:  st.MakePod().Name("p").Toleration(v1.Toleration{Key: "foo", Operator: v1.TolerationOpEqual, Value: "bar", Effect: v1.TaintEffectPreferNoSchedule}).Obj(),
+			pod: st.MakePod().Name("p").Toleration(v1.Toleration{Key: "foo", Operator: v1.TolerationOpEqual,
+				Value: "bar", Effect: v1.TaintEffectPreferNoSchedule}).Obj(),
 			node: st.MakeNode().Name("n").Taint("foo", "bar", v1.TaintEffectNoSchedule).Obj(),
 			want: untolerated,
 		},
 		{
 			name: "toleration with empty effect tolerates every effect",
-			pod:  st.MakePod().Name("p").Toleration(v1.Toleration{Key: "foo", Operator: v1.TolerationOpEqual, Value: "bar"}).Obj(),
+			pod: st.MakePod().Name("p").Toleration(v1.Toleration{Key: "foo", Operator: v1.TolerationOpEqual,
+				Value: "bar"}).Obj(),
 			node: st.MakeNode().Name("n").Taint("foo", "bar", v1.TaintEffectNoSchedule).Obj(),
 		},
 		{
 			name: "untolerated PreferNoSchedule taint beside a tolerated NoSchedule one",
-			pod:  st.MakePod().Name("p").Toleration(v1.Toleration{Key: "foo", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}).Obj(),
+			pod: st.MakePod().Name("p").Toleration(v1.Toleration{Key: "foo", Operator: v1.TolerationOpExists,
+				Effect: v1.TaintEffectNoSchedule}).Obj(),
 			node: st.MakeNode().Name("n").
 				Taint("foo", "bar", v1.TaintEffectNoSchedule).
 				Taint("soft", "x", v1.TaintEffectPreferNoSchedule).Obj(),
@@ -100,13 +108,15 @@ func TestFilter(t *testing.T) {
 		{
 			name: "Exists with no key tolerates everything",
 			pod:  st.MakePod().Name("p").Toleration(v1.Toleration{Operator: v1.TolerationOpExists}).Obj(),
-			node: st.MakeNode().Name("n").Taint("foo", "bar", v1.TaintEffectNoExecute).Taint("a", "b", v1.TaintEffectNoSchedule).Obj(),
+			node: st.MakeNode().Name("n").Taint("foo", "bar", v1.TaintEffectNoExecute).Taint("a", "b",
+				v1.TaintEffectNoSchedule).Obj(),
 		},
 		{
 			// The TaintTolerationComparisonOperators gate is off in v1.37:
 			// a Gt toleration tolerates nothing.
 			name: "Gt toleration is not honoured",
-			pod:  st.MakePod().Name("p").Toleration(v1.Toleration{Key: "sla", Operator: v1.TolerationOperator("Gt"), Value: "900", Effect: v1.TaintEffectNoSchedule}).Obj(),
+			pod: st.MakePod().Name("p").Toleration(v1.Toleration{Key: "sla", Operator: v1.TolerationOperator("Gt"),
+				Value: "900", Effect: v1.TaintEffectNoSchedule}).Obj(),
 			node: st.MakeNode().Name("n").Taint("sla", "950", v1.TaintEffectNoSchedule).Obj(),
 			want: untolerated,
 		},
@@ -118,7 +128,8 @@ func TestFilter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := pl.(framework.FilterPlugin).Filter(ctx, framework.NewCycleState(), tt.pod, plugintesting.MakeNodeInfo(tt.node))
+			got := pl.(framework.FilterPlugin).Filter(ctx, framework.NewCycleState(), tt.pod,
+				plugintesting.MakeNodeInfo(tt.node))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Filter (-want +got):\n%s", diff)
 			}
@@ -128,7 +139,8 @@ func TestFilter(t *testing.T) {
 
 func TestFilterWithoutNode(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	got := (&TaintToleration{}).Filter(ctx, framework.NewCycleState(), st.MakePod().Name("p").Obj(), framework.NewNodeInfo())
+	got := (&TaintToleration{}).Filter(ctx, framework.NewCycleState(), st.MakePod().Name("p").Obj(),
+		framework.NewNodeInfo())
 	if got.Code() != framework.Error {
 		t.Errorf("Filter on a NodeInfo without node = %v, want code Error", got)
 	}
