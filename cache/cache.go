@@ -775,27 +775,6 @@ func (c *Cache) rebuildSnapshot(s *Snapshot) {
 	s.generation = c.generation
 }
 
-// NodeCount returns the number of NodeInfos in the cache. Like
-// kube-scheduler's, it counts node names that only pods point at (a node
-// deleted before its pods, or not seen yet), so it can exceed the number of
-// nodes in a snapshot. Meant for tests and debugging.
-func (c *Cache) NodeCount() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return len(c.nodes)
-}
-
-// PodCount returns the number of pods in the cache, assumed or added.
-func (c *Cache) PodCount() (int, error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	count := 0
-	for _, item := range c.nodes {
-		count += len(item.info.Pods)
-	}
-	return count, nil
-}
-
 // Dump is a copy of the cache's contents, for debugging and tests.
 type Dump struct {
 	// AssumedPods are the UIDs of the assumed pods.

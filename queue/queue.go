@@ -327,7 +327,8 @@ func (p *PriorityQueue) Close() {
 const pendingPodsSummary = "activeQ:%v; backoffQ:%v; unschedulablePods:%v"
 
 // PendingPods returns every pod in the three sub-queues (not those in
-// flight) and a summary of the counts.
+// flight) and a summary of the counts, as kube-scheduler's cache debugger
+// prints them. Only tests use it so far.
 func (p *PriorityQueue) PendingPods() ([]*v1.Pod, string) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -345,7 +346,8 @@ func (p *PriorityQueue) PendingPods() ([]*v1.Pod, string) {
 }
 
 // Locate reports where the queue holds the pod with uid. A pod put back but
-// not yet marked Done is reported in its sub-queue, not InFlight.
+// not yet marked Done is reported in its sub-queue, not InFlight. Tests use
+// it to follow a pod through the queue.
 func (p *PriorityQueue) Locate(uid types.UID) Location {
 	p.lock.Lock()
 	defer p.lock.Unlock()

@@ -259,7 +259,8 @@ func (e *Env) EventMessages(ctx context.Context, pod, reason string) ([]string, 
 }
 
 // WaitForEvent polls until at least one event with reason is recorded about
-// the pod (events are written asynchronously) and returns their notes.
+// the pod (events are written asynchronously) and returns their notes. The
+// scheduler's failure tests use it.
 func (e *Env) WaitForEvent(ctx context.Context, pod, reason string, timeout time.Duration) ([]string, error) {
 	var notes []string
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {

@@ -394,11 +394,13 @@ func (f *Framework) HasPostFilterPlugins() bool { return len(f.postFilterPlugins
 // HasScorePlugins reports whether any Score plugin is enabled.
 func (f *Framework) HasScorePlugins() bool { return len(f.scorePlugins) > 0 }
 
-// ScoreWeight returns a Score plugin's weight (0 if it is not a Score plugin).
+// ScoreWeight returns a Score plugin's weight (0 if it is not a Score
+// plugin). Tests use it to check how a configuration's weights were applied.
 func (f *Framework) ScoreWeight(name string) int64 { return f.scoreWeights[name] }
 
-// ListPlugins returns the enabled plugins per extension point, in order, for
-// printing the effective configuration.
+// ListPlugins returns the enabled plugins per extension point, in order: the
+// profile after multiPoint expansion. Tests use it to check a configuration's
+// effective plugin lists.
 func (f *Framework) ListPlugins() map[string][]string {
 	out := map[string][]string{}
 	for _, e := range f.extensionPoints(&configv1.Plugins{}) {
