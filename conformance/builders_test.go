@@ -11,47 +11,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/scenario"
 )
 
 // R is a resource list in short form.
 type R = map[v1.ResourceName]string
 
-type nodeOpt func(*v1.Node)
-
-// node makes a Ready node with 4 cpu, 16Gi, 110 pods and a hostname label.
-func node(name string, opts ...nodeOpt) *v1.Node {
-	n := scenario.MakeNode(name).Obj()
-	for _, o := range opts {
-		o(n)
-	}
-	return n
-}
-
-func capacity(r R) nodeOpt {
-	return func(n *v1.Node) {
-		for k, v := range r {
-			n.Status.Capacity[k] = resource.MustParse(v)
-			n.Status.Allocatable[k] = resource.MustParse(v)
-		}
-	}
-}
-
-func zone(z string) nodeOpt { return label(v1.LabelTopologyZone, z) }
-
-func label(k, v string) nodeOpt { return func(n *v1.Node) { n.Labels[k] = v } }
-
-func cordoned() nodeOpt { return func(n *v1.Node) { n.Spec.Unschedulable = true } }
-
-func taint(k, v string, e v1.TaintEffect) nodeOpt {
-	return func(n *v1.Node) { n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: k, Value: v, Effect: e}) }
-}
-
-func images(size int64, names ...string) nodeOpt {
-	return func(n *v1.Node) {
-		n.Status.Images = append(n.Status.Images, v1.ContainerImage{Names: names, SizeBytes: size})
-	}
-}
+// node starts a node as the scenarios create it (Ready, 4 cpu, 16Gi, 110
+// pods, a hostname label), with the shared builders' methods:
+// node("n1").Capacity(R{"cpu": "2"}).Zone("a").Obj().
+func node(name string) *builders.NodeWrapper { return scenario.MakeNode(name) }
 
 type podOpt func(*v1.Pod)
 

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/scenario"
 )
 
@@ -257,8 +258,13 @@ func TestConformance(t *testing.T) {
 
 // Steps.
 
-func nodes(ns ...*v1.Node) Step {
-	return func(ctx context.Context, c *Cluster) error { return c.CreateNodes(ctx, ns...) }
+// nodes creates the nodes.
+func nodes(ns ...*builders.NodeWrapper) Step {
+	objs := make([]*v1.Node, len(ns))
+	for i, n := range ns {
+		objs[i] = n.Obj()
+	}
+	return func(ctx context.Context, c *Cluster) error { return c.CreateNodes(ctx, objs...) }
 }
 
 func pods(ps ...*v1.Pod) Step {
