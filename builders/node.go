@@ -8,6 +8,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// DefaultPodCapacity is the pod count MakeNode gives every node, as kubelet
+// does by default.
+const DefaultPodCapacity = "110"
+
 // NodeWrapper builds a node step by step: MakeNode().Name("n").Capacity(...).Obj().
 type NodeWrapper struct{ v1.Node }
 

@@ -3,35 +3,18 @@
 package builders
 
 import (
-	"fmt"
-
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// DefaultPodCapacity is the pod count MakeNode gives every node, as kubelet
-// does by default.
-const DefaultPodCapacity = "110"
-
-// ResourceList turns {"cpu": "500m"} into a v1.ResourceList. It panics on a
-// malformed quantity, which in a test table is a typo to fix.
-func ResourceList(m map[v1.ResourceName]string) v1.ResourceList {
-	if m == nil {
-		return nil
-	}
-	rl := make(v1.ResourceList, len(m))
-	for name, q := range m {
-		rl[name] = resource.MustParse(q)
-	}
-	return rl
-}
-
 // PodWrapper builds a pod step by step: MakePod().Name("p").Req(...).Obj().
 type PodWrapper struct{ v1.Pod }
 
-// MakePod starts a pod in namespace "default".
+// MakePod starts a pod in namespace "default", with no containers: each of
+// Req, Image and HostPort adds one (named c0, c1, ...), and each of InitReq,
+// SidecarReq, InitHostPort and SidecarHostPort adds an init container
+// (init0, init1, ...).
 func MakePod() *PodWrapper {
 	return &PodWrapper{v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault}}}
 }
@@ -49,37 +32,43 @@ func (p *PodWrapper) Namespace(ns string) *PodWrapper { p.Pod.Namespace = ns; re
 // UID sets the pod's UID.
 func (p *PodWrapper) UID(uid string) *PodWrapper { p.Pod.UID = types.UID(uid); return p }
 
-// Req adds a regular container requesting the given resources.
+// Req adds a container requesting the given resources.
 func (p *PodWrapper) Req(req map[v1.ResourceName]string) *PodWrapper {
-	name := fmt.Sprintf("c%d", len(p.Spec.Containers))
-	p.Spec.Containers = append(p.Spec.Containers, container(name, req))
-	return p
+	return p.addContainer(container(PauseImage, req))
+}
+
+// Image adds a container running image, requesting nothing.
+func (p *PodWrapper) Image(image string) *PodWrapper { return p.addContainer(container(image, nil)) }
+
+// HostPort adds a container exposing hostPort on hostIP ("" for every
+// address) over protocol.
+func (p *PodWrapper) HostPort(protocol v1.Protocol, hostIP string, hostPort int32) *PodWrapper {
+	return p.addContainer(hostPortContainer(protocol, hostIP, hostPort))
 }
 
 // InitReq adds a regular (run-to-completion) init container requesting the
 // given resources.
 func (p *PodWrapper) InitReq(req map[v1.ResourceName]string) *PodWrapper {
-	name := fmt.Sprintf("init%d", len(p.Spec.InitContainers))
-	p.Spec.InitContainers = append(p.Spec.InitContainers, container(name, req))
-	return p
+	return p.addInitContainer(container(PauseImage, req), nil)
 }
 
 // SidecarReq adds a restartable init container (a sidecar, restartPolicy
 // Always) requesting the given resources. It keeps running beside the
 // regular containers, so its requests add up with theirs.
 func (p *PodWrapper) SidecarReq(req map[v1.ResourceName]string) *PodWrapper {
-	c := container(fmt.Sprintf("init%d", len(p.Spec.InitContainers)), req)
-	always := v1.ContainerRestartPolicyAlways
-	c.RestartPolicy = &always
-	p.Spec.InitContainers = append(p.Spec.InitContainers, c)
-	return p
+	return p.addInitContainer(container(PauseImage, req), ptrTo(v1.ContainerRestartPolicyAlways))
 }
 
-// PauseImage is the image of the containers Req, InitReq and SidecarReq add.
-const PauseImage = "registry.k8s.io/pause:3.10"
+// InitHostPort adds an ordinary (run-to-completion) init container exposing
+// hostPort.
+func (p *PodWrapper) InitHostPort(protocol v1.Protocol, hostIP string, hostPort int32) *PodWrapper {
+	return p.addInitContainer(hostPortContainer(protocol, hostIP, hostPort), nil)
+}
 
-func container(name string, req map[v1.ResourceName]string) v1.Container {
-	return v1.Container{Name: name, Image: PauseImage, Resources: v1.ResourceRequirements{Requests: ResourceList(req)}}
+// SidecarHostPort adds a sidecar (an init container with restartPolicy
+// Always) exposing hostPort.
+func (p *PodWrapper) SidecarHostPort(protocol v1.Protocol, hostIP string, hostPort int32) *PodWrapper {
+	return p.addInitContainer(hostPortContainer(protocol, hostIP, hostPort), ptrTo(v1.ContainerRestartPolicyAlways))
 }
 
 // Overhead sets the pod's runtime-class overhead.
@@ -91,11 +80,15 @@ func (p *PodWrapper) Overhead(o map[v1.ResourceName]string) *PodWrapper {
 // Priority sets the pod's resolved priority.
 func (p *PodWrapper) Priority(prio int32) *PodWrapper { p.Spec.Priority = &prio; return p }
 
-// Toleration adds a toleration.
-func (p *PodWrapper) Toleration(t v1.Toleration) *PodWrapper {
-	p.Spec.Tolerations = append(p.Spec.Tolerations, t)
+// PriorityClassName sets spec.priorityClassName (the apiserver resolves it
+// into spec.priority).
+func (p *PodWrapper) PriorityClassName(name string) *PodWrapper {
+	p.Spec.PriorityClassName = name
 	return p
 }
+
+// SchedulerName sets spec.schedulerName.
+func (p *PodWrapper) SchedulerName(name string) *PodWrapper { p.Spec.SchedulerName = name; return p }
 
 // NodeName sets spec.nodeName (the pod is bound, or asks for that node).
 func (p *PodWrapper) NodeName(name string) *PodWrapper { p.Spec.NodeName = name; return p }
@@ -103,6 +96,12 @@ func (p *PodWrapper) NodeName(name string) *PodWrapper { p.Spec.NodeName = name;
 // NominatedNodeName sets status.nominatedNodeName.
 func (p *PodWrapper) NominatedNodeName(name string) *PodWrapper {
 	p.Status.NominatedNodeName = name
+	return p
+}
+
+// TerminationGracePeriod sets spec.terminationGracePeriodSeconds.
+func (p *PodWrapper) TerminationGracePeriod(seconds int64) *PodWrapper {
+	p.Spec.TerminationGracePeriodSeconds = &seconds
 	return p
 }
 
@@ -115,6 +114,20 @@ func (p *PodWrapper) Label(k, v string) *PodWrapper {
 	return p
 }
 
+// OwnerReference makes kind/name (with uid) the pod's controller.
+func (p *PodWrapper) OwnerReference(kind, name string, uid types.UID) *PodWrapper {
+	p.OwnerReferences = append(p.OwnerReferences, metav1.OwnerReference{
+		APIVersion: "apps/v1", Kind: kind, Name: name, UID: uid, Controller: ptrTo(true),
+	})
+	return p
+}
+
+// Toleration adds a toleration.
+func (p *PodWrapper) Toleration(t v1.Toleration) *PodWrapper {
+	p.Spec.Tolerations = append(p.Spec.Tolerations, t)
+	return p
+}
+
 // NodeSelector adds a spec.nodeSelector entry.
 func (p *PodWrapper) NodeSelector(k, v string) *PodWrapper {
 	if p.Spec.NodeSelector == nil {
@@ -124,13 +137,8 @@ func (p *PodWrapper) NodeSelector(k, v string) *PodWrapper {
 	return p
 }
 
-// ensureAffinity returns the pod's affinity, creating it.
-func (p *PodWrapper) ensureAffinity() *v1.Affinity {
-	if p.Spec.Affinity == nil {
-		p.Spec.Affinity = &v1.Affinity{}
-	}
-	return p.Spec.Affinity
-}
+// Affinity sets the pod's whole affinity.
+func (p *PodWrapper) Affinity(a *v1.Affinity) *PodWrapper { p.Spec.Affinity = a; return p }
 
 // NodeAffinity sets the pod's node affinity.
 func (p *PodWrapper) NodeAffinity(na *v1.NodeAffinity) *PodWrapper {
@@ -150,20 +158,12 @@ func (p *PodWrapper) PodAntiAffinity(paa *v1.PodAntiAffinity) *PodWrapper {
 	return p
 }
 
-// HostPort adds a container (named after the port) exposing hostPort.
-func (p *PodWrapper) HostPort(protocol v1.Protocol, hostIP string, hostPort int32) *PodWrapper {
-	c := v1.Container{Name: "port-" + string(protocol) + "-" + hostIP, Ports: []v1.ContainerPort{{
-		Protocol: protocol, HostIP: hostIP, HostPort: hostPort, ContainerPort: hostPort,
-	}}}
-	p.Spec.Containers = append(p.Spec.Containers, c)
-	return p
-}
-
-// Image adds a container running image.
-func (p *PodWrapper) Image(image string) *PodWrapper {
-	name := "img" + string(rune('a'+len(p.Spec.Containers)))
-	p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: name, Image: image})
-	return p
+// ensureAffinity returns the pod's affinity, creating it.
+func (p *PodWrapper) ensureAffinity() *v1.Affinity {
+	if p.Spec.Affinity == nil {
+		p.Spec.Affinity = &v1.Affinity{}
+	}
+	return p.Spec.Affinity
 }
 
 // SpreadConstraint adds a topology spread constraint.
@@ -172,7 +172,7 @@ func (p *PodWrapper) SpreadConstraint(c v1.TopologySpreadConstraint) *PodWrapper
 	return p
 }
 
-// SchedulingGates sets the pod's scheduling gates.
+// SchedulingGates adds scheduling gates.
 func (p *PodWrapper) SchedulingGates(names ...string) *PodWrapper {
 	for _, n := range names {
 		p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, v1.PodSchedulingGate{Name: n})
@@ -180,57 +180,11 @@ func (p *PodWrapper) SchedulingGates(names ...string) *PodWrapper {
 	return p
 }
 
-// OwnerReference makes kind/name (with uid) the pod's controller.
-func (p *PodWrapper) OwnerReference(kind, name string, uid types.UID) *PodWrapper {
-	isController := true
-	p.OwnerReferences = append(p.OwnerReferences, metav1.OwnerReference{
-		APIVersion: "apps/v1", Kind: kind, Name: name, UID: uid, Controller: &isController,
-	})
-	return p
-}
-
-// SchedulerName sets spec.schedulerName.
-func (p *PodWrapper) SchedulerName(name string) *PodWrapper { p.Spec.SchedulerName = name; return p }
-
-// SidecarHostPort adds a sidecar (an init container with restartPolicy
-// Always) exposing hostPort.
-func (p *PodWrapper) SidecarHostPort(protocol v1.Protocol, hostIP string, hostPort int32) *PodWrapper {
-	always := v1.ContainerRestartPolicyAlways
-	c := initContainerWithHostPort(protocol, hostIP, hostPort, &always)
-	p.Spec.InitContainers = append(p.Spec.InitContainers, c)
-	return p
-}
-
-// InitHostPort adds an ordinary (run-to-completion) init container exposing
-// hostPort.
-func (p *PodWrapper) InitHostPort(protocol v1.Protocol, hostIP string, hostPort int32) *PodWrapper {
-	p.Spec.InitContainers = append(p.Spec.InitContainers, initContainerWithHostPort(protocol, hostIP, hostPort, nil))
-	return p
-}
-
-func initContainerWithHostPort(protocol v1.Protocol, hostIP string, hostPort int32,
-	restart *v1.ContainerRestartPolicy) v1.Container {
-	return v1.Container{
-		Name:          "init-port-" + string(protocol) + "-" + hostIP,
-		RestartPolicy: restart,
-		Ports: []v1.ContainerPort{
-			{Protocol: protocol, HostIP: hostIP, HostPort: hostPort, ContainerPort: hostPort},
-		},
-	}
-}
-
-// PriorityClassName sets spec.priorityClassName (the apiserver resolves it
-// into spec.priority).
-func (p *PodWrapper) PriorityClassName(name string) *PodWrapper {
-	p.Spec.PriorityClassName = name
-	return p
-}
-
-// Affinity sets the pod's whole affinity.
-func (p *PodWrapper) Affinity(a *v1.Affinity) *PodWrapper { p.Spec.Affinity = a; return p }
-
 // Condition adds a true status condition (a status-only change).
 func (p *PodWrapper) Condition(t v1.PodConditionType) *PodWrapper {
 	p.Status.Conditions = append(p.Status.Conditions, v1.PodCondition{Type: t, Status: v1.ConditionTrue})
 	return p
 }
+
+// ptrTo returns a pointer to a copy of v.
+func ptrTo[T any](v T) *T { return &v }

@@ -1,5 +1,8 @@
 //go:build conformance
 
+// This file holds the cases' starting points for the shared builders, and
+// the affinity terms, spread constraints and tolerations they are given.
+
 package conformance
 
 import (
@@ -7,9 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/scenario"
@@ -23,208 +24,95 @@ type R = map[v1.ResourceName]string
 // node("n1").Capacity(R{"cpu": "2"}).Zone("a").Obj().
 func node(name string) *builders.NodeWrapper { return scenario.MakeNode(name) }
 
-type podOpt func(*v1.Pod)
+// pod starts a pod as the scenarios create it, with the shared builders'
+// methods: pod("p").Req(R{"cpu": "1"}).Label("app", "web"). A pod given no
+// container gets one running pause when it is created.
+func pod(name string) *builders.PodWrapper { return scenario.MakePod(name) }
 
-// pod makes a pod with one container.
-func pod(name string, opts ...podOpt) *v1.Pod {
-	p := scenario.MakePod(name).Obj()
-	for _, o := range opts {
-		o(p)
+// tolerate tolerates the taint key=value:effect, or every taint with key and
+// effect when value is empty.
+func tolerate(key, value string, effect v1.TaintEffect) v1.Toleration {
+	if value == "" {
+		return v1.Toleration{Key: key, Operator: v1.TolerationOpExists, Effect: effect}
 	}
-	return p
+	return v1.Toleration{Key: key, Operator: v1.TolerationOpEqual, Value: value, Effect: effect}
 }
 
-func req(r R) podOpt {
-	return func(p *v1.Pod) {
-		c := &p.Spec.Containers[0]
-		c.Resources.Requests = v1.ResourceList{}
-		for k, v := range r {
-			c.Resources.Requests[k] = resource.MustParse(v)
-			if len(k) > 0 && containsSlash(string(k)) {
-				// Extended resources cannot be overcommitted: limit = request.
-				if c.Resources.Limits == nil {
-					c.Resources.Limits = v1.ResourceList{}
-				}
-				c.Resources.Limits[k] = resource.MustParse(v)
-			}
-		}
-	}
+// requiredNodes is a node affinity requiring one of terms.
+func requiredNodes(terms ...v1.NodeSelectorTerm) *v1.NodeAffinity {
+	return &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: terms}}
 }
 
-func containsSlash(s string) bool {
-	for _, r := range s {
-		if r == '/' {
-			return true
-		}
-	}
-	return false
+// preferredNodes is a node affinity with the given preferred terms only.
+func preferredNodes(terms ...v1.PreferredSchedulingTerm) *v1.NodeAffinity {
+	return &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: terms}
 }
 
-func initContainer(r R, sidecar bool) podOpt {
-	return func(p *v1.Pod) {
-		c := v1.Container{Name: "init", Image: "registry.k8s.io/pause:3.10",
-			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{}}}
-		for k, v := range r {
-			c.Resources.Requests[k] = resource.MustParse(v)
-		}
-		if sidecar {
-			c.RestartPolicy = ptr.To(v1.ContainerRestartPolicyAlways)
-		}
-		p.Spec.InitContainers = append(p.Spec.InitContainers, c)
-	}
+// prefer is one preferred term of the given weight.
+func prefer(weight int32, term v1.NodeSelectorTerm) v1.PreferredSchedulingTerm {
+	return v1.PreferredSchedulingTerm{Weight: weight, Preference: term}
 }
 
-func image(img string) podOpt { return func(p *v1.Pod) { p.Spec.Containers[0].Image = img } }
-
-func podLabel(k, v string) podOpt {
-	return func(p *v1.Pod) {
-		if p.Labels == nil {
-			p.Labels = map[string]string{}
-		}
-		p.Labels[k] = v
-	}
-}
-
-func inNamespace(ns string) podOpt { return func(p *v1.Pod) { p.Namespace = ns } }
-
-func schedulerName(n string) podOpt { return func(p *v1.Pod) { p.Spec.SchedulerName = n } }
-
-func priorityClass(c string) podOpt { return func(p *v1.Pod) { p.Spec.PriorityClassName = c } }
-
-func tolerate(k, v string, e v1.TaintEffect) podOpt {
-	return func(p *v1.Pod) {
-		op := v1.TolerationOpEqual
-		if v == "" {
-			op = v1.TolerationOpExists
-		}
-		p.Spec.Tolerations = append(p.Spec.Tolerations, v1.Toleration{Key: k, Operator: op, Value: v, Effect: e})
-	}
-}
-
-func nodeSelector(k, v string) podOpt {
-	return func(p *v1.Pod) {
-		if p.Spec.NodeSelector == nil {
-			p.Spec.NodeSelector = map[string]string{}
-		}
-		p.Spec.NodeSelector[k] = v
-	}
-}
-
-func affinity(p *v1.Pod) *v1.Affinity {
-	if p.Spec.Affinity == nil {
-		p.Spec.Affinity = &v1.Affinity{}
-	}
-	return p.Spec.Affinity
-}
-
-// requiredNode adds a required node affinity term.
-func requiredNode(term v1.NodeSelectorTerm) podOpt {
-	return func(p *v1.Pod) {
-		a := affinity(p)
-		if a.NodeAffinity == nil {
-			a.NodeAffinity = &v1.NodeAffinity{}
-		}
-		if a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-			a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &v1.NodeSelector{}
-		}
-		rs := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
-		rs.NodeSelectorTerms = append(rs.NodeSelectorTerms, term)
-	}
-}
-
-func preferredNode(weight int32, term v1.NodeSelectorTerm) podOpt {
-	return func(p *v1.Pod) {
-		a := affinity(p)
-		if a.NodeAffinity == nil {
-			a.NodeAffinity = &v1.NodeAffinity{}
-		}
-		terms := &a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution
-		*terms = append(*terms, v1.PreferredSchedulingTerm{Weight: weight, Preference: term})
-	}
-}
-
+// matchExpr is a node selector term of one label requirement.
 func matchExpr(k string, op v1.NodeSelectorOperator, vals ...string) v1.NodeSelectorTerm {
 	return v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{Key: k, Operator: op, Values: vals}}}
 }
 
+// matchName is a node selector term matching the nodes by name.
 func matchName(names ...string) v1.NodeSelectorTerm {
 	return v1.NodeSelectorTerm{MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name",
 		Operator: v1.NodeSelectorOpIn, Values: names}}}
 }
 
-func hostPort(port int32, protocol v1.Protocol, ip string) podOpt {
-	return func(p *v1.Pod) {
-		c := &p.Spec.Containers[0]
-		c.Ports = append(c.Ports, v1.ContainerPort{ContainerPort: port, HostPort: port, Protocol: protocol, HostIP: ip})
-	}
-}
-
+// spread is a topology spread constraint over the pods matching sel, each
+// mut changing it further.
 func spread(maxSkew int32, key string, when v1.UnsatisfiableConstraintAction, sel map[string]string,
-	mut ...func(*v1.TopologySpreadConstraint)) podOpt {
-	return func(p *v1.Pod) {
-		c := v1.TopologySpreadConstraint{MaxSkew: maxSkew, TopologyKey: key, WhenUnsatisfiable: when,
-			LabelSelector: &metav1.LabelSelector{MatchLabels: sel}}
-		for _, m := range mut {
-			m(&c)
-		}
-		p.Spec.TopologySpreadConstraints = append(p.Spec.TopologySpreadConstraints, c)
+	mut ...func(*v1.TopologySpreadConstraint)) v1.TopologySpreadConstraint {
+	c := v1.TopologySpreadConstraint{MaxSkew: maxSkew, TopologyKey: key, WhenUnsatisfiable: when,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: sel}}
+	for _, m := range mut {
+		m(&c)
 	}
+	return c
 }
 
+// minDomains makes a spread constraint count at least n domains.
+func minDomains(n int32) func(*v1.TopologySpreadConstraint) {
+	return func(c *v1.TopologySpreadConstraint) { c.MinDomains = &n }
+}
+
+// honorTaints makes a spread constraint skip the nodes whose taints the pod
+// does not tolerate.
+func honorTaints(c *v1.TopologySpreadConstraint) {
+	honor := v1.NodeInclusionPolicyHonor
+	c.NodeTaintsPolicy = &honor
+}
+
+// podTerm is a pod affinity term over the pods matching sel, per key.
 func podTerm(key string, sel map[string]string) v1.PodAffinityTerm {
 	return v1.PodAffinityTerm{TopologyKey: key, LabelSelector: &metav1.LabelSelector{MatchLabels: sel}}
 }
 
-func requiredPodAffinity(t v1.PodAffinityTerm) podOpt {
-	return func(p *v1.Pod) {
-		a := affinity(p)
-		if a.PodAffinity == nil {
-			a.PodAffinity = &v1.PodAffinity{}
-		}
-		terms := &a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution
-		*terms = append(*terms, t)
-	}
+// requiredAffinity is a pod affinity requiring t.
+func requiredAffinity(t v1.PodAffinityTerm) *v1.PodAffinity {
+	return &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{t}}
 }
 
-func requiredPodAntiAffinity(t v1.PodAffinityTerm) podOpt {
-	return func(p *v1.Pod) {
-		a := affinity(p)
-		if a.PodAntiAffinity == nil {
-			a.PodAntiAffinity = &v1.PodAntiAffinity{}
-		}
-		terms := &a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
-		*terms = append(*terms, t)
-	}
+// requiredAntiAffinity is a pod anti-affinity requiring t.
+func requiredAntiAffinity(t v1.PodAffinityTerm) *v1.PodAntiAffinity {
+	return &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{t}}
 }
 
-func preferredPodAffinity(w int32, t v1.PodAffinityTerm) podOpt {
-	return func(p *v1.Pod) {
-		a := affinity(p)
-		if a.PodAffinity == nil {
-			a.PodAffinity = &v1.PodAffinity{}
-		}
-		terms := &a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution
-		*terms = append(*terms, v1.WeightedPodAffinityTerm{Weight: w, PodAffinityTerm: t})
-	}
+// preferredAffinity is a pod affinity preferring t with weight w.
+func preferredAffinity(w int32, t v1.PodAffinityTerm) *v1.PodAffinity {
+	return &v1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{
+		{Weight: w, PodAffinityTerm: t}}}
 }
 
-func preferredPodAntiAffinity(w int32, t v1.PodAffinityTerm) podOpt {
-	return func(p *v1.Pod) {
-		a := affinity(p)
-		if a.PodAntiAffinity == nil {
-			a.PodAntiAffinity = &v1.PodAntiAffinity{}
-		}
-		terms := &a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution
-		*terms = append(*terms, v1.WeightedPodAffinityTerm{Weight: w, PodAffinityTerm: t})
-	}
-}
-
-func gates(names ...string) podOpt {
-	return func(p *v1.Pod) {
-		for _, n := range names {
-			p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, v1.PodSchedulingGate{Name: n})
-		}
-	}
+// preferredAntiAffinity is a pod anti-affinity preferring t with weight w.
+func preferredAntiAffinity(w int32, t v1.PodAffinityTerm) *v1.PodAntiAffinity {
+	return &v1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{
+		{Weight: w, PodAffinityTerm: t}}}
 }
 
 func priorityClasses(classes map[string]int32) Step {

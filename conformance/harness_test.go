@@ -89,16 +89,27 @@ func run(t *testing.T, c Case, engine Engine) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := &Cluster{Env: &scenario.Env{Client: client,
-		Namespace: "default", SchedulerName: "default-scheduler", Attempts: scenario.NewAttemptLog()}, env: env}
+	cl := &Cluster{
+		Env: &scenario.Env{
+			Client:        client,
+			Namespace:     "default",
+			SchedulerName: "default-scheduler",
+			Attempts:      scenario.NewAttemptLog(),
+		},
+		env: env,
+	}
 
 	dir := t.TempDir()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if err := os.WriteFile(kubeconfig, env.Kubeconfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fmt.Sprintf("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nleaderElection:\n"+
-		"  leaderElect: false\nclientConnection:\n  kubeconfig: %s\n", kubeconfig)
+	cfg := fmt.Sprintf("apiVersion: kubescheduler.config.k8s.io/v1\n"+
+		"kind: KubeSchedulerConfiguration\n"+
+		"leaderElection:\n"+
+		"  leaderElect: false\n"+
+		"clientConnection:\n"+
+		"  kubeconfig: %s\n", kubeconfig)
 	if c.Profiles != "" {
 		cfg += "profiles:\n" + c.Profiles
 	}
@@ -247,8 +258,8 @@ func TestConformance(t *testing.T) {
 				a, b = counts(ours), counts(theirs)
 			}
 			if strings.Join(a, "\n") != strings.Join(b, "\n") {
-				t.Errorf("outcomes differ\n--- minisched:\n%s\n--- kube-scheduler:\n%s", strings.Join(ours, "\n"),
-					strings.Join(theirs, "\n"))
+				t.Errorf("outcomes differ\n--- minisched:\n%s\n--- kube-scheduler:\n%s",
+					strings.Join(ours, "\n"), strings.Join(theirs, "\n"))
 				return
 			}
 			t.Logf("agree:\n%s", strings.Join(ours, "\n"))
@@ -267,9 +278,14 @@ func nodes(ns ...*builders.NodeWrapper) Step {
 	return func(ctx context.Context, c *Cluster) error { return c.CreateNodes(ctx, objs...) }
 }
 
-func pods(ps ...*v1.Pod) Step {
+// pods creates the pods, each in its namespace.
+func pods(ps ...*builders.PodWrapper) Step {
+	objs := make([]*v1.Pod, len(ps))
+	for i, p := range ps {
+		objs[i] = p.Obj()
+	}
 	return func(ctx context.Context, c *Cluster) error {
-		for _, p := range ps {
+		for _, p := range objs {
 			p := p.DeepCopy()
 			ns := p.Namespace
 			if ns == "" {

@@ -24,9 +24,8 @@ func BenchmarkSchedulingCycle(b *testing.B) {
 	var pods []*v1.Pod
 	for i := range numNodes {
 		name := fmt.Sprintf("node-%d", i)
-		nodes = append(nodes,
-			st.MakeNode().Name(name).Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "32",
-				v1.ResourceMemory: "128Gi"}).Obj())
+		nodes = append(nodes, st.MakeNode().Name(name).
+			Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "32", v1.ResourceMemory: "128Gi"}).Obj())
 		for j := range podsPerNode {
 			pods = append(pods, st.MakePod().Name(fmt.Sprintf("p-%d-%d", i, j)).UID(fmt.Sprintf("u-%d-%d", i, j)).
 				NodeName(name).Req(map[v1.ResourceName]string{v1.ResourceCPU: "1", v1.ResourceMemory: "1Gi"}).Obj())

@@ -7,12 +7,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
 
+	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins"
@@ -26,16 +25,16 @@ func TestFeasibleSearchRotates(t *testing.T) {
 	var nodes []*v1.Node
 	for i := range 200 {
 		zone := []string{"z1", "z2"}[i%2]
-		nodes = append(nodes, &v1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("n%03d", i), Labels: map[string]string{v1.LabelTopologyZone: zone}},
-			Status:     v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourcePods: resource.MustParse("10")}},
-		})
+		nodes = append(nodes, st.MakeNode().Name(fmt.Sprintf("n%03d", i)).Zone(zone).
+			Capacity(map[v1.ResourceName]string{v1.ResourcePods: "10"}).Obj())
 	}
 	snapshot := cache.NewSnapshot(nil, nodes)
-	profile := &configv1.KubeSchedulerProfile{SchedulerName: ptr.To("p"),
+	profile := &configv1.KubeSchedulerProfile{
+		SchedulerName: ptr.To("p"),
 		Plugins: &configv1.Plugins{MultiPoint: configv1.PluginSet{
 			Enabled: []configv1.Plugin{{Name: "PrioritySort"}, {Name: "NodeUnschedulable"}, {Name: "DefaultBinder"}},
-		}}}
+		}},
+	}
 	// One Filter worker: with several, which nodes beyond the first 100
 	// feasible ones were also examined depends on timing (as upstream).
 	fwk, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), profile,
@@ -44,7 +43,7 @@ func TestFeasibleSearchRotates(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &Scheduler{snapshot: snapshot, percentageOfNodesToScore: 50, profilePercentage: map[string]*int32{}}
-	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}}
+	pod := st.MakePod().Name("p").Namespace("ns").Obj()
 
 	seen := map[string]int{}
 	tests := []struct {
@@ -89,10 +88,8 @@ func TestFindNodesThatPassFilters(t *testing.T) {
 	makeNodes := func(n int, cordoned ...int) []*v1.Node {
 		var nodes []*v1.Node
 		for i := range n {
-			nodes = append(nodes, &v1.Node{
-				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("n%03d", i)},
-				Status:     v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourcePods: resource.MustParse("10")}},
-			})
+			nodes = append(nodes, st.MakeNode().Name(fmt.Sprintf("n%03d", i)).
+				Capacity(map[v1.ResourceName]string{v1.ResourcePods: "10"}).Obj())
 		}
 		for _, i := range cordoned {
 			nodes[i].Spec.Unschedulable = true
@@ -147,8 +144,10 @@ func TestFindNodesThatPassFilters(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			snapshot := cache.NewSnapshot(nil, tt.nodes)
-			profile := &configv1.KubeSchedulerProfile{SchedulerName: ptr.To("p"),
-				Plugins: &configv1.Plugins{MultiPoint: configv1.PluginSet{Enabled: tt.plugins}}}
+			profile := &configv1.KubeSchedulerProfile{
+				SchedulerName: ptr.To("p"),
+				Plugins:       &configv1.Plugins{MultiPoint: configv1.PluginSet{Enabled: tt.plugins}},
+			}
 			// One Filter worker, so which nodes are examined after enough
 			// were found does not depend on timing.
 			fwk, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), profile,
@@ -157,7 +156,7 @@ func TestFindNodesThatPassFilters(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := &Scheduler{snapshot: snapshot, percentageOfNodesToScore: 50, nextStartNodeIndex: tt.start}
-			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}}
+			pod := st.MakePod().Name("p").Namespace("ns").Obj()
 
 			feasible, diagnosis, err := s.findNodesThatFitPod(context.Background(), fwk, framework.NewCycleState(), pod)
 			if err != nil {

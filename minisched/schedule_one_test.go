@@ -24,11 +24,25 @@ func TestSelectHost(t *testing.T) {
 		// want lists the nodes that may be chosen.
 		want []string
 	}{
-		{name: "unique best", scores: []framework.NodePluginScores{{Name: "a", TotalScore: 1}, {Name: "b", TotalScore: 30},
-			{Name: "c", TotalScore: 2}}, want: []string{"b"}},
-		{name: "tie among the best", scores: []framework.NodePluginScores{{Name: "a", TotalScore: 5},
-			{Name: "b", TotalScore: 9}, {Name: "c", TotalScore: 9}}, want: []string{"b", "c"}},
-		{name: "single node", scores: []framework.NodePluginScores{{Name: "a"}}, want: []string{"a"}},
+		{
+			name: "unique best",
+			scores: []framework.NodePluginScores{
+				{Name: "a", TotalScore: 1}, {Name: "b", TotalScore: 30}, {Name: "c", TotalScore: 2},
+			},
+			want: []string{"b"},
+		},
+		{
+			name: "tie among the best",
+			scores: []framework.NodePluginScores{
+				{Name: "a", TotalScore: 5}, {Name: "b", TotalScore: 9}, {Name: "c", TotalScore: 9},
+			},
+			want: []string{"b", "c"},
+		},
+		{
+			name:   "single node",
+			scores: []framework.NodePluginScores{{Name: "a"}},
+			want:   []string{"a"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,8 +138,12 @@ func TestNumFeasibleNodesToFind(t *testing.T) {
 
 func TestSetPodCondition(t *testing.T) {
 	unsched := func(msg string) *v1.PodCondition {
-		return &v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: v1.PodReasonUnschedulable,
-			Message: msg}
+		return &v1.PodCondition{
+			Type:    v1.PodScheduled,
+			Status:  v1.ConditionFalse,
+			Reason:  v1.PodReasonUnschedulable,
+			Message: msg,
+		}
 	}
 	tests := []struct {
 		name        string
@@ -133,10 +151,23 @@ func TestSetPodCondition(t *testing.T) {
 		cond        *v1.PodCondition
 		wantChanged bool
 	}{
-		{name: "new condition", cond: unsched("a"), wantChanged: true},
-		{name: "same condition is not rewritten", existing: []v1.PodCondition{*unsched("a")}, cond: unsched("a"),
-			wantChanged: false},
-		{name: "new message", existing: []v1.PodCondition{*unsched("a")}, cond: unsched("b"), wantChanged: true},
+		{
+			name:        "new condition",
+			cond:        unsched("a"),
+			wantChanged: true,
+		},
+		{
+			name:        "same condition is not rewritten",
+			existing:    []v1.PodCondition{*unsched("a")},
+			cond:        unsched("a"),
+			wantChanged: false,
+		},
+		{
+			name:        "new message",
+			existing:    []v1.PodCondition{*unsched("a")},
+			cond:        unsched("b"),
+			wantChanged: true,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

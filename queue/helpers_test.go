@@ -1,7 +1,7 @@
 // This file holds what the queue tests share: pod and node starting points
-// for the shared builders, a fake
-// Profile, a PrioritySort-like less, and helpers that drive a pod through a
-// failed attempt and report where every pod is.
+// for the shared builders, a fake Profile, a PrioritySort-like less, and
+// helpers that drive a pod through a failed attempt and report where every
+// pod is.
 
 package queue
 

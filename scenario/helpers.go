@@ -11,7 +11,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -81,42 +80,13 @@ func MakeNode(name string) *builders.NodeWrapper {
 	return n
 }
 
-// PodBuilder builds a pod ready for a real apiserver: one container, named
-// "app", whose requests, image and host ports its methods set. (The shared
-// builders' PodWrapper adds a container per Req, Image or HostPort instead,
-// which is what the plugins' tests need; the scenarios and the conformance
-// cases want exactly one container, as kube-scheduler sees it.)
-type PodBuilder struct{ pod v1.Pod }
-
-// MakePod starts a pod with one container named "app" and no requests.
-func MakePod(name string) *PodBuilder {
-	return &PodBuilder{pod: v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1.PodSpec{
-			Containers:                    []v1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},
-			TerminationGracePeriodSeconds: ptr.To[int64](0),
-		},
-	}}
+// MakePod starts a pod as the scenarios create it, with the shared
+// builders: named, and with terminationGracePeriodSeconds 0, since no
+// kubelet runs to stop it. CreatePods puts it in the scenario's namespace
+// and, if no Req, Image or HostPort gave it a container, adds one.
+func MakePod(name string) *builders.PodWrapper {
+	return builders.MakePod().Name(name).TerminationGracePeriod(0)
 }
-
-// Req sets the container's requests.
-func (b *PodBuilder) Req(res map[v1.ResourceName]string) *PodBuilder {
-	rl := v1.ResourceList{}
-	for k, v := range res {
-		rl[k] = resource.MustParse(v)
-	}
-	b.pod.Spec.Containers[0].Resources.Requests = rl
-	return b
-}
-
-// NodeName pre-binds the pod (as if another scheduler or a user placed it).
-func (b *PodBuilder) NodeName(n string) *PodBuilder { b.pod.Spec.NodeName = n; return b }
-
-// SchedulerName sets spec.schedulerName.
-func (b *PodBuilder) SchedulerName(n string) *PodBuilder { b.pod.Spec.SchedulerName = n; return b }
-
-// Obj returns the pod.
-func (b *PodBuilder) Obj() *v1.Pod { return b.pod.DeepCopy() }
 
 // CreateNodes creates nodes, keeping their status (allocatable, conditions).
 func (e *Env) CreateNodes(ctx context.Context, nodes ...*v1.Node) error {
@@ -134,12 +104,17 @@ func (e *Env) CreateNodes(ctx context.Context, nodes ...*v1.Node) error {
 }
 
 // CreatePods creates pods in the scenario's namespace with its scheduler
-// name (unless the pod names another).
+// name (unless the pod names another). A pod built without containers gets
+// one running builders.PauseImage that requests nothing: the apiserver
+// requires a container.
 func (e *Env) CreatePods(ctx context.Context, pods ...*v1.Pod) error {
 	for _, p := range pods {
 		p.Namespace = e.Namespace
 		if p.Spec.SchedulerName == "" {
 			p.Spec.SchedulerName = e.SchedulerName
+		}
+		if len(p.Spec.Containers) == 0 {
+			p.Spec.Containers = []v1.Container{{Name: "c0", Image: builders.PauseImage}}
 		}
 		if _, err := e.Client.CoreV1().Pods(e.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating pod %s: %w", p.Name, err)
@@ -347,67 +322,4 @@ func scoreSummary(a minisched.Attempt) string {
 		parts = append(parts, fmt.Sprintf("%s=%d (%s)", ns.Node, ns.Total, strings.Join(per, ", ")))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// Label adds a label to the pod.
-func (b *PodBuilder) Label(k, v string) *PodBuilder {
-	if b.pod.Labels == nil {
-		b.pod.Labels = map[string]string{}
-	}
-	b.pod.Labels[k] = v
-	return b
-}
-
-// NodeSelector adds a spec.nodeSelector entry.
-func (b *PodBuilder) NodeSelector(k, v string) *PodBuilder {
-	if b.pod.Spec.NodeSelector == nil {
-		b.pod.Spec.NodeSelector = map[string]string{}
-	}
-	b.pod.Spec.NodeSelector[k] = v
-	return b
-}
-
-// Toleration adds a toleration (operator Exists when value is empty).
-func (b *PodBuilder) Toleration(key, value string, effect v1.TaintEffect) *PodBuilder {
-	op := v1.TolerationOpEqual
-	if value == "" {
-		op = v1.TolerationOpExists
-	}
-	b.pod.Spec.Tolerations = append(b.pod.Spec.Tolerations,
-		v1.Toleration{Key: key, Operator: op, Value: value, Effect: effect})
-	return b
-}
-
-// HostPort exposes a TCP host port from the container.
-func (b *PodBuilder) HostPort(port int32) *PodBuilder {
-	c := &b.pod.Spec.Containers[0]
-	c.Ports = append(c.Ports, v1.ContainerPort{ContainerPort: port, HostPort: port, Protocol: v1.ProtocolTCP})
-	return b
-}
-
-// Image sets the container's image.
-func (b *PodBuilder) Image(image string) *PodBuilder {
-	b.pod.Spec.Containers[0].Image = image
-	return b
-}
-
-// Affinity sets the pod's affinity.
-func (b *PodBuilder) Affinity(a *v1.Affinity) *PodBuilder { b.pod.Spec.Affinity = a; return b }
-
-// Spread adds a topology spread constraint over pods labelled app=<app>.
-func (b *PodBuilder) Spread(maxSkew int32, topologyKey string, when v1.UnsatisfiableConstraintAction,
-	app string) *PodBuilder {
-	b.pod.Spec.TopologySpreadConstraints = append(b.pod.Spec.TopologySpreadConstraints, v1.TopologySpreadConstraint{
-		MaxSkew: maxSkew, TopologyKey: topologyKey, WhenUnsatisfiable: when,
-		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
-	})
-	return b
-}
-
-// Gates adds scheduling gates.
-func (b *PodBuilder) Gates(names ...string) *PodBuilder {
-	for _, n := range names {
-		b.pod.Spec.SchedulingGates = append(b.pod.Spec.SchedulingGates, v1.PodSchedulingGate{Name: n})
-	}
-	return b
 }

@@ -64,7 +64,8 @@ func runSchedulingGates(ctx context.Context, env *Env) error {
 	if err := env.CreateNodes(ctx, MakeNode("node0").Obj()); err != nil {
 		return err
 	}
-	if err := env.CreatePods(ctx, MakePod("gated").Gates("example.com/quota").Obj(), MakePod("open").Obj()); err != nil {
+	gated := MakePod("gated").SchedulingGates("example.com/quota").Obj()
+	if err := env.CreatePods(ctx, gated, MakePod("open").Obj()); err != nil {
 		return err
 	}
 	if _, err := env.WaitForPodBound(ctx, "open", DefaultWait); err != nil {
@@ -104,8 +105,8 @@ func runTaintToleration(ctx context.Context, env *Env) error {
 		MakePod("web").Obj(),
 		// trainer tolerates the gpu taint and is steered there by a nodeSelector;
 		// without the toleration, TaintToleration would rule gpu out.
-		MakePod("trainer").Toleration("dedicated", "gpu", v1.TaintEffectNoSchedule).NodeSelector("kubernetes.io/hostname",
-			"gpu").Obj())
+		MakePod("trainer").Toleration(v1.Toleration{Key: "dedicated", Operator: v1.TolerationOpEqual, Value: "gpu",
+			Effect: v1.TaintEffectNoSchedule}).NodeSelector(v1.LabelHostname, "gpu").Obj())
 }
 
 func runNodeAffinity(ctx context.Context, env *Env) error {
@@ -131,7 +132,7 @@ func runNodePorts(ctx context.Context, env *Env) error {
 		return err
 	}
 	for _, name := range []string{"proxy-a", "proxy-b"} {
-		if err := env.CreatePods(ctx, MakePod(name).HostPort(8080).Obj()); err != nil {
+		if err := env.CreatePods(ctx, MakePod(name).HostPort(v1.ProtocolTCP, "", 8080).Obj()); err != nil {
 			return err
 		}
 		if _, err := env.WaitForPodBound(ctx, name, DefaultWait); err != nil {
@@ -139,7 +140,7 @@ func runNodePorts(ctx context.Context, env *Env) error {
 		}
 		env.Explain(name)
 	}
-	if err := env.CreatePods(ctx, MakePod("proxy-c").HostPort(8080).Obj()); err != nil {
+	if err := env.CreatePods(ctx, MakePod("proxy-c").HostPort(v1.ProtocolTCP, "", 8080).Obj()); err != nil {
 		return err
 	}
 	msg, err := env.WaitForPodUnschedulable(ctx, "proxy-c", DefaultWait)
@@ -192,10 +193,16 @@ func runTopologySpread(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
+	// Every web pod is spread over zones with maxSkew 1, counting the pods
+	// labelled app=web.
+	overZones := v1.TopologySpreadConstraint{
+		MaxSkew: 1, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.DoNotSchedule,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+	}
 	perZone := map[string]int{}
 	for i := range 6 {
 		name := fmt.Sprintf("web%d", i)
-		p := MakePod(name).Label("app", "web").Spread(1, v1.LabelTopologyZone, v1.DoNotSchedule, "web").Obj()
+		p := MakePod(name).Label("app", "web").SpreadConstraint(overZones).Obj()
 		if err := env.CreatePods(ctx, p); err != nil {
 			return err
 		}
@@ -219,7 +226,7 @@ func runTopologySpread(ctx context.Context, env *Env) error {
 		}
 	}
 	for _, name := range []string{"web6", "web7"} {
-		p := MakePod(name).Label("app", "web").Spread(1, v1.LabelTopologyZone, v1.DoNotSchedule, "web").Obj()
+		p := MakePod(name).Label("app", "web").SpreadConstraint(overZones).Obj()
 		if err := env.CreatePods(ctx, p); err != nil {
 			return err
 		}

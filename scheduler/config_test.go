@@ -26,38 +26,105 @@ func TestDecodeConfigErrors(t *testing.T) {
 		yaml    string
 		wantErr string
 	}{
-		{name: "unknown top-level field", yaml: header + "paralelism: 3\n", wantErr: `unknown field "paralelism"`},
-		{name: "unknown profile field", yaml: header + "profiles:\n- schedulerName: a\n  plugin: {}\n",
-			wantErr: `unknown field "profiles[0].plugin"`},
-		{name: "wrong apiVersion",
-			yaml: "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n", wantErr: "apiVersion"},
-		{name: "wrong kind", yaml: "apiVersion: kubescheduler.config.k8s.io/v1\nkind: Scheduler\n", wantErr: "kind"},
-		{name: "parallelism zero", yaml: header + "parallelism: 0\n", wantErr: "parallelism: Invalid value: 0"},
-		{name: "percentage over 100", yaml: header + "percentageOfNodesToScore: 101\n",
-			wantErr: "percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]"},
-		{name: "profile percentage negative",
-			yaml: header + "profiles:\n- schedulerName: a\n  percentageOfNodesToScore: -1\n", wantErr: "profiles[0]" +
-				".percentageOfNodesToScore"},
-		{name: "max backoff below initial", yaml: header + "podInitialBackoffSeconds: 5\npodMaxBackoffSeconds: 2\n",
-			wantErr: "podMaxBackoffSeconds"},
-		{name: "duplicate profile", yaml: header + "profiles:\n- schedulerName: a\n- schedulerName: a\n",
-			wantErr: "profiles[1].schedulerName: Duplicate value"},
-		{name: "empty profile name", yaml: header + "profiles:\n- schedulerName: \"\"\n",
-			wantErr: "profiles[0].schedulerName: Required value"},
-		{name: "negative weight",
-			yaml: header + "profiles:\n- schedulerName: a\n  plugins:\n    score:\n      enabled:\n      - name: NodeNumber\n" +
-				"        weight: -1\n", wantErr: "profiles[0].plugins.score.enabled[0].weight"},
-		{name: "leader election on", yaml: header + "leaderElection:\n  leaderElect: true\n",
-			wantErr: "leaderElection.leaderElect: Unsupported value: true"},
-		{name: "duplicate pluginConfig",
-			yaml:    header + "profiles:\n- schedulerName: a\n  pluginConfig:\n  - name: NodeNumber\n  - name: NodeNumber\n",
-			wantErr: "profiles[0].pluginConfig[1].name: Duplicate value"},
-		{name: "duplicate key", yaml: header + "parallelism: 2\nparallelism: 3\n", wantErr: "parallelism"},
-		{name: "enabling an unsupported plugin",
-			yaml: header + "profiles:\n- schedulerName: a\n  plugins:\n    multiPoint:\n      enabled:\n" +
-				"      - name: DefaultPreemption\n", wantErr: "profiles[0].plugins.multiPoint.enabled[14].name: Invalid value: " +
-				"\"DefaultPreemption\": minisched does not implement DefaultPreemption: preemption is not supported yet"},
-		{name: "negative qps", yaml: header + "clientConnection:\n  qps: -1\n", wantErr: "clientConnection.qps"},
+		{
+			name:    "unknown top-level field",
+			yaml:    header + "paralelism: 3\n",
+			wantErr: `unknown field "paralelism"`,
+		},
+		{
+			name:    "unknown profile field",
+			yaml:    header + "profiles:\n- schedulerName: a\n  plugin: {}\n",
+			wantErr: `unknown field "profiles[0].plugin"`,
+		},
+		{
+			name:    "wrong apiVersion",
+			yaml:    "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n",
+			wantErr: "apiVersion",
+		},
+		{
+			name:    "wrong kind",
+			yaml:    "apiVersion: kubescheduler.config.k8s.io/v1\nkind: Scheduler\n",
+			wantErr: "kind",
+		},
+		{
+			name:    "parallelism zero",
+			yaml:    header + "parallelism: 0\n",
+			wantErr: "parallelism: Invalid value: 0",
+		},
+		{
+			name:    "percentage over 100",
+			yaml:    header + "percentageOfNodesToScore: 101\n",
+			wantErr: "percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]",
+		},
+		{
+			name:    "profile percentage negative",
+			yaml:    header + "profiles:\n- schedulerName: a\n  percentageOfNodesToScore: -1\n",
+			wantErr: "profiles[0].percentageOfNodesToScore",
+		},
+		{
+			name:    "max backoff below initial",
+			yaml:    header + "podInitialBackoffSeconds: 5\npodMaxBackoffSeconds: 2\n",
+			wantErr: "podMaxBackoffSeconds",
+		},
+		{
+			name:    "duplicate profile",
+			yaml:    header + "profiles:\n- schedulerName: a\n- schedulerName: a\n",
+			wantErr: "profiles[1].schedulerName: Duplicate value",
+		},
+		{
+			name:    "empty profile name",
+			yaml:    header + "profiles:\n- schedulerName: \"\"\n",
+			wantErr: "profiles[0].schedulerName: Required value",
+		},
+		{
+			name: "negative weight",
+			yaml: header +
+				"profiles:\n" +
+				"- schedulerName: a\n" +
+				"  plugins:\n" +
+				"    score:\n" +
+				"      enabled:\n" +
+				"      - name: NodeNumber\n" +
+				"        weight: -1\n",
+			wantErr: "profiles[0].plugins.score.enabled[0].weight",
+		},
+		{
+			name:    "leader election on",
+			yaml:    header + "leaderElection:\n  leaderElect: true\n",
+			wantErr: "leaderElection.leaderElect: Unsupported value: true",
+		},
+		{
+			name: "duplicate pluginConfig",
+			yaml: header +
+				"profiles:\n" +
+				"- schedulerName: a\n" +
+				"  pluginConfig:\n" +
+				"  - name: NodeNumber\n" +
+				"  - name: NodeNumber\n",
+			wantErr: "profiles[0].pluginConfig[1].name: Duplicate value",
+		},
+		{
+			name:    "duplicate key",
+			yaml:    header + "parallelism: 2\nparallelism: 3\n",
+			wantErr: "parallelism",
+		},
+		{
+			name: "enabling an unsupported plugin",
+			yaml: header +
+				"profiles:\n" +
+				"- schedulerName: a\n" +
+				"  plugins:\n" +
+				"    multiPoint:\n" +
+				"      enabled:\n" +
+				"      - name: DefaultPreemption\n",
+			wantErr: "profiles[0].plugins.multiPoint.enabled[14].name: Invalid value: \"DefaultPreemption\": " +
+				"minisched does not implement DefaultPreemption: preemption is not supported yet",
+		},
+		{
+			name:    "negative qps",
+			yaml:    header + "clientConnection:\n  qps: -1\n",
+			wantErr: "clientConnection.qps",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -109,23 +176,41 @@ func TestProfilePlugins(t *testing.T) {
 			want: map[string][]string{
 				"PreEnqueue": {"SchedulingGates"},
 				"QueueSort":  {"PrioritySort"},
-				"PreFilter": {"TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread",
-					"InterPodAffinity", "NodeDeclaredFeatures"},
-				"Filter": {"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
-					"PodTopologySpread", "InterPodAffinity", "NodeDeclaredFeatures"},
-				"PreScore": {"TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
-					"NodeResourcesBalancedAllocation"},
-				"Score": {"TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
-					"NodeResourcesBalancedAllocation", "ImageLocality"},
+				"PreFilter": {
+					"TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread",
+					"InterPodAffinity", "NodeDeclaredFeatures",
+				},
+				"Filter": {
+					"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
+					"PodTopologySpread", "InterPodAffinity", "NodeDeclaredFeatures",
+				},
+				"PreScore": {
+					"TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
+					"NodeResourcesBalancedAllocation",
+				},
+				"Score": {
+					"TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
+					"NodeResourcesBalancedAllocation", "ImageLocality",
+				},
 				"Bind": {"DefaultBinder"},
 			},
-			wantWeights: map[string]int64{"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
-				"InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1},
+			wantWeights: map[string]int64{
+				"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
+				"InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1,
+			},
 		},
 		{
 			name: "multiPoint plugin added after the others",
-			plugins: "multiPoint:\n  enabled:\n  - name: PrioritySort\n  - name: NodeUnschedulable\n  - name: NodeName\n" +
-				"  - name: NodeResourcesFit\n  - name: DefaultBinder\n  - name: NodeNumber\n    weight: 3\n  disabled:\n" +
+			plugins: "multiPoint:\n" +
+				"  enabled:\n" +
+				"  - name: PrioritySort\n" +
+				"  - name: NodeUnschedulable\n" +
+				"  - name: NodeName\n" +
+				"  - name: NodeResourcesFit\n" +
+				"  - name: DefaultBinder\n" +
+				"  - name: NodeNumber\n" +
+				"    weight: 3\n" +
+				"  disabled:\n" +
 				"  - name: \"*\"\n",
 			want: map[string][]string{
 				"QueueSort": {"PrioritySort"}, "PreFilter": {"NodeResourcesFit"},
@@ -137,8 +222,17 @@ func TestProfilePlugins(t *testing.T) {
 		},
 		{
 			name: "disable one plugin at one extension point",
-			plugins: "multiPoint:\n  enabled:\n  - name: PrioritySort\n  - name: NodeUnschedulable\n  - name: NodeName\n" +
-				"  - name: NodeResourcesFit\n  - name: DefaultBinder\n  disabled:\n  - name: \"*\"\nfilter:\n  disabled:\n" +
+			plugins: "multiPoint:\n" +
+				"  enabled:\n" +
+				"  - name: PrioritySort\n" +
+				"  - name: NodeUnschedulable\n" +
+				"  - name: NodeName\n" +
+				"  - name: NodeResourcesFit\n" +
+				"  - name: DefaultBinder\n" +
+				"  disabled:\n" +
+				"  - name: \"*\"\n" +
+				"filter:\n" +
+				"  disabled:\n" +
 				"  - name: NodeName\n",
 			want: map[string][]string{
 				"QueueSort": {"PrioritySort"}, "PreFilter": {"NodeResourcesFit"},
@@ -148,9 +242,21 @@ func TestProfilePlugins(t *testing.T) {
 		},
 		{
 			name: "star disables every default; specific Score weight wins over multiPoint",
-			plugins: "multiPoint:\n  enabled:\n  - name: PrioritySort\n  - name: NodeNumber\n    weight: 2\n" +
-				"  - name: DefaultBinder\n  disabled:\n  - name: \"*\"\nscore:\n  enabled:\n  - name: NodeNumber\n    weight: 7\n" +
-				"permit:\n  disabled:\n  - name: NodeNumber\n",
+			plugins: "multiPoint:\n" +
+				"  enabled:\n" +
+				"  - name: PrioritySort\n" +
+				"  - name: NodeNumber\n" +
+				"    weight: 2\n" +
+				"  - name: DefaultBinder\n" +
+				"  disabled:\n" +
+				"  - name: \"*\"\n" +
+				"score:\n" +
+				"  enabled:\n" +
+				"  - name: NodeNumber\n" +
+				"    weight: 7\n" +
+				"permit:\n" +
+				"  disabled:\n" +
+				"  - name: NodeNumber\n",
 			want: map[string][]string{
 				"QueueSort": {"PrioritySort"}, "PreScore": {"NodeNumber"}, "Score": {"NodeNumber"}, "Bind": {"DefaultBinder"},
 			},
@@ -158,8 +264,17 @@ func TestProfilePlugins(t *testing.T) {
 		},
 		{
 			name: "specific extension point overrides multiPoint and comes first",
-			plugins: "multiPoint:\n  enabled:\n  - name: PrioritySort\n  - name: NodeUnschedulable\n  - name: NodeName\n" +
-				"  - name: NodeResourcesFit\n  - name: DefaultBinder\n  disabled:\n  - name: \"*\"\nfilter:\n  enabled:\n" +
+			plugins: "multiPoint:\n" +
+				"  enabled:\n" +
+				"  - name: PrioritySort\n" +
+				"  - name: NodeUnschedulable\n" +
+				"  - name: NodeName\n" +
+				"  - name: NodeResourcesFit\n" +
+				"  - name: DefaultBinder\n" +
+				"  disabled:\n" +
+				"  - name: \"*\"\n" +
+				"filter:\n" +
+				"  enabled:\n" +
 				"  - name: NodeResourcesFit\n",
 			want: map[string][]string{
 				"QueueSort": {"PrioritySort"}, "PreFilter": {"NodeResourcesFit"},
@@ -177,16 +292,31 @@ func TestProfilePlugins(t *testing.T) {
 			plugins:     "multiPoint:\n  disabled:\n  - name: DefaultPreemption\n  - name: VolumeBinding\n",
 			wantWeights: map[string]int64{"TaintToleration": 3},
 		},
-		{name: "unknown plugin lists the known ones", plugins: "filter:\n  enabled:\n  - name: Nope\n",
-			wantErr: `unknown plugin "Nope" (known plugins: DefaultBinder, ImageLocality, InterPodAffinity,`},
-		{name: "plugin at a point it does not implement", plugins: "filter:\n  enabled:\n  - name: PrioritySort\n",
-			wantErr: `plugin "PrioritySort" is enabled at Filter but does not implement the Filter extension point`},
-		{name: "two queue sorts", plugins: "queueSort:\n  enabled:\n  - name: PrioritySort\n  - name: PrioritySort\n",
-			wantErr: "enabled twice at QueueSort"},
-		{name: "no bind plugin", plugins: "bind:\n  disabled:\n  - name: DefaultBinder\n",
-			wantErr: "at least one Bind plugin is required"},
-		{name: "no queue sort", plugins: "queueSort:\n  disabled:\n  - name: \"*\"\n",
-			wantErr: "exactly one QueueSort plugin is required, got 0"},
+		{
+			name:    "unknown plugin lists the known ones",
+			plugins: "filter:\n  enabled:\n  - name: Nope\n",
+			wantErr: `unknown plugin "Nope" (known plugins: DefaultBinder, ImageLocality, InterPodAffinity,`,
+		},
+		{
+			name:    "plugin at a point it does not implement",
+			plugins: "filter:\n  enabled:\n  - name: PrioritySort\n",
+			wantErr: `plugin "PrioritySort" is enabled at Filter but does not implement the Filter extension point`,
+		},
+		{
+			name:    "two queue sorts",
+			plugins: "queueSort:\n  enabled:\n  - name: PrioritySort\n  - name: PrioritySort\n",
+			wantErr: "enabled twice at QueueSort",
+		},
+		{
+			name:    "no bind plugin",
+			plugins: "bind:\n  disabled:\n  - name: DefaultBinder\n",
+			wantErr: "at least one Bind plugin is required",
+		},
+		{
+			name:    "no queue sort",
+			plugins: "queueSort:\n  disabled:\n  - name: \"*\"\n",
+			wantErr: "exactly one QueueSort plugin is required, got 0",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -246,15 +376,33 @@ func TestPluginArgs(t *testing.T) {
 		args    string
 		wantErr string
 	}{
-		{name: "valid args", args: "reverse: true\n"},
-		{name: "apiVersion and kind are accepted",
-			args: "apiVersion: kubescheduler.config.k8s.io/v1\nkind: NodeNumberArgs\nreverse: false\n"},
-		{name: "unknown field rejected", args: "revers: true\n", wantErr: `plugin "NodeNumber"`},
+		{
+			name: "valid args",
+			args: "reverse: true\n",
+		},
+		{
+			name: "apiVersion and kind are accepted",
+			args: "apiVersion: kubescheduler.config.k8s.io/v1\nkind: NodeNumberArgs\nreverse: false\n",
+		},
+		{
+			name:    "unknown field rejected",
+			args:    "revers: true\n",
+			wantErr: `plugin "NodeNumber"`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			doc := header + "profiles:\n- schedulerName: p\n  plugins:\n    multiPoint:\n      enabled:\n" +
-				"      - name: NodeNumber\n  pluginConfig:\n  - name: NodeNumber\n    args:\n" + indent(tt.args, "      ")
+			doc := header +
+				"profiles:\n" +
+				"- schedulerName: p\n" +
+				"  plugins:\n" +
+				"    multiPoint:\n" +
+				"      enabled:\n" +
+				"      - name: NodeNumber\n" +
+				"  pluginConfig:\n" +
+				"  - name: NodeNumber\n" +
+				"    args:\n" +
+				indent(tt.args, "      ")
 			cfg, err := DecodeConfig([]byte(doc))
 			if err != nil {
 				t.Fatalf("DecodeConfig: %v", err)

@@ -93,8 +93,8 @@ func (f *flakyBinder) Bind(_ context.Context, _ *framework.CycleState, p *v1.Pod
 type gatekeeper struct{ h framework.Handle }
 
 func (g *gatekeeper) Name() string { return "Gatekeeper" }
-func (g *gatekeeper) Permit(_ context.Context, _ *framework.CycleState, p *v1.Pod, _ string) (*framework.Status,
-	time.Duration) {
+func (g *gatekeeper) Permit(_ context.Context, _ *framework.CycleState, p *v1.Pod,
+	_ string) (*framework.Status, time.Duration) {
 	if p.Labels["reject"] == "true" {
 		return framework.NewStatus(framework.Unschedulable, "rejected by Gatekeeper"), 0
 	}
@@ -128,8 +128,12 @@ func startHarness(t *testing.T, ns string) *harness {
 		metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{client: client, calls: &calls{m: map[string][]string{}}, runErr: make(chan error, 1),
-		attempts: scenario.NewAttemptLog()}
+	h := &harness{
+		client:   client,
+		calls:    &calls{m: map[string][]string{}},
+		runErr:   make(chan error, 1),
+		attempts: scenario.NewAttemptLog(),
+	}
 	registry := framework.Registry{
 		"Recorder": func(context.Context, *runtime.RawExtension, framework.Handle) (framework.Plugin, error) {
 			return &recorder{c: h.calls}, nil

@@ -127,8 +127,10 @@ func testNodes(names ...string) []*NodeInfo {
 	var out []*NodeInfo
 	for _, n := range names {
 		ni := NewNodeInfo()
-		ni.SetNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n},
-			Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourcePods: resource.MustParse("10")}}})
+		ni.SetNode(&v1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: n},
+			Status:     v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourcePods: resource.MustParse("10")}},
+		})
 		out = append(out, ni)
 	}
 	return out
@@ -139,9 +141,10 @@ var testPod = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", 
 func TestFilterStopsAtFirstFailure(t *testing.T) {
 	log := &callLog{}
 	a := &fakePlugin{name: "A", log: log, filterFail: map[string]*Status{"n1": NewStatus(Unschedulable, "a says no")}}
-	b := &fakePlugin{name: "B", log: log,
-		filterFail: map[string]*Status{"n1": NewStatus(Unschedulable, "b says no"),
-			"n2": NewStatus(UnschedulableAndUnresolvable, "b says never")}}
+	b := &fakePlugin{name: "B", log: log, filterFail: map[string]*Status{
+		"n1": NewStatus(Unschedulable, "b says no"),
+		"n2": NewStatus(UnschedulableAndUnresolvable, "b says never"),
+	}}
 	f := newTestFramework(t, []*fakePlugin{a, b}, nil)
 	nodes := testNodes("n1", "n2", "n3")
 	state := NewCycleState()
@@ -223,11 +226,20 @@ func TestPermit(t *testing.T) {
 		wantCode Code
 		wantMsg  string
 	}{
-		{name: "all approve", permits: []*Status{nil, nil}, wantCode: Success},
-		{name: "a rejection wins at once", permits: []*Status{NewStatus(Wait), NewStatus(Unschedulable, "no")},
-			wantCode: Unschedulable, wantMsg: "no"},
 		{
-			name: "waiting until every waiting plugin allows", permits: []*Status{NewStatus(Wait), NewStatus(Wait)},
+			name:     "all approve",
+			permits:  []*Status{nil, nil},
+			wantCode: Success,
+		},
+		{
+			name:     "a rejection wins at once",
+			permits:  []*Status{NewStatus(Wait), NewStatus(Unschedulable, "no")},
+			wantCode: Unschedulable,
+			wantMsg:  "no",
+		},
+		{
+			name:    "waiting until every waiting plugin allows",
+			permits: []*Status{NewStatus(Wait), NewStatus(Wait)},
 			act: func(f *Framework, _ *clocktesting.FakeClock) {
 				f.GetWaitingPod(testPod.UID).Allow("P0")
 				f.GetWaitingPod(testPod.UID).Allow("P1")
@@ -235,16 +247,20 @@ func TestPermit(t *testing.T) {
 			wantCode: Success,
 		},
 		{
-			name: "rejected by another goroutine", permits: []*Status{NewStatus(Wait)},
+			name:    "rejected by another goroutine",
+			permits: []*Status{NewStatus(Wait)},
 			act: func(f *Framework, _ *clocktesting.FakeClock) {
 				f.GetWaitingPod(testPod.UID).Reject("P0", "changed my mind")
 			},
-			wantCode: Unschedulable, wantMsg: "changed my mind",
+			wantCode: Unschedulable,
+			wantMsg:  "changed my mind",
 		},
 		{
-			name: "timeout rejects", permits: []*Status{NewStatus(Wait)},
+			name:     "timeout rejects",
+			permits:  []*Status{NewStatus(Wait)},
 			act:      func(_ *Framework, clk *clocktesting.FakeClock) { clk.Step(11 * time.Second) },
-			wantCode: Unschedulable, wantMsg: "rejected due to timeout after waiting 10s at plugin P0",
+			wantCode: Unschedulable,
+			wantMsg:  "rejected due to timeout after waiting 10s at plugin P0",
 		},
 	}
 	for _, tt := range tests {
@@ -252,8 +268,9 @@ func TestPermit(t *testing.T) {
 			clk := clocktesting.NewFakeClock(time.Now())
 			var pls []*fakePlugin
 			for i, st := range tt.permits {
-				pls = append(pls,
-					&fakePlugin{name: "P" + string(rune('0'+i)), log: &callLog{}, permit: st, permitWait: 10 * time.Second})
+				pls = append(pls, &fakePlugin{
+					name: "P" + string(rune('0'+i)), log: &callLog{}, permit: st, permitWait: 10 * time.Second,
+				})
 			}
 			f := newTestFramework(t, pls, nil, WithClock(clock.WithDelayedExecution(clk)))
 			s := f.RunPermitPlugins(context.Background(), NewCycleState(), testPod, "n1")

@@ -45,16 +45,45 @@ func TestStatus(t *testing.T) {
 		wantMessage string
 		wantReject  bool
 	}{
-		{name: "reasons joined", status: NewStatus(Unschedulable, "Insufficient cpu", "Insufficient memory"),
-			wantCode: Unschedulable, wantMessage: "Insufficient cpu, Insufficient memory", wantReject: true},
-		{name: "error", status: AsStatus(errors.New("boom")), wantCode: Error, wantMessage: "boom"},
-		{name: "unresolvable", status: NewStatus(UnschedulableAndUnresolvable, "x"), wantCode: UnschedulableAndUnresolvable,
-			wantMessage: "x", wantReject: true},
-		{name: "pending is a rejection", status: NewStatus(Pending, "later"), wantCode: Pending,
-			wantMessage: "later", wantReject: true},
-		{name: "error attached to a rejection", status: NewStatus(Unschedulable).WithError(errors.New("fit")),
-			wantCode: Unschedulable, wantMessage: "fit", wantReject: true},
-		{name: "skip", status: NewStatus(Skip), wantCode: Skip},
+		{
+			name:        "reasons joined",
+			status:      NewStatus(Unschedulable, "Insufficient cpu", "Insufficient memory"),
+			wantCode:    Unschedulable,
+			wantMessage: "Insufficient cpu, Insufficient memory",
+			wantReject:  true,
+		},
+		{
+			name:        "error",
+			status:      AsStatus(errors.New("boom")),
+			wantCode:    Error,
+			wantMessage: "boom",
+		},
+		{
+			name:        "unresolvable",
+			status:      NewStatus(UnschedulableAndUnresolvable, "x"),
+			wantCode:    UnschedulableAndUnresolvable,
+			wantMessage: "x",
+			wantReject:  true,
+		},
+		{
+			name:        "pending is a rejection",
+			status:      NewStatus(Pending, "later"),
+			wantCode:    Pending,
+			wantMessage: "later",
+			wantReject:  true,
+		},
+		{
+			name:        "error attached to a rejection",
+			status:      NewStatus(Unschedulable).WithError(errors.New("fit")),
+			wantCode:    Unschedulable,
+			wantMessage: "fit",
+			wantReject:  true,
+		},
+		{
+			name:     "skip",
+			status:   NewStatus(Skip),
+			wantCode: Skip,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -149,8 +178,8 @@ func TestFitErrorMessage(t *testing.T) {
 				d.PostFilterMsg = "preemption: not eligible"
 				return d
 			},
-			want: "0/3 nodes are available: 1 Too many pods, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]. preemption: " +
-				"not eligible.",
+			want: "0/3 nodes are available: 1 Too many pods, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]. " +
+				"preemption: not eligible.",
 		},
 	}
 	for _, tt := range tests {
@@ -169,11 +198,21 @@ func TestPreFilterResultMerge(t *testing.T) {
 		a, b *PreFilterResult
 		want *PreFilterResult
 	}{
-		{name: "all and all", want: nil},
-		{name: "all and some", b: &PreFilterResult{NodeNames: sets.New("x")},
-			want: &PreFilterResult{NodeNames: sets.New("x")}},
-		{name: "intersection", a: &PreFilterResult{NodeNames: sets.New("x", "y")},
-			b: &PreFilterResult{NodeNames: sets.New("y", "z")}, want: &PreFilterResult{NodeNames: sets.New("y")}},
+		{
+			name: "all and all",
+			want: nil,
+		},
+		{
+			name: "all and some",
+			b:    &PreFilterResult{NodeNames: sets.New("x")},
+			want: &PreFilterResult{NodeNames: sets.New("x")},
+		},
+		{
+			name: "intersection",
+			a:    &PreFilterResult{NodeNames: sets.New("x", "y")},
+			b:    &PreFilterResult{NodeNames: sets.New("y", "z")},
+			want: &PreFilterResult{NodeNames: sets.New("y")},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
