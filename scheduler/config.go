@@ -122,11 +122,13 @@ func SetDefaults(cfg *configv1.KubeSchedulerConfiguration) {
 	if len(cfg.Profiles) == 0 {
 		cfg.Profiles = []configv1.KubeSchedulerProfile{{}}
 	}
+	// Only a lone profile may leave its name out; with several, each must
+	// say which pods it schedules (Validate rejects the unnamed ones).
+	if len(cfg.Profiles) == 1 && cfg.Profiles[0].SchedulerName == nil {
+		cfg.Profiles[0].SchedulerName = ptr.To(DefaultSchedulerName)
+	}
 	for i := range cfg.Profiles {
 		p := &cfg.Profiles[i]
-		if p.SchedulerName == nil {
-			p.SchedulerName = ptr.To(DefaultSchedulerName)
-		}
 		p.Plugins = mergePlugins(DefaultPlugins(), p.Plugins)
 	}
 }
@@ -167,7 +169,7 @@ func Validate(cfg *configv1.KubeSchedulerConfiguration) error {
 	for i := range cfg.Profiles {
 		p := &cfg.Profiles[i]
 		path := field.NewPath("profiles").Index(i)
-		name := *p.SchedulerName
+		name := ptr.Deref(p.SchedulerName, "")
 		switch {
 		case name == "":
 			errs = append(errs, field.Required(path.Child("schedulerName"), ""))

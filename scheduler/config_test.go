@@ -77,6 +77,12 @@ func TestDecodeConfigErrors(t *testing.T) {
 			wantErr: "profiles[0].schedulerName: Required value",
 		},
 		{
+			// Only a lone profile may omit its name, as in kube-scheduler.
+			name:    "unnamed profile beside a named one",
+			yaml:    header + "profiles:\n- {}\n- schedulerName: other\n",
+			wantErr: "profiles[0].schedulerName: Required value",
+		},
+		{
 			name: "negative weight",
 			yaml: header +
 				"profiles:\n" +
