@@ -28,28 +28,8 @@ func (s *Scheduler) addAllEventHandlers(factory informers.SharedInformerFactory)
 		informer toolscache.SharedIndexInformer
 		handler  toolscache.ResourceEventHandler
 	}{
-		{podInformer, toolscache.FilteringResourceEventHandler{
-			FilterFunc: func(obj interface{}) bool {
-				pod, ok := podOf(obj)
-				return ok && assignedPod(pod)
-			},
-			Handler: toolscache.ResourceEventHandlerFuncs{
-				AddFunc:    s.addPodToCache,
-				UpdateFunc: s.updatePodInCache,
-				DeleteFunc: s.deletePodFromCache,
-			},
-		}},
-		{podInformer, toolscache.FilteringResourceEventHandler{
-			FilterFunc: func(obj interface{}) bool {
-				pod, ok := podOf(obj)
-				return ok && !assignedPod(pod) && s.responsibleForPod(pod)
-			},
-			Handler: toolscache.ResourceEventHandlerFuncs{
-				AddFunc:    s.addPodToSchedulingQueue,
-				UpdateFunc: s.updatePodInSchedulingQueue,
-				DeleteFunc: s.deletePodFromSchedulingQueue,
-			},
-		}},
+		{podInformer, s.assignedPodHandler()},
+		{podInformer, s.unassignedPodHandler()},
 		{nodeInformer, toolscache.ResourceEventHandlerFuncs{
 			AddFunc:    s.addNodeToCache,
 			UpdateFunc: s.updateNodeInCache,
@@ -64,6 +44,51 @@ func (s *Scheduler) addAllEventHandlers(factory informers.SharedInformerFactory)
 		s.informersSynced = append(s.informersSynced, reg.HasSynced)
 	}
 	return nil
+}
+
+// assignedPodHandler feeds the cache with bound pods. A tombstone (the
+// DeletedFinalStateUnknown of a delete the watch missed) always passes: the
+// object it carries may predate the binding, and a pod we assumed is in the
+// cache whatever that stale copy says. Removing a pod the cache does not
+// hold only logs an error.
+func (s *Scheduler) assignedPodHandler() toolscache.ResourceEventHandler {
+	return toolscache.FilteringResourceEventHandler{
+		FilterFunc: func(obj interface{}) bool {
+			if _, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				_, isPod := podOf(obj)
+				return isPod
+			}
+			pod, ok := podOf(obj)
+			return ok && assignedPod(pod)
+		},
+		Handler: toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    s.addPodToCache,
+			UpdateFunc: s.updatePodInCache,
+			DeleteFunc: s.deletePodFromCache,
+		},
+	}
+}
+
+// unassignedPodHandler feeds the queue with the pending pods of our
+// profiles. A tombstone of one of our pods passes whether or not its stale
+// object says it was bound, for the same reason as in assignedPodHandler:
+// deleting a pod the queue does not hold does nothing.
+func (s *Scheduler) unassignedPodHandler() toolscache.ResourceEventHandler {
+	return toolscache.FilteringResourceEventHandler{
+		FilterFunc: func(obj interface{}) bool {
+			pod, ok := podOf(obj)
+			if !ok || !s.responsibleForPod(pod) {
+				return false
+			}
+			_, tombstone := obj.(toolscache.DeletedFinalStateUnknown)
+			return tombstone || !assignedPod(pod)
+		},
+		Handler: toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    s.addPodToSchedulingQueue,
+			UpdateFunc: s.updatePodInSchedulingQueue,
+			DeleteFunc: s.deletePodFromSchedulingQueue,
+		},
+	}
 }
 
 // podOf unwraps a pod from an informer notification, including the
