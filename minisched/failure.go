@@ -43,9 +43,13 @@ func (s *Scheduler) handleBindingCycleError(ctx context.Context, state *framewor
 	s.handleSchedulingFailure(ctx, fwk, podInfo, status)
 }
 
-// handleSchedulingFailure requeues a pod that could not be scheduled, records
-// a FailedScheduling event and sets PodScheduled=False with the reason. The
-// caller marks the pod Done afterwards, if Permit had not allowed it yet.
+// handleSchedulingFailure requeues a pod that could not be scheduled, which
+// ends its in-flight period in the queue, then records a FailedScheduling
+// event and sets PodScheduled=False with the reason.
+//
+// The pod is back in the queue before the API calls, and from then on it is
+// the queue's: it may be popped again while the event and the patch are
+// still on their way, so nothing here reads podInfo after requeueing it.
 //
 // A pod that no longer exists, or that got bound meanwhile, is not requeued:
 // that is what keeps a failed bind of a deleted pod from retrying forever.
@@ -57,16 +61,19 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.
 	if status.IsRejected() {
 		reason, result = v1.PodReasonUnschedulable, Unschedulable
 	}
-	pod := podInfo.Pod
+	pod, attempts := podInfo.Pod, podInfo.Attempts
 	errMsg := status.Message()
+	// Only this attempt's verdict counts: an error after an earlier rejection
+	// (or gate) must back off, not wait for events for those plugins.
+	podInfo.ClearRejectorPlugins()
 	var fitErr *framework.FitError
 	switch err := status.AsError(); {
 	case errors.Is(err, ErrNoNodesAvailable):
 		logger.Error(err, "No nodes available to schedule pod")
 	case errors.As(err, &fitErr):
 		// The rejecting plugins decide which events may help this pod.
-		podInfo.UnschedulablePlugins = fitErr.Diagnosis.UnschedulablePlugins
-		podInfo.PendingPlugins = fitErr.Diagnosis.PendingPlugins
+		podInfo.UnschedulablePlugins = fitErr.Diagnosis.UnschedulablePlugins.Clone()
+		podInfo.PendingPlugins = fitErr.Diagnosis.PendingPlugins.Clone()
 		logger.V(2).Info("Unable to schedule pod; no fit; waiting", "err", errMsg)
 	default:
 		logger.Error(err, "Error scheduling pod; retrying")
@@ -76,13 +83,16 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.
 	switch {
 	case err != nil:
 		logger.Info("Pod doesn't exist in informer cache; not requeueing", "err", err)
+		s.Queue.Done(pod.UID)
 	case cached.UID != pod.UID:
 		logger.Info("Pod was replaced by a new one with the same name; not requeueing the old one")
+		s.Queue.Done(pod.UID)
 	case cached.Spec.NodeName != "":
 		logger.Info("Pod has been assigned to node; not requeueing", "node", cached.Spec.NodeName)
+		s.Queue.Done(pod.UID)
 	default:
 		// Requeue the informer's latest version: the pod may have changed
-		// while we were trying it.
+		// while we were trying it. The queue ends its in-flight period.
 		podInfo.PodInfo = framework.NewPodInfo(cached.DeepCopy())
 		if err := s.Queue.AddUnschedulableIfNotPresent(logger, podInfo); err != nil {
 			logger.Error(err, "Requeueing pod failed")
@@ -103,7 +113,7 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.
 	}
 	a := Attempt{
 		Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, Profile: fwk.ProfileName(),
-		Result: result, Message: errMsg, Attempts: podInfo.Attempts, Time: time.Now(),
+		Result: result, Message: errMsg, Attempts: attempts, Time: time.Now(),
 	}
 	if fitErr != nil {
 		a.Rejections = s.explain(nil, &fitErr.Diagnosis).rejections

@@ -32,7 +32,8 @@ type scheduleResult struct {
 
 // scheduleOne takes one pod through the scheduling cycle and, if a node was
 // found, starts its binding cycle in a goroutine. Every pod it pops is
-// marked Done exactly once (see queue.PriorityQueue.Done for when).
+// ends its in-flight period in the queue exactly once (see
+// queue.PriorityQueue.Done for where).
 //
 //	Pop → snapshot → PreFilter → Filter → (PostFilter) → PreScore → Score → select
 //	    → assume → Reserve → Permit → go runBindingCycle
@@ -61,7 +62,6 @@ func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
 	result, assumedPodInfo, status := s.schedulingCycle(ctx, state, fwk, podInfo)
 	if !status.IsSuccess() {
 		s.handleSchedulingFailure(ctx, fwk, assumedPodInfo, status)
-		s.Queue.Done(pod.UID)
 		return
 	}
 
@@ -412,13 +412,13 @@ func (s *Scheduler) selectHost(scores []framework.NodePluginScores) string {
 
 // runBindingCycle is the binding goroutine of an assumed pod: it waits for
 // Permit's verdict, marks the pod Done in the queue once Permit allowed it,
-// then binds. A failure at any step goes to handleBindingCycleError.
+// then binds. A failure at any step goes to handleBindingCycleError, whose
+// requeue ends the in-flight period if Permit had not.
 func (s *Scheduler) runBindingCycle(ctx context.Context, state *framework.CycleState, fwk *framework.Framework,
 	result scheduleResult, assumedPodInfo *framework.QueuedPodInfo) {
 	assumed := assumedPodInfo.Pod
 	if sts := s.waitOnPermit(ctx, fwk, assumed, result.suggestedHost); !sts.IsSuccess() {
 		s.handleBindingCycleError(ctx, state, fwk, assumedPodInfo, result.suggestedHost, sts)
-		s.Queue.Done(assumed.UID)
 		return
 	}
 	// Permit was the last extension point that can reject the pod: from

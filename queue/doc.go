@@ -23,7 +23,8 @@
 //     judged by the plugin's QueueingHint, moves such a pod out;
 //     FlushUnschedulablePodsLeftover (every 30s) retries pods that waited
 //     longer than five minutes anyway.
-//   - A popped pod is in flight until the scheduler calls Done. Events that
+//   - A popped pod is in flight until its attempt ends: Done, or putting it
+//     back with AddUnschedulableIfNotPresent. Events that
 //     arrive meanwhile are remembered for it, so that a pod rejected because
 //     of the very state an event just changed is not parked as unschedulable.
 //

@@ -297,16 +297,17 @@ func (p *PriorityQueue) Pop(logger klog.Logger) (*framework.QueuedPodInfo, error
 }
 
 // Done ends the in-flight period of a popped pod and drops the events kept
-// for it. The scheduler calls it exactly once per Pop:
+// for it. Every popped pod's period ends exactly once:
 //
-//   - when Permit has allowed the pod, before PreBind: from there on a
-//     failure is an error, which sends the pod to backoff whatever happened
-//     meanwhile, so the events are no longer needed (and a long PreBind or
-//     Bind does not keep them alive);
-//   - otherwise when the attempt ends earlier — the pod was skipped, or
-//     rejected or failed before Permit allowed it — after the failure
-//     handler has put it back with AddUnschedulableIfNotPresent, which needs
-//     the events to decide where it goes.
+//   - by Done when Permit has allowed the pod, before PreBind: from there on
+//     a failure is an error, which sends the pod to backoff whatever
+//     happened meanwhile, so the events are no longer needed (and a long
+//     PreBind or Bind does not keep them alive);
+//   - by AddUnschedulableIfNotPresent when the failure handler puts the pod
+//     back: it needs the events to decide where the pod goes, and ends the
+//     period under its lock, before a new Pop can start another;
+//   - by Done when the attempt ends without the pod going back: it was
+//     skipped, deleted, bound by someone else or replaced.
 //
 // Done on a pod that is not in flight does nothing.
 func (p *PriorityQueue) Done(uid types.UID) {

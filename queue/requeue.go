@@ -36,12 +36,16 @@ import (
 //     unschedulable pods, until an event one of its rejecting plugins
 //     registered (or the five-minute leftover flush).
 //
-// It does not end the pod's in-flight period: the scheduler calls Done after
-// it (see Done).
+// Whatever the outcome, it ends the pod's in-flight period, under the same
+// lock: once the pod is back, a Pop may take it again at once, and that new
+// attempt's in-flight record must not be ended by the old one (see Done).
 func (p *PriorityQueue) AddUnschedulableIfNotPresent(logger klog.Logger, pInfo *framework.QueuedPodInfo) error {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	pod := pInfo.Pod
+	// Deferred calls run last in, first out: the in-flight period ends
+	// before the lock is released.
+	defer p.inFlight.done(pod.UID)
 	// 1. Refused.
 	if loc := p.locate(pod.UID); loc != NotQueued && loc != InFlight {
 		return fmt.Errorf("pod %v is already present in %s", klog.KObj(pod), loc)

@@ -12,12 +12,14 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/minisched/minisched/minisched"
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/queue"
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
 )
@@ -117,6 +119,8 @@ type harness struct {
 	stop     context.CancelFunc
 	runErr   chan error
 	attempts *scenario.AttemptLog
+	// svc is the scheduler under test, for a look into its queue.
+	svc *scheduler.Service
 }
 
 func startHarness(t *testing.T, ns string) *harness {
@@ -169,6 +173,7 @@ profiles:
 		scheduler.WithObserver(h.attempts.Record))
 	require.NoError(t, err)
 	h.stop = stop
+	h.svc = s
 	go func() { h.runErr <- s.Run(runCtx) }()
 	h.env = &scenario.Env{Client: client, Namespace: ns, SchedulerName: ns, Attempts: h.attempts}
 	t.Cleanup(func() { h.shutdown(t) })
@@ -224,6 +229,30 @@ func TestFailurePaths(t *testing.T) {
 		if want := "Reserve,Unreserve,Reserve,Unreserve,Reserve"; got != want {
 			t.Errorf("calls = %s, want %s", got, want)
 		}
+	})
+
+	t.Run("a pod released from its scheduling gate whose bind fails backs off, not parked", func(t *testing.T) {
+		p := scenario.MakePod("ungated").Req(cpu1).Obj()
+		p.Labels = map[string]string{"fail-binds": "1"}
+		p.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/hold"}}
+		require.NoError(t, h.env.CreatePods(ctx, p))
+		created, err := h.client.CoreV1().Pods("failures").Get(ctx, "ungated", metav1.GetOptions{})
+		require.NoError(t, err)
+		// Wait until the queue holds it gated: SchedulingGates is then
+		// among its rejecting plugins.
+		require.NoError(t, wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, scenario.DefaultWait, true,
+			func(context.Context) (bool, error) {
+				return h.svc.Scheduler.Queue.Locate(created.UID) == queue.UnschedulablePods, nil
+			}))
+		created.Spec.SchedulingGates = nil
+		_, err = h.client.CoreV1().Pods("failures").Update(ctx, created, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		// The first bind fails with an error: the retry must come after the
+		// one-second backoff, not after an event for SchedulingGates.
+		if _, err := h.env.WaitForPodBound(ctx, "ungated", 5*time.Second); err != nil {
+			t.Fatalf("not bound within 5s of a failed bind: %v", err)
+		}
+		require.NoError(t, h.env.DeletePod(ctx, "ungated"))
 	})
 
 	t.Run("forgotten assumptions left no trace: the other cpu still fits", func(t *testing.T) {

@@ -134,6 +134,18 @@ type QueuedPodInfo struct {
 // Gated reports whether a PreEnqueue plugin keeps the pod out of activeQ.
 func (q *QueuedPodInfo) Gated() bool { return q.GatingPlugin != "" }
 
+// ClearRejectorPlugins forgets why the previous attempt failed: the
+// rejecting, pending and gating plugins. The failure handler calls it before
+// recording the new attempt's verdict, so a pod that once was rejected (or
+// gated) and now failed with an error goes to backoff instead of waiting for
+// an event for plugins that no longer matter.
+func (q *QueuedPodInfo) ClearRejectorPlugins() {
+	q.UnschedulablePlugins = sets.New[string]()
+	q.PendingPlugins = sets.New[string]()
+	q.GatingPlugin = ""
+	q.GatingPluginEvents = nil
+}
+
 // DeepCopy copies the queue bookkeeping; the pod object itself is shared.
 func (q *QueuedPodInfo) DeepCopy() *QueuedPodInfo {
 	c := *q

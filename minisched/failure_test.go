@@ -1,0 +1,116 @@
+package minisched
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	k8stesting "k8s.io/client-go/testing"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+	testingclock "k8s.io/utils/clock/testing"
+
+	st "github.com/minisched/minisched/builders"
+	"github.com/minisched/minisched/cache"
+	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/plugins"
+	"github.com/minisched/minisched/plugins/plugintesting"
+	"github.com/minisched/minisched/queue"
+)
+
+// brokenFilter fails every Filter call with an error, so every attempt
+// ends in the failure handler as a SchedulerError.
+type brokenFilter struct{}
+
+func (brokenFilter) Name() string { return "BrokenFilter" }
+func (brokenFilter) Filter(context.Context, *framework.CycleState, *v1.Pod, *framework.NodeInfo) *framework.Status {
+	return framework.AsStatus(errors.New("injected Filter error"))
+}
+
+// TestFailedPodIsDoneBeforeTheAPICalls reproduces a failure handler whose
+// status patch outlasts the pod's backoff: the pod is popped again while the
+// handler still runs. The handler must have ended the first attempt's
+// in-flight period when it put the pod back, not afterwards, or it ends the
+// second attempt's (and, under -race, reads Attempts while Pop writes it).
+func TestFailedPodIsDoneBeforeTheAPICalls(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logger := klog.Background()
+	pod := st.MakePod().Namespace("ns").Name("p").UID("p-uid").SchedulerName(plugintesting.ProfileName).Obj()
+
+	// The status patch blocks until the test lets it go.
+	client := fake.NewClientset(pod)
+	patching, release := make(chan struct{}), make(chan struct{})
+	client.PrependReactor("patch", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		close(patching)
+		<-release
+		return false, nil, nil
+	})
+	indexer := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
+	if err := indexer.Add(pod); err != nil {
+		t.Fatal(err)
+	}
+
+	registry := plugins.NewInTreeRegistry()
+	registry["BrokenFilter"] = func(context.Context, *runtime.RawExtension, framework.Handle) (framework.Plugin, error) {
+		return brokenFilter{}, nil
+	}
+	snapshot := cache.NewEmptySnapshot()
+	fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
+		QueueSort: plugintesting.Enable("PrioritySort"),
+		Filter:    plugintesting.Enable("BrokenFilter"),
+		Bind:      plugintesting.Enable("DefaultBinder"),
+	}, nil, framework.WithSnapshotSharedLister(snapshot), framework.WithEventRecorder(events.NewFakeRecorder(10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := testingclock.NewFakeClock(time.Now())
+	s := &Scheduler{
+		Cache:     cache.New(0),
+		Profiles:  map[string]*framework.Framework{plugintesting.ProfileName: fwk},
+		snapshot:  snapshot,
+		client:    client,
+		podLister: corelisters.NewPodLister(indexer),
+		logger:    logger,
+	}
+	s.Queue = queue.New(fwk.QueueSortFunc(), map[string]queue.Profile{plugintesting.ProfileName: fwk},
+		queue.WithClock(clock))
+	s.Cache.AddNode(logger, st.MakeNode().Name("node-1").Obj())
+	s.Queue.Add(logger, pod)
+
+	// Attempt 1 fails with an error; its handler blocks in the patch.
+	firstDone := make(chan struct{})
+	go func() {
+		defer close(firstDone)
+		s.scheduleOne(ctx, ctx)
+	}()
+	select {
+	case <-patching:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the failure handler never patched the pod's status")
+	}
+	// Meanwhile the backoff ends and attempt 2 pops the pod.
+	clock.Step(time.Minute)
+	s.Queue.FlushBackoffQCompleted(logger)
+	second, err := s.Queue.Pop(logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Attempts != 2 {
+		t.Errorf("second Pop counted %d attempts, want 2", second.Attempts)
+	}
+	close(release)
+	<-firstDone
+
+	if loc := s.Queue.Locate(pod.UID); loc != queue.InFlight {
+		t.Errorf("after the first attempt's handler returned, the second attempt's pod is in %q, want %q",
+			loc, queue.InFlight)
+	}
+}
