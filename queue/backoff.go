@@ -1,32 +1,111 @@
 // This file is backoff: how long a pod waits after a failed attempt before it
-// may be tried again, and the flush that releases pods whose wait is over.
+// may be tried again, the two heaps that hold backing-off pods, and the flush
+// that releases pods whose wait is over.
 //
-// minisched keeps the classic behaviour, on purpose: the backoff is exactly
-// initial × 2^(attempts−1) capped at the maximum, measured from the moment
-// the pod was put back, and a backing-off pod waits in backoffQ even when
-// activeQ is empty. (kube-scheduler 1.33+ pops from backoffQ when activeQ is
-// empty and aligns expiries to one-second windows; both hide backoff, which
-// minisched wants to show.)
+// It follows kube-scheduler 1.33+ (SchedulerPopFromBackoffQ, on by default):
+//
+//   - Expiries are truncated to one-second windows, and the flush runs on
+//     whole seconds, so every pod of a window is released at once and a
+//     window is ordered like activeQ.
+//   - A pod some plugin rejected waits in the rejected heap, ordered by
+//     expiry and then by QueueSort; when activeQ is empty, Pop takes its head
+//     even before its backoff ends (an idle scheduler need not wait).
+//   - A pod that failed with an error waits in the error heap, ordered by
+//     expiry, and is never popped early: an error is often an apiserver
+//     that needs the time.
+//
+// PreEnqueue runs when a pod enters backoffQ, not when it leaves.
 
 package queue
 
 import (
+	"context"
 	"time"
 
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/minisched/minisched/minisched/framework"
 )
 
-// backoffDuration is the pod's backoff after Attempts attempts: the initial
-// duration doubled per attempt after the first, capped at the maximum. A pod
-// never attempted has none.
-func (p *PriorityQueue) backoffDuration(pInfo *framework.QueuedPodInfo) time.Duration {
-	if pInfo.Attempts <= 0 {
+// backoffWindow is the width of a backoff ordering window, and the period of
+// the backoff flush.
+const backoffWindow = time.Second
+
+// backoffQueue is backoffQ: pods serving their backoff, in two heaps.
+type backoffQueue struct {
+	// rejected holds pods some plugin rejected, by expiry then QueueSort;
+	// Pop may take its head when activeQ is empty.
+	rejected *keyedHeap[*framework.QueuedPodInfo]
+	// errored holds pods that failed with an error, by expiry.
+	errored *keyedHeap[*framework.QueuedPodInfo]
+}
+
+func (p *PriorityQueue) newBackoffQueue(less framework.LessFunc) *backoffQueue {
+	byExpiry := func(a, b *framework.QueuedPodInfo) bool {
+		return p.backoffExpiry(a).Before(p.backoffExpiry(b))
+	}
+	byExpiryThenQueueSort := func(a, b *framework.QueuedPodInfo) bool {
+		ea, eb := p.backoffExpiry(a), p.backoffExpiry(b)
+		if !ea.Equal(eb) {
+			return ea.Before(eb)
+		}
+		return less(a, b)
+	}
+	return &backoffQueue{
+		rejected: newKeyedHeap(uidKey, byExpiryThenQueueSort),
+		errored:  newKeyedHeap(uidKey, byExpiry),
+	}
+}
+
+// add puts pInfo in the heap its last failure calls for, and makes sure it
+// is not in the other.
+func (b *backoffQueue) add(pInfo *framework.QueuedPodInfo) {
+	key := uidKey(pInfo)
+	if pInfo.UnschedulablePlugins.Len() == 0 && pInfo.PendingPlugins.Len() == 0 {
+		b.rejected.Delete(key)
+		b.errored.AddOrUpdate(pInfo)
+		return
+	}
+	b.errored.Delete(key)
+	b.rejected.AddOrUpdate(pInfo)
+}
+
+// get finds the pod with key in either heap.
+func (b *backoffQueue) get(key string) (*framework.QueuedPodInfo, bool) {
+	if pInfo, ok := b.rejected.Get(key); ok {
+		return pInfo, true
+	}
+	return b.errored.Get(key)
+}
+
+// fix restores the order after the pod with key changed in place.
+func (b *backoffQueue) fix(key string) {
+	b.rejected.Fix(key)
+	b.errored.Fix(key)
+}
+
+// delete removes the pod with key and reports whether it was there.
+func (b *backoffQueue) delete(key string) bool {
+	return b.rejected.Delete(key) || b.errored.Delete(key)
+}
+
+func (b *backoffQueue) has(key string) bool { return b.rejected.Has(key) || b.errored.Has(key) }
+
+func (b *backoffQueue) len() int { return b.rejected.Len() + b.errored.Len() }
+
+func (b *backoffQueue) list() []*framework.QueuedPodInfo {
+	return append(b.rejected.List(), b.errored.List()...)
+}
+
+// backoffDuration is the backoff after count failures: the initial duration
+// doubled per failure after the first, capped at the maximum.
+func (p *PriorityQueue) backoffDuration(count int) time.Duration {
+	if count <= 0 {
 		return 0
 	}
 	d := p.podInitialBackoffDuration
-	for i := 1; i < pInfo.Attempts; i++ {
+	for i := 1; i < count; i++ {
 		if d > p.podMaxBackoffDuration/2 {
 			return p.podMaxBackoffDuration // doubling would pass the cap (or overflow)
 		}
@@ -35,43 +114,80 @@ func (p *PriorityQueue) backoffDuration(pInfo *framework.QueuedPodInfo) time.Dur
 	return min(d, p.podMaxBackoffDuration)
 }
 
-// backoffExpiry is when the pod's backoff ends.
-func (p *PriorityQueue) backoffExpiry(pInfo *framework.QueuedPodInfo) time.Time {
-	return pInfo.Timestamp.Add(p.backoffDuration(pInfo))
-}
-
-// isPodBackingOff reports whether the pod must still wait. A gated pod never
-// does: it waits for its gate, and PreEnqueue decides when it may go.
-func (p *PriorityQueue) isPodBackingOff(pInfo *framework.QueuedPodInfo) bool {
-	if pInfo.Gated() || pInfo.Attempts <= 0 {
-		return false
+// backoffCount is the number of failures the pod's backoff doubles with:
+// its consecutive errors if the last attempt was an error, else its
+// rejections.
+func backoffCount(pInfo *framework.QueuedPodInfo) int {
+	if pInfo.ConsecutiveErrorsCount > 0 {
+		return pInfo.ConsecutiveErrorsCount
 	}
-	return p.backoffExpiry(pInfo).After(p.clock.Now())
+	return pInfo.UnschedulableCount
 }
 
-// backoffLess orders backoffQ: earliest expiry on top.
-func (p *PriorityQueue) backoffLess(a, b *framework.QueuedPodInfo) bool {
-	return p.backoffExpiry(a).Before(p.backoffExpiry(b))
+// backoffExpiry is when the pod's backoff ends: its timestamp plus its
+// backoff, truncated to the window. A pod that never failed, or a queue with
+// backoff disabled (max 0), has the zero time. The result is cached in the
+// pod until AddUnschedulableIfNotPresent stamps it again.
+func (p *PriorityQueue) backoffExpiry(pInfo *framework.QueuedPodInfo) time.Time {
+	count := backoffCount(pInfo)
+	if p.podMaxBackoffDuration == 0 || count == 0 {
+		return time.Time{}
+	}
+	if pInfo.BackoffExpiration.IsZero() {
+		expiry := pInfo.Timestamp.Add(p.backoffDuration(count))
+		pInfo.BackoffExpiration = expiry.Truncate(backoffWindow)
+	}
+	return pInfo.BackoffExpiration
+}
+
+// isPodBackingOff reports whether the pod must still wait: its expiry is
+// not before the current window (a pod whose expiry falls in this window
+// waits for the next flush, with the rest of its window).
+func (p *PriorityQueue) isPodBackingOff(pInfo *framework.QueuedPodInfo) bool {
+	return !p.backoffExpiry(pInfo).Before(p.clock.Now().Truncate(backoffWindow))
 }
 
 // FlushBackoffQCompleted moves every pod whose backoff is over from backoffQ
-// to activeQ (through PreEnqueue). Run calls it every second; tests with a
-// fake clock call it directly.
+// to activeQ. PreEnqueue already ran when they entered backoffQ. Run calls it
+// on every whole second; tests with a fake clock call it directly.
 func (p *PriorityQueue) FlushBackoffQCompleted(logger klog.Logger) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	activated := false
-	for {
-		pInfo, ok := p.backoffQ.Peek()
-		if !ok || p.isPodBackingOff(pInfo) {
-			break // the heap is ordered by expiry: nobody behind is done either
-		}
-		p.backoffQ.Pop()
-		if p.moveToActiveQ(logger, pInfo, "BackoffComplete") {
+	for _, h := range []*keyedHeap[*framework.QueuedPodInfo]{p.backoffQ.rejected, p.backoffQ.errored} {
+		for {
+			pInfo, ok := h.Peek()
+			if !ok || p.isPodBackingOff(pInfo) {
+				break // the heap is ordered by expiry: nobody behind is done either
+			}
+			h.Pop()
+			p.pushToActiveQ(logger, pInfo, "BackoffComplete")
 			activated = true
 		}
 	}
 	if activated {
 		p.cond.Broadcast()
+	}
+}
+
+// runBackoffFlush calls FlushBackoffQCompleted on every whole second of the
+// queue's clock until ctx is done: the first timer waits for the next whole
+// second, so that the flush and the windows line up.
+func (p *PriorityQueue) runBackoffFlush(ctx context.Context, first clock.Timer, logger klog.Logger) {
+	select {
+	case <-ctx.Done():
+		first.Stop()
+		return
+	case <-first.C():
+	}
+	ticker := p.clock.NewTicker(backoffWindow)
+	defer ticker.Stop()
+	for {
+		p.FlushBackoffQCompleted(logger)
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C():
+		}
 	}
 }

@@ -16,8 +16,13 @@
 // The parts:
 //
 //   - activeQ is a heap ordered by the profiles' QueueSort; Pop blocks on it.
-//   - backoffQ is a heap ordered by backoff expiry; FlushBackoffQCompleted
-//     (every second) moves expired pods to activeQ.
+//   - backoffQ is two heaps ordered by backoff expiry, truncated to
+//     one-second windows: pods plugins rejected (then by QueueSort), and
+//     pods that failed with an error. FlushBackoffQCompleted (on every whole
+//     second) moves the pods of finished windows to activeQ; when activeQ
+//     is empty, Pop takes the first rejected pod at once (backoff.go).
+//   - The nominator remembers which node each pod was nominated to, by
+//     preemption or by its status.nominatedNodeName (nominator.go).
 //   - unschedulablePods is a map of pods that some plugins rejected (or a
 //     PreEnqueue plugin gates). Only an event one of those plugins registered,
 //     judged by the plugin's QueueingHint, moves such a pod out;

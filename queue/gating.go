@@ -67,7 +67,28 @@ func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, pInfo *framework.Queue
 		p.unschedulablePods.add(pInfo)
 		return false
 	}
+	p.pushToActiveQ(logger, pInfo, event)
+	return true
+}
+
+// pushToActiveQ pushes an admitted pod into activeQ without running
+// PreEnqueue: for pods leaving backoffQ, which ran it on the way in.
+func (p *PriorityQueue) pushToActiveQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) {
 	p.activeQ.AddOrUpdate(pInfo)
 	logger.V(4).Info("Pod moved to activeQ", "pod", klog.KObj(pInfo.Pod), "event", event)
+}
+
+// moveToBackoffQ admits pInfo and pushes it into backoffQ, or parks it among
+// the unschedulable pods if a PreEnqueue plugin gates it. It reports whether
+// the pod entered backoffQ, where an idle Pop may take it; the caller
+// broadcasts.
+func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) bool {
+	if !p.admit(logger, pInfo) {
+		p.unschedulablePods.add(pInfo)
+		return false
+	}
+	p.backoffQ.add(pInfo)
+	logger.V(4).Info("Pod moved to backoffQ", "pod", klog.KObj(pInfo.Pod), "event", event,
+		"backoffExpiration", p.backoffExpiry(pInfo))
 	return true
 }

@@ -179,7 +179,7 @@ func (p *PriorityQueue) locations() map[string]Location {
 	for _, pInfo := range p.activeQ.List() {
 		out[pInfo.Pod.Name] = ActiveQ
 	}
-	for _, pInfo := range p.backoffQ.List() {
+	for _, pInfo := range p.backoffQ.list() {
 		out[pInfo.Pod.Name] = BackoffQ
 	}
 	for _, pInfo := range p.unschedulablePods.list() {
@@ -210,4 +210,17 @@ func podNames(pods []*v1.Pod) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// nominations reports the nominator's content: node → pod names.
+func (p *PriorityQueue) nominations() map[string][]string {
+	p.nominator.mu.RLock()
+	defer p.nominator.mu.RUnlock()
+	out := map[string][]string{}
+	for node, pods := range p.nominator.byNode {
+		for _, pi := range pods {
+			out[node] = append(out[node], pi.Pod.Name)
+		}
+	}
+	return out
 }

@@ -87,6 +87,16 @@ func (f *inFlightPods) recordPodUpdate(oldPod, newPod *v1.Pod, event framework.C
 	return true
 }
 
+// recordFor logs an event for one pod in flight alone (a forced activation)
+// and reports whether the pod is in flight.
+func (f *inFlightPods) recordFor(uid types.UID, event framework.ClusterEvent) bool {
+	if f.pods[uid] == nil {
+		return false
+	}
+	f.events = append(f.events, inFlightEvent{event: event, onlyFor: uid})
+	return true
+}
+
 // markDeleted notes that a pod in flight was deleted.
 func (f *inFlightPods) markDeleted(uid types.UID) {
 	if rec := f.pods[uid]; rec != nil {

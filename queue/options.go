@@ -6,6 +6,7 @@ package queue
 import (
 	"time"
 
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/utils/clock"
 )
 
@@ -23,6 +24,7 @@ type Option func(*options)
 
 type options struct {
 	clock                     clock.WithTicker
+	podLister                 corelisters.PodLister
 	podInitialBackoffDuration time.Duration
 	podMaxBackoffDuration     time.Duration
 }
@@ -39,6 +41,12 @@ func defaultOptions() options {
 // Tests pass a k8s.io/utils/clock/testing.FakeClock and step it.
 func WithClock(c clock.WithTicker) Option {
 	return func(o *options) { o.clock = c }
+}
+
+// WithPodLister lets the nominator check that a pod still exists and is
+// not bound before nominating it (the informer's lister; tests may omit it).
+func WithPodLister(l corelisters.PodLister) Option {
+	return func(o *options) { o.podLister = l }
 }
 
 // WithPodInitialBackoffDuration sets the backoff after the first failed

@@ -39,7 +39,6 @@ var ErrClosed = errors.New("scheduling queue is closed")
 // leftover flush retries it even though no event said it might fit; as in
 // kube-scheduler.
 const (
-	backoffFlushInterval              = 1 * time.Second
 	unschedulableFlushInterval        = 30 * time.Second
 	podMaxInUnschedulablePodsDuration = 5 * time.Minute
 )
@@ -80,11 +79,13 @@ type PriorityQueue struct {
 	// activeQ holds pods ready to be scheduled, best first by less.
 	activeQ *keyedHeap[*framework.QueuedPodInfo]
 	// backoffQ holds pods serving their backoff, earliest expiry first.
-	backoffQ *keyedHeap[*framework.QueuedPodInfo]
+	backoffQ *backoffQueue
 	// unschedulablePods holds rejected or gated pods until an event helps.
 	unschedulablePods *unschedulablePods
 	// inFlight tracks popped pods and the events seen while they are out.
 	inFlight *inFlightPods
+	// nominator holds the nominated pods of every node (its own lock).
+	nominator *nominator
 
 	// closed is set by Close; Pop then returns ErrClosed.
 	closed bool
@@ -106,8 +107,9 @@ func New(less framework.LessFunc, profiles map[string]Profile, opts ...Option) *
 		activeQ:                   newKeyedHeap(uidKey, less),
 		unschedulablePods:         newUnschedulablePods(),
 		inFlight:                  newInFlightPods(),
+		nominator:                 newNominator(o.podLister),
 	}
-	p.backoffQ = newKeyedHeap(uidKey, p.backoffLess)
+	p.backoffQ = p.newBackoffQueue(less)
 	p.cond = sync.NewCond(&p.lock)
 	return p
 }
@@ -117,16 +119,18 @@ func New(less framework.LessFunc, profiles map[string]Profile, opts ...Option) *
 // is for messages.)
 func uidKey(pInfo *framework.QueuedPodInfo) string { return string(pInfo.Pod.UID) }
 
-// Run starts the two flush loops on the queue's clock (backoffQ every
-// second, the unschedulable leftovers every 30 seconds) and returns at once;
-// they stop when ctx is done. Call it once.
+// Run starts the two flush loops on the queue's clock (backoffQ on every
+// whole second, the unschedulable leftovers every 30 seconds) and returns at
+// once; they stop when ctx is done. Call it once.
 func (p *PriorityQueue) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx)
-	// Create the tickers before returning so that a fake clock stepped right
+	// Create the timers before returning so that a fake clock stepped right
 	// after Run already fires them.
-	backoff := p.clock.NewTicker(backoffFlushInterval)
+	now := p.clock.Now()
+	toNextSecond := now.Truncate(backoffWindow).Add(backoffWindow).Sub(now)
+	backoff := p.clock.NewTimer(toNextSecond)
 	leftover := p.clock.NewTicker(unschedulableFlushInterval)
-	go runEvery(ctx, backoff, func() { p.FlushBackoffQCompleted(logger) })
+	go p.runBackoffFlush(ctx, backoff, logger)
 	go runEvery(ctx, leftover, func() { p.FlushUnschedulablePodsLeftover(logger) })
 }
 
@@ -165,6 +169,8 @@ func (p *PriorityQueue) add(logger klog.Logger, pod *v1.Pod) {
 	now := p.clock.Now()
 	pInfo := framework.NewQueuedPodInfo(pod, now)
 	pInfo.InitialAttemptTimestamp = &now
+	// Nominate before the pod can be popped, even if it is gated.
+	p.nominator.add(logger, pInfo.PodInfo, nil)
 	if p.moveToActiveQ(logger, pInfo, "PodAdd") {
 		p.cond.Broadcast()
 	}
@@ -187,7 +193,7 @@ func (p *PriorityQueue) get(uid types.UID) *framework.QueuedPodInfo {
 	if pInfo, ok := p.activeQ.Get(string(uid)); ok {
 		return pInfo
 	}
-	if pInfo, ok := p.backoffQ.Get(string(uid)); ok {
+	if pInfo, ok := p.backoffQ.get(string(uid)); ok {
 		return pInfo
 	}
 	return p.unschedulablePods.get(uid)
@@ -223,15 +229,24 @@ func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 
 func (p *PriorityQueue) update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 	key := string(newPod.UID)
+	defer func() {
+		// Whatever sub-queue holds the pod, its nomination follows the
+		// newest object.
+		if pInfo := p.get(newPod.UID); pInfo != nil {
+			p.nominator.update(logger, oldPod, pInfo.PodInfo)
+		} else if p.inFlight.get(newPod.UID) != nil {
+			p.nominator.update(logger, oldPod, framework.NewPodInfo(newPod))
+		}
+	}()
 	if pInfo, ok := p.activeQ.Get(key); ok {
 		pInfo.PodInfo = framework.NewPodInfo(newPod)
 		p.activeQ.Fix(key)
 		logger.V(5).Info("Updated pod in activeQ", "pod", klog.KObj(newPod))
 		return
 	}
-	if pInfo, ok := p.backoffQ.Get(key); ok {
+	if pInfo, ok := p.backoffQ.get(key); ok {
 		pInfo.PodInfo = framework.NewPodInfo(newPod)
-		p.backoffQ.Fix(key)
+		p.backoffQ.fix(key)
 		logger.V(5).Info("Updated pod in backoffQ", "pod", klog.KObj(newPod))
 		return
 	}
@@ -248,7 +263,7 @@ func (p *PriorityQueue) update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 			return
 		}
 		p.unschedulablePods.delete(newPod.UID)
-		if p.requeue(logger, pInfo, strategy, event.String()) {
+		if dest := p.requeue(logger, pInfo, strategy, event.String()); dest == ActiveQ || dest == BackoffQ {
 			p.cond.Broadcast()
 		}
 		return
@@ -271,25 +286,32 @@ func (p *PriorityQueue) Delete(pod *v1.Pod) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	key := string(pod.UID)
-	if !p.activeQ.Delete(key) && !p.backoffQ.Delete(key) {
+	if !p.activeQ.Delete(key) && !p.backoffQ.delete(key) {
 		p.unschedulablePods.delete(pod.UID)
 	}
 	p.inFlight.markDeleted(pod.UID)
+	p.nominator.delete(pod.UID)
 }
 
 // Pop blocks until activeQ has a pod, removes the best one and returns it,
-// now in flight, with its Attempts counted. Once Close was called it returns
-// ErrClosed, even if pods remain.
+// now in flight, with its Attempts counted. When activeQ is empty it takes
+// the head of backoffQ's rejected pods instead, backoff or not: an idle
+// scheduler may as well retry them (pods that failed with an error still
+// wait). Once Close was called it returns ErrClosed, even if pods remain.
 func (p *PriorityQueue) Pop(logger klog.Logger) (*framework.QueuedPodInfo, error) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
-	for p.activeQ.Len() == 0 && !p.closed {
+	for p.activeQ.Len() == 0 && p.backoffQ.rejected.Len() == 0 && !p.closed {
 		p.cond.Wait()
 	}
 	if p.closed {
 		return nil, ErrClosed
 	}
-	pInfo, _ := p.activeQ.Pop()
+	pInfo, ok := p.activeQ.Pop()
+	if !ok {
+		pInfo, _ = p.backoffQ.rejected.Pop()
+		logger.V(5).Info("activeQ is empty; popping from backoffQ", "pod", klog.KObj(pInfo.Pod))
+	}
 	pInfo.Attempts++
 	p.inFlight.add(pInfo.Pod)
 	logger.V(4).Info("Popped pod", "pod", klog.KObj(pInfo.Pod), "attempts", pInfo.Attempts)
@@ -337,13 +359,13 @@ func (p *PriorityQueue) PendingPods() ([]*v1.Pod, string) {
 	for _, pInfo := range p.activeQ.List() {
 		pods = append(pods, pInfo.Pod)
 	}
-	for _, pInfo := range p.backoffQ.List() {
+	for _, pInfo := range p.backoffQ.list() {
 		pods = append(pods, pInfo.Pod)
 	}
 	for _, pInfo := range p.unschedulablePods.list() {
 		pods = append(pods, pInfo.Pod)
 	}
-	return pods, fmt.Sprintf(pendingPodsSummary, p.activeQ.Len(), p.backoffQ.Len(), p.unschedulablePods.len())
+	return pods, fmt.Sprintf(pendingPodsSummary, p.activeQ.Len(), p.backoffQ.len(), p.unschedulablePods.len())
 }
 
 // Locate reports where the queue holds the pod with uid. A pod put back but
@@ -359,7 +381,7 @@ func (p *PriorityQueue) locate(uid types.UID) Location {
 	switch {
 	case p.activeQ.Has(string(uid)):
 		return ActiveQ
-	case p.backoffQ.Has(string(uid)):
+	case p.backoffQ.has(string(uid)):
 		return BackoffQ
 	case p.unschedulablePods.get(uid) != nil:
 		return UnschedulablePods

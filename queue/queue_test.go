@@ -111,12 +111,15 @@ func TestPopCountsAttemptsAndTracksInFlight(t *testing.T) {
 		t.Errorf("after Pop: Locate = %q, want %q", got, InFlight)
 	}
 
-	// Put it back with an error; once its backoff is over, it is popped again.
+	// Put it back with an error, which ends its in-flight period; once its
+	// backoff window is over, it is popped again.
 	if err := q.AddUnschedulableIfNotPresent(logger, pInfo); err != nil {
 		t.Fatal(err)
 	}
-	q.Done(pod.UID)
-	clk.Step(time.Second)
+	if got := q.Locate(pod.UID); got != BackoffQ {
+		t.Errorf("after the requeue: Locate = %q, want %q", got, BackoffQ)
+	}
+	clk.Step(2 * time.Second)
 	q.FlushBackoffQCompleted(logger)
 	pInfo = mustPop(t, q, logger)
 	if pInfo.Attempts != 2 {
@@ -179,46 +182,118 @@ func TestPopReturnsErrorAfterClose(t *testing.T) {
 	}
 }
 
+// TestBackoff follows one pod that failed with an error after n errors in a
+// row: its backoff doubles per error, and it leaves backoffQ with the flush
+// after the one-second window its expiry falls in (startTime is a whole
+// second, so the expiry is one too).
 func TestBackoff(t *testing.T) {
 	tests := []struct {
-		attempts int
-		want     time.Duration
+		errorsBefore int
+		want         time.Duration
 	}{
-		{attempts: 1, want: 1 * time.Second},
-		{attempts: 2, want: 2 * time.Second},
-		{attempts: 3, want: 4 * time.Second},
-		{attempts: 4, want: 8 * time.Second},
-		{attempts: 5, want: 10 * time.Second},
-		{attempts: 50, want: 10 * time.Second},
+		{errorsBefore: 0, want: 1 * time.Second},
+		{errorsBefore: 1, want: 2 * time.Second},
+		{errorsBefore: 2, want: 4 * time.Second},
+		{errorsBefore: 3, want: 8 * time.Second},
+		{errorsBefore: 4, want: 10 * time.Second},
+		{errorsBefore: 49, want: 10 * time.Second},
 	}
 	for _, tt := range tests {
-		t.Run(fmt.Sprintf("%d attempts", tt.attempts), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%d errors before", tt.errorsBefore), func(t *testing.T) {
 			logger := testLogger(t)
 			q, clk := newTestQueue(newProfile(nil))
 			pod := makePod("p").Obj()
 			q.Add(logger, pod)
 			pInfo := mustPop(t, q, logger)
-			pInfo.Attempts = tt.attempts
+			pInfo.ConsecutiveErrorsCount = tt.errorsBefore
 			// No rejecting plugin: the attempt failed with an error.
 			if err := q.AddUnschedulableIfNotPresent(logger, pInfo); err != nil {
 				t.Fatal(err)
 			}
-			q.Done(pod.UID)
-			if got := q.backoffDuration(pInfo); got != tt.want {
+			if got := q.backoffDuration(backoffCount(pInfo)); got != tt.want {
 				t.Errorf("backoffDuration = %v, want %v", got, tt.want)
 			}
+			if got, want := q.backoffExpiry(pInfo), startTime.Add(tt.want); !got.Equal(want) {
+				t.Errorf("backoffExpiry = %v, want %v", got, want)
+			}
 
-			clk.Step(tt.want - time.Nanosecond)
+			// The expiry's window is flushed when the next one starts.
+			clk.Step(tt.want + time.Second - time.Nanosecond)
 			q.FlushBackoffQCompleted(logger)
 			if got := q.Locate(pod.UID); got != BackoffQ {
-				t.Errorf("1ns before expiry: Locate = %q, want %q", got, BackoffQ)
+				t.Errorf("1ns before the window after the expiry: Locate = %q, want %q", got, BackoffQ)
 			}
 			clk.Step(time.Nanosecond)
 			q.FlushBackoffQCompleted(logger)
 			if got := q.Locate(pod.UID); got != ActiveQ {
-				t.Errorf("at expiry: Locate = %q, want %q", got, ActiveQ)
+				t.Errorf("at the window after the expiry: Locate = %q, want %q", got, ActiveQ)
 			}
 		})
+	}
+}
+
+// TestBackoffCounting checks which count a backoff doubles with: errors in a
+// row after an error, rejections after a rejection; an error streak does not
+// lengthen the backoff of a later rejection, and a rejection ends it.
+func TestBackoffCounting(t *testing.T) {
+	const rejected, errored = true, false
+	tests := []struct {
+		name     string
+		failures []bool
+		want     time.Duration
+	}{
+		{name: "one rejection", failures: []bool{rejected}, want: time.Second},
+		{name: "three rejections", failures: []bool{rejected, rejected, rejected}, want: 4 * time.Second},
+		{name: "three errors", failures: []bool{errored, errored, errored}, want: 4 * time.Second},
+		{name: "three errors, then a rejection", failures: []bool{errored, errored, errored, rejected},
+			want: time.Second},
+		{name: "two rejections, then an error", failures: []bool{rejected, rejected, errored}, want: time.Second},
+		{name: "a rejection ends the error streak", failures: []bool{errored, errored, rejected, errored},
+			want: time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, _ := newTestQueue(newProfile(nil))
+			pInfo := framework.NewQueuedPodInfo(makePod("p").Obj(), startTime)
+			for _, r := range tt.failures {
+				if r == rejected {
+					pInfo.UnschedulableCount++
+					pInfo.ConsecutiveErrorsCount = 0
+				} else {
+					pInfo.ConsecutiveErrorsCount++
+				}
+			}
+			if got := q.backoffDuration(backoffCount(pInfo)); got != tt.want {
+				t.Errorf("backoff = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestAddUnschedulableCounts checks that putting a pod back counts the
+// failure by its kind, as TestBackoffCounting assumes.
+func TestAddUnschedulableCounts(t *testing.T) {
+	logger := testLogger(t)
+	q, clk := newTestQueue(newProfile(map[string][]framework.ClusterEventWithHint{fooPlugin: {on(nodeLabelChange)}}))
+	pod := makePod("p").Obj()
+	var last *framework.QueuedPodInfo
+	for i, plugins := range [][]string{nil, nil, {fooPlugin}, nil} {
+		if i == 0 {
+			q.Add(logger, pod)
+		} else {
+			clk.Step(time.Minute)
+			q.FlushBackoffQCompleted(logger)
+			q.MoveAllToActiveOrBackoffQueue(logger, wildcard, nil, nil, nil)
+		}
+		last = mustPop(t, q, logger)
+		last.UnschedulablePlugins = sets.New(plugins...)
+		if err := q.AddUnschedulableIfNotPresent(logger, last); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if last.UnschedulableCount != 1 || last.ConsecutiveErrorsCount != 1 {
+		t.Errorf("after error, error, rejection, error: UnschedulableCount=%d ConsecutiveErrorsCount=%d, want 1 and 1",
+			last.UnschedulableCount, last.ConsecutiveErrorsCount)
 	}
 }
 
@@ -226,32 +301,82 @@ func TestBackoffOptions(t *testing.T) {
 	q, _ := newTestQueue(newProfile(nil), WithPodInitialBackoffDuration(100*time.Millisecond),
 		WithPodMaxBackoffDuration(time.Second))
 	var got []time.Duration
-	for attempts := 0; attempts <= 6; attempts++ {
-		got = append(got, q.backoffDuration(&framework.QueuedPodInfo{Attempts: attempts}))
+	for count := 0; count <= 6; count++ {
+		got = append(got, q.backoffDuration(count))
 	}
 	want := []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond,
 		800 * time.Millisecond, time.Second, time.Second}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("backoff by attempts (-want +got):\n%s", diff)
+		t.Errorf("backoff by count (-want +got):\n%s", diff)
 	}
 }
 
-func TestFlushBackoffQCompletedOrder(t *testing.T) {
+// TestFlushBackoffQCompletedWindows checks that the flush releases whole
+// one-second windows: pods whose expiries share a window leave together,
+// later windows wait.
+func TestFlushBackoffQCompletedWindows(t *testing.T) {
 	logger := testLogger(t)
 	q, clk := newTestQueue(newProfile(nil))
-	// a fails first, b one second later: a's backoff ends first.
-	if err := failAttempt(t, q, logger, makePod("a").Obj(), attempt{}); err != nil {
-		t.Fatal(err)
+	// a and b fail half a second apart, in the same window; c a second later.
+	for i, name := range []string{"a", "b", "c"} {
+		if i > 0 {
+			clk.Step(500 * time.Millisecond)
+		}
+		if err := failAttempt(t, q, logger, makePod(name).Obj(), attempt{}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	clk.Step(500 * time.Millisecond)
-	if err := failAttempt(t, q, logger, makePod("b").Obj(), attempt{}); err != nil {
-		t.Fatal(err)
-	}
-	clk.Step(500 * time.Millisecond)
+	// Expiries: a 1.0s, b 1.5s → 1.0s, c 2.0s. At 2.0s the 1.0s window is over.
+	clk.SetTime(startTime.Add(2 * time.Second))
 	q.FlushBackoffQCompleted(logger)
-	want := map[string]Location{"a": ActiveQ, "b": BackoffQ}
+	want := map[string]Location{"a": ActiveQ, "b": ActiveQ, "c": BackoffQ}
 	if diff := cmp.Diff(want, q.locations()); diff != "" {
 		t.Errorf("locations (-want +got):\n%s", diff)
+	}
+}
+
+// TestPopFromBackoffQWhenActiveQIsEmpty checks SchedulerPopFromBackoffQ:
+// with activeQ empty, Pop takes rejected pods from backoffQ before their
+// backoff ends, earliest window first and by QueueSort within a window;
+// pods that failed with an error are not taken early.
+func TestPopFromBackoffQWhenActiveQIsEmpty(t *testing.T) {
+	logger := testLogger(t)
+	q, clk := newTestQueue(newProfile(map[string][]framework.ClusterEventWithHint{fooPlugin: {on(framework.NodeAdd)}}))
+	rejectedDuringAttempt := attempt{unschedulable: []string{fooPlugin}, during: func(q *PriorityQueue, l klog.Logger) {
+		q.MoveAllToActiveOrBackoffQueue(l, framework.NodeAdd, nil, makeNode("n"), nil)
+	}}
+	// "low" and "high" share a window; "early" has the earlier window;
+	// "broken" failed with an error.
+	steps := []struct {
+		pod *v1.Pod
+		a   attempt
+	}{
+		{makePod("early").Obj(), rejectedDuringAttempt},
+		{makePod("low").Priority(1).Obj(), rejectedDuringAttempt},
+		{makePod("broken").Priority(100).Obj(), attempt{}},
+		{makePod("high").Priority(10).Obj(), rejectedDuringAttempt},
+	}
+	for i, st := range steps {
+		if i == 1 {
+			clk.Step(time.Second)
+		}
+		if err := failAttempt(t, q, logger, st.pod, st.a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for range 3 {
+		pInfo, err := q.Pop(logger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, pInfo.Pod.Name)
+	}
+	if diff := cmp.Diff([]string{"early", "high", "low"}, got); diff != "" {
+		t.Errorf("pop order from backoffQ (-want +got):\n%s", diff)
+	}
+	if loc := q.Locate("broken"); loc != BackoffQ {
+		t.Errorf("the pod that failed with an error is in %q, want it to wait in %q", loc, BackoffQ)
 	}
 }
 
@@ -304,9 +429,10 @@ func TestMoveAllToActiveOrBackoffQueue(t *testing.T) {
 			name:          "registered event moves a pod whose backoff is over to activeQ",
 			hints:         map[string][]framework.ClusterEventWithHint{fooPlugin: {on(framework.NodeAdd)}},
 			unschedulable: []string{fooPlugin},
-			wait:          time.Second,
-			event:         framework.NodeAdd,
-			want:          ActiveQ,
+			// The 1s backoff ends at 1s; its window is over at 2s.
+			wait:  2 * time.Second,
+			event: framework.NodeAdd,
+			want:  ActiveQ,
 		},
 		{
 			name:          "event not registered leaves the pod",
@@ -795,7 +921,7 @@ func TestUpdate(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			wait:    time.Second,
+			wait:    2 * time.Second, // the 1s backoff's window is over at 2s
 			newPod:  makePod("p").Req(cpu("1")).Obj(),
 			want:    ActiveQ,
 			wantCPU: 1000,
@@ -1024,7 +1150,7 @@ func TestGatedAfterAFailedAttempt(t *testing.T) {
 		}
 		return nil
 	}
-	q, _ := newTestQueue(profile)
+	q, clk := newTestQueue(profile)
 	pod := makePod("p").Obj()
 	// The attempt fails, and by the time the pod is put back PreEnqueue
 	// gates it: it waits as gated, not in backoffQ.
@@ -1037,12 +1163,21 @@ func TestGatedAfterAFailedAttempt(t *testing.T) {
 		t.Fatalf("after the attempt: Locate = %q, gating plugin %q; want %q and %q", q.Locate(pod.UID), got.GatingPlugin,
 			UnschedulablePods, quota)
 	}
-	// The event the gate registered lifts it; a gated pod owes no backoff,
-	// so it goes straight to activeQ although its backoff is not over.
+	// The event the gate registered lifts it. The pod still owes the rest
+	// of its backoff (as in kube-scheduler, a gate does not waive it), so
+	// it goes to backoffQ, and PreEnqueue does not run again on the way out.
 	closed = false
 	q.MoveAllToActiveOrBackoffQueue(logger, framework.AssignedPodDelete, makePod("victim").Obj(), nil, nil)
-	if got := q.Locate(pod.UID); got != ActiveQ {
-		t.Errorf("after the gate lifted: Locate = %q, want %q", got, ActiveQ)
+	if got := q.Locate(pod.UID); got != BackoffQ {
+		t.Errorf("after the gate lifted: Locate = %q, want %q", got, BackoffQ)
+	}
+	calls := profile.preEnqueueCalls
+	closed = true
+	clk.Step(2 * time.Second)
+	q.FlushBackoffQCompleted(logger)
+	if got := q.Locate(pod.UID); got != ActiveQ || profile.preEnqueueCalls != calls {
+		t.Errorf("after the backoff: Locate = %q with %d more PreEnqueue calls, want %q and none",
+			got, profile.preEnqueueCalls-calls, ActiveQ)
 	}
 }
 
@@ -1118,7 +1253,15 @@ func TestRun(t *testing.T) {
 			popped <- pInfo.Pod.Name
 		}
 	}()
-	// One tick of the backoff loop releases the pod.
+	// The pod's 1s backoff ends at 1s, in the window the flush on the
+	// second whole second releases. The loop's first timer fires at 1s;
+	// once it has set up its ticker (two waiters again, with the leftover
+	// loop's), the next second releases the pod.
+	clk.Step(time.Second)
+	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true,
+		func(context.Context) (bool, error) { return clk.Waiters() == 2, nil }); err != nil {
+		t.Fatalf("the backoff flush loop did not start its ticker: %v", err)
+	}
 	clk.Step(time.Second)
 	select {
 	case got := <-popped:

@@ -6,6 +6,7 @@ package queue
 
 import (
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -22,19 +23,20 @@ import (
 //     schedulerName has no profile, is an error.
 //  2. Dropped: a pod deleted during its attempt is not put back. A pod
 //     updated during its attempt is put back as its newest object.
-//  3. Stamped: its timestamp is set to now; its backoff counts from here.
-//  4. Gated: PreEnqueue runs again. A pod it gates goes among the
-//     unschedulable pods and waits for an event the gating plugin
-//     registered; steps 5 and 6 are skipped.
-//  5. Judged (strategyAfterAttempt): a pod that failed with an error is
+//  3. Counted and stamped: an error adds to its consecutive errors, a
+//     rejection to its rejections (and ends the error streak); its
+//     timestamp is set to now, and its backoff counts from here.
+//  4. Judged (strategyAfterAttempt): a pod that failed with an error is
 //     retried after backoff. A rejected pod is offered every event recorded
 //     while it was in flight: an event a Pending plugin says answers it
 //     retries it immediately, one a rejecting plugin says may help retries
 //     it after backoff, and with no such event it waits.
-//  6. Placed: after backoff means backoffQ while the backoff lasts and
-//     activeQ once it is over; immediately means activeQ; waiting means the
-//     unschedulable pods, until an event one of its rejecting plugins
-//     registered (or the five-minute leftover flush).
+//  5. Placed (requeue): waiting means the unschedulable pods, until an event
+//     one of its rejecting plugins registered (or the five-minute leftover
+//     flush); after backoff means backoffQ while the backoff lasts and
+//     activeQ once it is over; immediately means activeQ. Entering backoffQ
+//     or activeQ runs PreEnqueue, which may gate the pod among the
+//     unschedulable pods instead.
 //
 // Whatever the outcome, it ends the pod's in-flight period, under the same
 // lock: once the pod is back, a Pop may take it again at once, and that new
@@ -65,27 +67,23 @@ func (p *PriorityQueue) AddUnschedulableIfNotPresent(logger klog.Logger, pInfo *
 		}
 		events = p.inFlight.eventsFor(pod.UID)
 	}
-	// 3. Stamped.
-	pInfo.Timestamp = p.clock.Now()
-	// 4. Gated.
-	if !p.admit(logger, pInfo) {
-		p.unschedulablePods.add(pInfo)
-		return nil
+	// 3. Counted and stamped.
+	if pInfo.UnschedulablePlugins.Len() == 0 && pInfo.PendingPlugins.Len() == 0 {
+		pInfo.ConsecutiveErrorsCount++
+	} else {
+		pInfo.UnschedulableCount++
+		pInfo.ConsecutiveErrorsCount = 0
 	}
-	// 5. Judged.
+	pInfo.Timestamp = p.clock.Now()
+	pInfo.BackoffExpiration = time.Time{}
+	// 4. Judged.
 	strategy := p.strategyAfterAttempt(logger, pInfo, events)
-	// 6. Placed. PreEnqueue has just run, so activeQ takes the pod directly.
-	dest := p.destination(pInfo, strategy)
+	// 5. Placed.
+	dest := p.requeue(logger, pInfo, strategy, "ScheduleAttemptFailure")
 	logger.V(4).Info("Pod requeued after a failed attempt", "pod", klog.KObj(pInfo.Pod), "strategy", strategy,
 		"queue", dest, "unschedulablePlugins", pInfo.UnschedulablePlugins, "pendingPlugins", pInfo.PendingPlugins,
 		"eventsDuringAttempt", len(events))
-	switch dest {
-	case UnschedulablePods:
-		p.unschedulablePods.add(pInfo)
-	case BackoffQ:
-		p.backoffQ.AddOrUpdate(pInfo)
-	case ActiveQ:
-		p.activeQ.AddOrUpdate(pInfo)
+	if dest == ActiveQ || dest == BackoffQ {
 		p.cond.Broadcast()
 	}
 	return nil
@@ -134,13 +132,16 @@ func (p *PriorityQueue) movePods(logger klog.Logger, pods []*framework.QueuedPod
 	oldObj, newObj interface{}) {
 	activated := false
 	for _, pInfo := range pods {
+		if pInfo.Gated() && !gateMayLift(pInfo, event) {
+			continue // only the gating plugin's events (or a wildcard) can let it in
+		}
 		strategy := p.isPodWorthRequeuing(logger, pInfo, event, oldObj, newObj)
 		if strategy == queueSkip {
 			logger.V(5).Info("Event does not help pod; it stays unschedulable", "pod", klog.KObj(pInfo.Pod), "event", event)
 			continue
 		}
 		p.unschedulablePods.delete(pInfo.Pod.UID)
-		if p.requeue(logger, pInfo, strategy, event.String()) {
+		if dest := p.requeue(logger, pInfo, strategy, event.String()); dest == ActiveQ || dest == BackoffQ {
 			activated = true
 		}
 	}
@@ -149,32 +150,41 @@ func (p *PriorityQueue) movePods(logger klog.Logger, pods []*framework.QueuedPod
 	}
 }
 
-// destination is the sub-queue a strategy sends the pod to: queueSkip keeps
-// it unschedulable; queueAfterBackoff sends it to backoffQ while it is
-// backing off (a gated pod never is) and to activeQ otherwise;
-// queueImmediately sends it to activeQ.
-func (p *PriorityQueue) destination(pInfo *framework.QueuedPodInfo, strategy queueingStrategy) Location {
+// requeue places a pod that is in no sub-queue where strategy sends it:
+// queueSkip among the unschedulable pods; queueAfterBackoff into backoffQ
+// while it is backing off; otherwise (its backoff is over, or
+// queueImmediately) into activeQ. Entering backoffQ or activeQ runs
+// PreEnqueue, which may gate it among the unschedulable pods. It returns
+// where the pod went; the caller broadcasts if that is activeQ or backoffQ
+// (an idle Pop takes pods from backoffQ too).
+func (p *PriorityQueue) requeue(logger klog.Logger, pInfo *framework.QueuedPodInfo, strategy queueingStrategy,
+	event string) Location {
 	switch {
 	case strategy == queueSkip:
+		p.unschedulablePods.add(pInfo)
 		return UnschedulablePods
 	case strategy == queueAfterBackoff && p.isPodBackingOff(pInfo):
-		return BackoffQ
+		if p.moveToBackoffQ(logger, pInfo, event) {
+			return BackoffQ
+		}
+		return UnschedulablePods
 	}
-	return ActiveQ
+	if p.moveToActiveQ(logger, pInfo, event) {
+		return ActiveQ
+	}
+	return UnschedulablePods
 }
 
-// requeue moves a pod that an event took out of the unschedulable pods
-// (strategy is not queueSkip) to where the strategy sends it: backoffQ while
-// it is backing off, else activeQ through PreEnqueue, which may gate it back
-// among the unschedulable pods. It reports whether the pod entered activeQ;
-// the caller broadcasts.
-func (p *PriorityQueue) requeue(logger klog.Logger, pInfo *framework.QueuedPodInfo, strategy queueingStrategy,
-	event string) bool {
-	if p.destination(pInfo, strategy) == BackoffQ {
-		p.backoffQ.AddOrUpdate(pInfo)
-		logger.V(4).Info("Pod moved to backoffQ", "pod", klog.KObj(pInfo.Pod), "event", event,
-			"backoff", p.backoffDuration(pInfo))
-		return false
+// gateMayLift reports whether event is a wildcard or one of the events the
+// pod's gating plugin registered.
+func gateMayLift(pInfo *framework.QueuedPodInfo, event framework.ClusterEvent) bool {
+	if event.Resource == framework.WildCard && event.ActionType == framework.All {
+		return true
 	}
-	return p.moveToActiveQ(logger, pInfo, event)
+	for _, e := range pInfo.GatingPluginEvents {
+		if e.Match(event) {
+			return true
+		}
+	}
+	return false
 }

@@ -123,6 +123,10 @@ var (
 	AssignedPodAdd       = ClusterEvent{Resource: Pod, ActionType: Add, Label: "AssignedPodAdd"}
 	AssignedPodDelete    = ClusterEvent{Resource: Pod, ActionType: Delete, Label: "AssignedPodDelete"}
 	UnschedulableTimeout = ClusterEvent{Resource: WildCard, ActionType: All, Label: "UnschedulableTimeout"}
+	// ForceActivate is recorded for a pod in flight that a plugin asked to
+	// activate (Handle.Activate): when the pod comes back it is retried
+	// after backoff, whatever rejected it.
+	ForceActivate = ClusterEvent{Resource: WildCard, ActionType: All, Label: "ForceActivate"}
 )
 
 // QueueingHint is a plugin's verdict on whether an event may make a pod it

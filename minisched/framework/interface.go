@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 )
 
 // This file is the scheduling framework's contract: one interface per
@@ -264,4 +265,22 @@ type Handle interface {
 	RejectWaitingPod(uid types.UID) bool
 	// Parallelizer runs work over nodes with the configured parallelism.
 	Parallelizer() Parallelizer
+
+	// NominatedPodsForNode returns the pods nominated to a node (see
+	// PodNominator).
+	NominatedPodsForNode(nodeName string) []*PodInfo
+	// Activate moves pods to activeQ (see PodActivator).
+	Activate(logger klog.Logger, pods map[string]*v1.Pod)
+	// RunFilterPluginsWithNominatedPods runs Filter on a node with the
+	// nominated pods of at least the pod's priority counted on it: what
+	// preemption asks of a node after removing victims.
+	RunFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod,
+		nodeInfo *NodeInfo) *Status
+	// RunPreFilterExtensionAddPod and RunPreFilterExtensionRemovePod update
+	// the PreFilter plugins' CycleState for a pod added to or removed from
+	// a node; preemption uses them on cloned states.
+	RunPreFilterExtensionAddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod,
+		podInfoToAdd *PodInfo, nodeInfo *NodeInfo) *Status
+	RunPreFilterExtensionRemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod,
+		podInfoToRemove *PodInfo, nodeInfo *NodeInfo) *Status
 }

@@ -53,6 +53,9 @@ type Framework struct {
 	waitingPods  *waitingPodsMap
 	parallelizer Parallelizer
 	clock        clock.WithDelayedExecution
+	// nominator and activator are the scheduling queue, set once it exists.
+	nominator PodNominator
+	activator PodActivator
 }
 
 var _ Handle = &Framework{}
@@ -535,8 +538,13 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod
 // RunPostFilterPlugins runs PostFilter plugins in order until one succeeds.
 // If none does, the status is Unschedulable with all their reasons, naming
 // the first plugin that tried.
+//
+// The result returned with a rejection is the last one that asks for a
+// change of the nominated node (preemption clears it when no node could
+// help); nil keeps the nomination as it is.
 func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
 	m *NodeToStatus) (*PostFilterResult, *Status) {
+	var result *PostFilterResult
 	var reasons []string
 	rejector := ""
 	for _, pl := range f.postFilterPlugins {
@@ -549,12 +557,15 @@ func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *CycleState,
 		case !s.IsRejected():
 			return nil, AsStatus(s.AsError()).WithPlugin(pl.Name())
 		}
+		if r != nil && r.Mode() != ModeNoop {
+			result = r
+		}
 		reasons = append(reasons, s.Reasons()...)
 		if rejector == "" {
 			rejector = pl.Name()
 		}
 	}
-	return nil, NewStatus(Unschedulable, reasons...).WithPlugin(rejector)
+	return result, NewStatus(Unschedulable, reasons...).WithPlugin(rejector)
 }
 
 // RunPreScorePlugins runs PreScore plugins with the feasible nodes. Plugins

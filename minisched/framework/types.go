@@ -116,6 +116,16 @@ type QueuedPodInfo struct {
 	InitialAttemptTimestamp *time.Time
 	// Attempts counts scheduling attempts: Pop increments it.
 	Attempts int
+	// UnschedulableCount counts the attempts that plugins rejected;
+	// ConsecutiveErrorsCount the attempts in a row that failed with an
+	// error (a rejection resets it). Backoff doubles with the second if
+	// the last attempt was an error, else with the first, so an error
+	// streak does not lengthen a later unschedulable backoff.
+	UnschedulableCount     int
+	ConsecutiveErrorsCount int
+	// BackoffExpiration caches when the pod's backoff ends (the queue
+	// computes it lazily and zeroes it when the pod is put back).
+	BackoffExpiration time.Time
 	// UnschedulablePlugins are the plugins that rejected the pod in its last
 	// attempt (Filter or PreFilter ones, or the Permit/Reserve one). Only
 	// events registered by these plugins move the pod out of the
@@ -249,10 +259,42 @@ func (p *PreFilterResult) Merge(in *PreFilterResult) *PreFilterResult {
 	return &PreFilterResult{NodeNames: p.NodeNames.Intersection(in.NodeNames)}
 }
 
-// PostFilterResult is what a PostFilter (preemption) achieved: the node the
-// pod was nominated to, if any.
+// PostFilterResult is what a PostFilter (preemption) achieved: how the
+// pod's nominated node changes.
 type PostFilterResult struct {
+	*NominatingInfo
+}
+
+// NewPostFilterResultWithNominatedNode is a result that sets the pod's
+// nominated node to name ("" clears it).
+func NewPostFilterResultWithNominatedNode(name string) *PostFilterResult {
+	return &PostFilterResult{&NominatingInfo{NominatedNodeName: name, NominatingMode: ModeOverride}}
+}
+
+// NominatingMode says what to do with a pod's nominated node.
+type NominatingMode int
+
+const (
+	// ModeNoop keeps the nomination the pod's status already has.
+	ModeNoop NominatingMode = iota
+	// ModeOverride replaces it with NominatingInfo.NominatedNodeName (""
+	// clears it).
+	ModeOverride
+)
+
+// NominatingInfo is a change to a pod's nominated node: the node a
+// preemption made room on, or "" to forget an earlier one.
+type NominatingInfo struct {
 	NominatedNodeName string
+	NominatingMode    NominatingMode
+}
+
+// Mode is the info's mode; a nil info means ModeNoop.
+func (n *NominatingInfo) Mode() NominatingMode {
+	if n == nil {
+		return ModeNoop
+	}
+	return n.NominatingMode
 }
 
 // NodeToStatus records why Filter rejected each node. Nodes never evaluated
