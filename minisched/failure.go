@@ -2,19 +2,15 @@ package minisched
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/podstatus"
 )
 
 // noteLengthLimit is the longest event note the events API accepts.
@@ -40,12 +36,14 @@ func (s *Scheduler) handleBindingCycleError(ctx context.Context, state *framewor
 	} else {
 		s.Queue.MoveAllToActiveOrBackoffQueue(logger, framework.AssignedPodDelete, assumed, nil, nil)
 	}
-	s.handleSchedulingFailure(ctx, fwk, podInfo, status)
+	s.handleSchedulingFailure(ctx, fwk, podInfo, status, clearNominatedNode)
 }
 
 // handleSchedulingFailure requeues a pod that could not be scheduled, which
-// ends its in-flight period in the queue, then records a FailedScheduling
-// event and sets PodScheduled=False with the reason.
+// ends its in-flight period in the queue, records the nomination
+// nominatingInfo asks for (preemption's node, or none), then records a
+// FailedScheduling event and sets PodScheduled=False with the reason, and
+// status.nominatedNodeName, in one patch.
 //
 // The pod is back in the queue before the API calls, and from then on it is
 // the queue's: it may be popped again while the event and the patch are
@@ -54,7 +52,7 @@ func (s *Scheduler) handleBindingCycleError(ctx context.Context, state *framewor
 // A pod that no longer exists, or that got bound meanwhile, is not requeued:
 // that is what keeps a failed bind of a deleted pod from retrying forever.
 func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.Framework,
-	podInfo *framework.QueuedPodInfo, status *framework.Status) {
+	podInfo *framework.QueuedPodInfo, status *framework.Status, nominatingInfo *framework.NominatingInfo) {
 	logger := klog.FromContext(ctx)
 
 	reason, result := v1.PodReasonSchedulerError, SchedulerError
@@ -79,6 +77,7 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.
 		logger.Error(err, "Error scheduling pod; retrying")
 	}
 
+	nominated := podInfo.PodInfo
 	cached, err := s.podLister.Pods(pod.Namespace).Get(pod.Name)
 	switch {
 	case err != nil:
@@ -94,10 +93,15 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.
 		// Requeue the informer's latest version: the pod may have changed
 		// while we were trying it. The queue ends its in-flight period.
 		podInfo.PodInfo = framework.NewPodInfo(cached.DeepCopy())
+		pod, nominated = podInfo.Pod, podInfo.PodInfo
 		if err := s.Queue.AddUnschedulableIfNotPresent(logger, podInfo); err != nil {
 			logger.Error(err, "Requeueing pod failed")
 		}
 	}
+	// Record the nomination before the patch, so the next cycle already
+	// holds the node for this pod (the nominator ignores pods that are gone
+	// or bound).
+	s.Queue.AddNominatedPod(logger, nominated, nominatingInfo)
 
 	note := truncateMessage(errMsg)
 	fwk.EventRecorder().Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", note)
@@ -108,7 +112,7 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.
 		Reason:             reason,
 		Message:            errMsg,
 	}
-	if err := updatePodCondition(ctx, s.client, pod, cond); err != nil {
+	if err := updatePod(ctx, s.client, pod, cond, nominatingInfo); err != nil {
 		logger.Error(err, "Error updating pod condition")
 	}
 	a := Attempt{
@@ -130,57 +134,26 @@ func truncateMessage(msg string) string {
 	return msg[:noteLengthLimit-len(suffix)] + suffix
 }
 
-// updatePodCondition patches the pod's status with cond, unless the pod
-// already carries exactly that condition.
-func updatePodCondition(ctx context.Context, client kubernetes.Interface, pod *v1.Pod, cond *v1.PodCondition) error {
-	oldStatus := pod.Status.DeepCopy()
+// updatePod patches the pod's status with cond (if not nil) and the
+// nominated node nominatingInfo overrides (if it does), unless the pod
+// already carries exactly that.
+func updatePod(ctx context.Context, client kubernetes.Interface, pod *v1.Pod, cond *v1.PodCondition,
+	nominatingInfo *framework.NominatingInfo) error {
 	newStatus := pod.Status.DeepCopy()
-	if !setPodCondition(newStatus, cond) {
+	nnnChanged := nominatingInfo.Mode() == framework.ModeOverride &&
+		pod.Status.NominatedNodeName != nominatingInfo.NominatedNodeName
+	condChanged := cond != nil && podstatus.SetCondition(newStatus, cond)
+	if !condChanged && !nnnChanged {
 		return nil
 	}
-	klog.FromContext(ctx).V(3).Info("Updating pod condition",
-		"conditionType", cond.Type, "conditionStatus", cond.Status, "conditionReason", cond.Reason)
-	oldData, err := json.Marshal(v1.Pod{Status: *oldStatus})
-	if err != nil {
-		return err
+	if nnnChanged {
+		newStatus.NominatedNodeName = nominatingInfo.NominatedNodeName
 	}
-	newData, err := json.Marshal(v1.Pod{Status: *newStatus})
-	if err != nil {
-		return err
+	logger := klog.FromContext(ctx).V(3)
+	if cond != nil {
+		logger = logger.WithValues("conditionType", cond.Type, "conditionStatus", cond.Status,
+			"conditionReason", cond.Reason)
 	}
-	patch, err := strategicpatch.CreateTwoWayMergePatch(oldData, newData, &v1.Pod{})
-	if err != nil {
-		return fmt.Errorf("creating status patch for pod %s: %w", framework.PodKey(pod), err)
-	}
-	_, err = client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch,
-		metav1.PatchOptions{}, "status")
-	return err
-}
-
-// setPodCondition sets cond in status and reports whether anything changed.
-// The transition time moves only when the condition's status changes.
-func setPodCondition(status *v1.PodStatus, cond *v1.PodCondition) bool {
-	now := metav1.Now()
-	for i := range status.Conditions {
-		old := &status.Conditions[i]
-		if old.Type != cond.Type {
-			continue
-		}
-		if old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message &&
-			old.ObservedGeneration == cond.ObservedGeneration {
-			return false
-		}
-		c := *cond
-		c.LastTransitionTime = old.LastTransitionTime
-		if old.Status != cond.Status || c.LastTransitionTime.IsZero() {
-			c.LastTransitionTime = now
-		}
-		c.LastProbeTime = old.LastProbeTime
-		*old = c
-		return true
-	}
-	c := *cond
-	c.LastTransitionTime = now
-	status.Conditions = append(status.Conditions, c)
-	return true
+	logger.Info("Updating pod condition and nominated node name", "nominatedNodeName", newStatus.NominatedNodeName)
+	return podstatus.Patch(ctx, client, pod, newStatus)
 }

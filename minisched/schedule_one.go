@@ -28,7 +28,15 @@ type scheduleResult struct {
 	// explanation is what the observer is told about the decision; empty
 	// without an observer.
 	explanation explanation
+	// nominatingInfo, for a failed cycle, is how the pod's nominated node
+	// changes: set by preemption, cleared when the pod failed otherwise,
+	// nil to keep it (preemption could not help but says nothing).
+	nominatingInfo *framework.NominatingInfo
 }
+
+// clearNominatedNode is the nominatingInfo of a failure that does not come
+// from PostFilter: any earlier nomination is dropped.
+var clearNominatedNode = &framework.NominatingInfo{NominatingMode: framework.ModeOverride}
 
 // scheduleOne takes one pod through the scheduling cycle and, if a node was
 // found, starts its binding cycle in a goroutine. Every pod it pops is
@@ -59,11 +67,14 @@ func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
 
 	logger.V(3).Info("Attempting to schedule pod", "attempts", podInfo.Attempts)
 	state := framework.NewCycleState()
+	podsToActivate := framework.NewPodsToActivate()
+	state.Write(framework.PodsToActivateKey, podsToActivate)
 	result, assumedPodInfo, status := s.schedulingCycle(ctx, state, fwk, podInfo)
 	if !status.IsSuccess() {
-		s.handleSchedulingFailure(ctx, fwk, assumedPodInfo, status)
+		s.handleSchedulingFailure(ctx, fwk, assumedPodInfo, status, result.nominatingInfo)
 		return
 	}
+	s.activatePods(logger, podsToActivate)
 
 	// Bind in the background: the pod is assumed, so the next cycle already
 	// counts it on its node.
@@ -102,15 +113,19 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleS
 		var fitErr *framework.FitError
 		switch {
 		case errors.Is(err, ErrNoNodesAvailable):
+			result.nominatingInfo = clearNominatedNode
 			return result, podInfo, framework.NewStatus(framework.UnschedulableAndUnresolvable).WithError(err)
 		case errors.As(err, &fitErr):
-			s.runPostFilter(ctx, fwk, state, pod, fitErr)
+			result.nominatingInfo = s.runPostFilter(ctx, fwk, state, pod, fitErr)
 			return result, podInfo, framework.NewStatus(framework.Unschedulable).WithError(fitErr)
 		default:
 			logger.Error(err, "Error selecting node for pod")
+			result.nominatingInfo = clearNominatedNode
 			return result, podInfo, framework.AsStatus(err)
 		}
 	}
+	// From here on a failure clears any nomination.
+	result.nominatingInfo = clearNominatedNode
 
 	// Assume: from now on the cache counts the pod on the chosen node, so the
 	// next cycle sees it without waiting for the bind to reach the apiserver.
@@ -123,6 +138,9 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleS
 		// requeue a pod that turns out to be bound already.
 		return result, assumedPodInfo, framework.AsStatus(err)
 	}
+	// An assumed pod counts on its node: it no longer needs a nomination
+	// to hold the room.
+	s.Queue.DeleteNominatedPodIfExists(assumed)
 
 	if sts := fwk.RunReservePluginsReserve(ctx, state, assumed, result.suggestedHost); !sts.IsSuccess() {
 		s.unreserveAndForget(ctx, state, fwk, assumed, result.suggestedHost)
@@ -137,15 +155,38 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleS
 }
 
 // runPostFilter gives PostFilter plugins (preemption) a chance to make room,
-// and records what they said in the FitError's message.
+// records what they said in the FitError's message, and returns how the
+// pod's nominated node changes.
 func (s *Scheduler) runPostFilter(ctx context.Context, fwk *framework.Framework, state *framework.CycleState,
-	pod *v1.Pod, fitErr *framework.FitError) {
+	pod *v1.Pod, fitErr *framework.FitError) *framework.NominatingInfo {
+	logger := klog.FromContext(ctx)
 	if !fwk.HasPostFilterPlugins() {
-		klog.FromContext(ctx).V(3).Info("No PostFilter plugins are registered, so no preemption will be performed")
+		logger.V(3).Info("No PostFilter plugins are registered, so no preemption will be performed")
+		return clearNominatedNode
+	}
+	result, status := fwk.RunPostFilterPlugins(ctx, state, pod, fitErr.Diagnosis.NodeToStatus)
+	fitErr.Diagnosis.PostFilterMsg = status.Message()
+	if status.Code() == framework.Error {
+		logger.Error(status.AsError(), "PostFilter failed")
+	} else {
+		logger.V(5).Info("Status after running PostFilter plugins", "status", status.Message())
+	}
+	if result == nil {
+		return nil
+	}
+	return result.NominatingInfo
+}
+
+// activatePods moves the pods plugins put in PodsToActivate to activeQ, and
+// empties it.
+func (s *Scheduler) activatePods(logger klog.Logger, p *framework.PodsToActivate) {
+	p.Lock()
+	defer p.Unlock()
+	if len(p.Map) == 0 {
 		return
 	}
-	_, status := fwk.RunPostFilterPlugins(ctx, state, pod, fitErr.Diagnosis.NodeToStatus)
-	fitErr.Diagnosis.PostFilterMsg = status.Message()
+	s.Queue.Activate(logger, p.Map)
+	p.Map = map[string]*v1.Pod{}
 }
 
 // rejectionOnNode turns a Reserve or Permit rejection into a FitError about
@@ -250,7 +291,19 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *framework.Fram
 		return nil, diagnosis, nil
 	}
 
-	// Step 2: the candidates. Nodes a PreFilterResult left out are rejected
+	// Step 2: a pod nominated to a node (a preemption made room there) tries
+	// that node first; if it fits, the search is over.
+	if pod.Status.NominatedNodeName != "" {
+		feasible, err := s.evaluateNominatedNode(ctx, fwk, state, pod, &diagnosis)
+		if err != nil {
+			klog.FromContext(ctx).Error(err, "Evaluation failed on nominated node", "node", pod.Status.NominatedNodeName)
+		}
+		if len(feasible) != 0 {
+			return feasible, diagnosis, nil
+		}
+	}
+
+	// Step 3: the candidates. Nodes a PreFilterResult left out are rejected
 	// by the plugins that narrowed the set.
 	nodes := allNodes
 	if !preRes.AllNodes() {
@@ -264,13 +317,13 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *framework.Fram
 			fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(narrowing))))
 	}
 
-	// Step 3: Filter, in parallel, until enough feasible nodes are found.
+	// Step 4: Filter, in parallel, until enough feasible nodes are found.
 	feasible, err := s.findNodesThatPassFilters(ctx, fwk, state, pod, &diagnosis, nodes)
 	if err != nil {
 		return nil, diagnosis, err
 	}
 
-	// Step 4: the next search starts after the nodes this one examined (the
+	// Step 5: the next search starts after the nodes this one examined (the
 	// feasible ones kept and the rejected ones), so that successive pods
 	// spread their Filter work over all nodes.
 	if len(nodes) > 0 {
@@ -278,6 +331,18 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *framework.Fram
 		s.nextStartNodeIndex = (s.nextStartNodeIndex + processed) % len(nodes)
 	}
 	return feasible, diagnosis, nil
+}
+
+// evaluateNominatedNode runs Filter on the pod's nominated node alone.
+// Rejections are recorded in diagnosis; the full search that follows a
+// rejection overwrites them.
+func (s *Scheduler) evaluateNominatedNode(ctx context.Context, fwk *framework.Framework,
+	state *framework.CycleState, pod *v1.Pod, diagnosis *framework.Diagnosis) ([]*framework.NodeInfo, error) {
+	nodeInfo, err := s.snapshot.NodeInfos().Get(pod.Status.NominatedNodeName)
+	if err != nil {
+		return nil, err
+	}
+	return s.findNodesThatPassFilters(ctx, fwk, state, pod, diagnosis, []*framework.NodeInfo{nodeInfo})
 }
 
 // numFeasibleNodesToFind is how many feasible nodes are enough: all of them
@@ -331,7 +396,7 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *framework
 	)
 	checkNode := func(i int) {
 		nodeInfo := nodes[(start+i)%numAllNodes]
-		status := fwk.RunFilterPlugins(ctx, state, pod, nodeInfo)
+		status := fwk.RunFilterPluginsWithNominatedPods(ctx, state, pod, nodeInfo)
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -417,6 +482,10 @@ func (s *Scheduler) selectHost(scores []framework.NodePluginScores) string {
 func (s *Scheduler) runBindingCycle(ctx context.Context, state *framework.CycleState, fwk *framework.Framework,
 	result scheduleResult, assumedPodInfo *framework.QueuedPodInfo) {
 	assumed := assumedPodInfo.Pod
+	if sts := s.announceNode(ctx, state, fwk, assumed, result.suggestedHost); !sts.IsSuccess() {
+		s.handleBindingCycleError(ctx, state, fwk, assumedPodInfo, result.suggestedHost, sts)
+		return
+	}
 	if sts := s.waitOnPermit(ctx, fwk, assumed, result.suggestedHost); !sts.IsSuccess() {
 		s.handleBindingCycleError(ctx, state, fwk, assumedPodInfo, result.suggestedHost, sts)
 		return
@@ -427,7 +496,34 @@ func (s *Scheduler) runBindingCycle(ctx context.Context, state *framework.CycleS
 	s.Queue.Done(assumed.UID)
 	if sts := s.bindingCycle(ctx, state, fwk, result, assumedPodInfo); !sts.IsSuccess() {
 		s.handleBindingCycleError(ctx, state, fwk, assumedPodInfo, result.suggestedHost, sts)
+		return
 	}
+	if p, err := state.Read(framework.PodsToActivateKey); err == nil {
+		s.activatePods(klog.FromContext(ctx), p.(*framework.PodsToActivate))
+	}
+}
+
+// announceNode sets status.nominatedNodeName to the chosen node when
+// binding will take a while: the pod waits on Permit, or a PreBind plugin
+// has work to do (kube-scheduler's NominatedNodeNameForExpectation, on in
+// v1.37). Other components (a cluster autoscaler, say) then know where the
+// pod is going. A pod bound at once is not patched. A failed patch is only
+// logged; a failed PreBind pre-flight aborts the binding cycle.
+func (s *Scheduler) announceNode(ctx context.Context, state *framework.CycleState, fwk *framework.Framework,
+	assumed *v1.Pod, node string) *framework.Status {
+	preFlight := fwk.RunPreBindPreFlights(ctx, state, assumed, node)
+	if preFlight.Code() == framework.Error || preFlight.IsRejected() {
+		return preFlight
+	}
+	if !preFlight.IsSuccess() && !fwk.WillWaitOnPermit(assumed) {
+		return nil
+	}
+	info := &framework.NominatingInfo{NominatedNodeName: node, NominatingMode: framework.ModeOverride}
+	if err := updatePod(ctx, s.client, assumed, nil, info); err != nil {
+		klog.FromContext(ctx).Error(err, "Failed to set the nominated node name in the binding cycle",
+			"nominatedNodeName", node)
+	}
+	return nil
 }
 
 // waitOnPermit blocks until a pod that Permit asked to wait is allowed or

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/minisched/minisched/minisched/framework"
@@ -131,57 +129,6 @@ func TestNumFeasibleNodesToFind(t *testing.T) {
 			s := &Scheduler{percentageOfNodesToScore: tt.global, profilePercentage: map[string]*int32{"p": tt.profile}}
 			if got := s.numFeasibleNodesToFind("p", tt.numNodes); got != tt.wantToFind {
 				t.Errorf("numFeasibleNodesToFind(%d) = %d, want %d", tt.numNodes, got, tt.wantToFind)
-			}
-		})
-	}
-}
-
-func TestSetPodCondition(t *testing.T) {
-	unsched := func(msg string) *v1.PodCondition {
-		return &v1.PodCondition{
-			Type:    v1.PodScheduled,
-			Status:  v1.ConditionFalse,
-			Reason:  v1.PodReasonUnschedulable,
-			Message: msg,
-		}
-	}
-	tests := []struct {
-		name        string
-		existing    []v1.PodCondition
-		cond        *v1.PodCondition
-		wantChanged bool
-	}{
-		{
-			name:        "new condition",
-			cond:        unsched("a"),
-			wantChanged: true,
-		},
-		{
-			name:        "same condition is not rewritten",
-			existing:    []v1.PodCondition{*unsched("a")},
-			cond:        unsched("a"),
-			wantChanged: false,
-		},
-		{
-			name:        "new message",
-			existing:    []v1.PodCondition{*unsched("a")},
-			cond:        unsched("b"),
-			wantChanged: true,
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			status := &v1.PodStatus{}
-			for _, c := range tt.existing {
-				c.LastTransitionTime = metav1.Now()
-				status.Conditions = append(status.Conditions, c)
-			}
-			if got := setPodCondition(status, tt.cond); got != tt.wantChanged {
-				t.Errorf("changed = %v, want %v", got, tt.wantChanged)
-			}
-			if len(status.Conditions) != 1 || status.Conditions[0].Message != tt.cond.Message ||
-				status.Conditions[0].LastTransitionTime.IsZero() {
-				t.Errorf("conditions = %+v, want one with message %q and a transition time", status.Conditions, tt.cond.Message)
 			}
 		})
 	}

@@ -116,6 +116,12 @@ func New(ctx context.Context, factory informers.SharedInformerFactory, o Options
 		observer:                 o.Observer,
 		rng:                      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 	}
+	// The queue is the profiles' nominator and activator; it needed the
+	// profiles first, so it is wired in now.
+	for _, fwk := range o.Profiles {
+		fwk.SetPodNominator(o.Queue)
+		fwk.SetPodActivator(o.Queue)
+	}
 	if err := s.addAllEventHandlers(factory); err != nil {
 		return nil, err
 	}

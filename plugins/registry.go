@@ -5,6 +5,7 @@ package plugins
 import (
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins/defaultbinder"
+	"github.com/minisched/minisched/plugins/defaultpreemption"
 	"github.com/minisched/minisched/plugins/imagelocality"
 	"github.com/minisched/minisched/plugins/interpodaffinity"
 	"github.com/minisched/minisched/plugins/nodeaffinity"
@@ -33,6 +34,7 @@ func NewInTreeRegistry() framework.Registry {
 		noderesources.Name:                   noderesources.New,
 		podtopologyspread.Name:               podtopologyspread.New,
 		interpodaffinity.Name:                interpodaffinity.New,
+		defaultpreemption.Name:               defaultpreemption.New,
 		noderesources.BalancedAllocationName: noderesources.NewBalancedAllocation,
 		imagelocality.Name:                   imagelocality.New,
 		nodedeclaredfeatures.Name:            nodedeclaredfeatures.New,

@@ -122,9 +122,9 @@ func TestDecodeConfigErrors(t *testing.T) {
 				"  plugins:\n" +
 				"    multiPoint:\n" +
 				"      enabled:\n" +
-				"      - name: DefaultPreemption\n",
-			wantErr: "profiles[0].plugins.multiPoint.enabled[14].name: Invalid value: \"DefaultPreemption\": " +
-				"minisched does not implement DefaultPreemption: preemption is not supported yet",
+				"      - name: VolumeBinding\n",
+			wantErr: "profiles[0].plugins.multiPoint.enabled[15].name: Invalid value: \"VolumeBinding\": " +
+				"minisched does not implement VolumeBinding: volume plugins are not supported yet",
 		},
 		{
 			name:    "negative qps",
@@ -180,7 +180,7 @@ func TestProfilePlugins(t *testing.T) {
 			// its order, without the plugins minisched does not have yet.
 			name: "defaults",
 			want: map[string][]string{
-				"PreEnqueue": {"SchedulingGates"},
+				"PreEnqueue": {"SchedulingGates", "DefaultPreemption"},
 				"QueueSort":  {"PrioritySort"},
 				"PreFilter": {
 					"TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread",
@@ -190,6 +190,7 @@ func TestProfilePlugins(t *testing.T) {
 					"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
 					"PodTopologySpread", "InterPodAffinity", "NodeDeclaredFeatures",
 				},
+				"PostFilter": {"DefaultPreemption"},
 				"PreScore": {
 					"TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
 					"NodeResourcesBalancedAllocation",
@@ -301,7 +302,7 @@ func TestProfilePlugins(t *testing.T) {
 		{
 			name:    "unknown plugin lists the known ones",
 			plugins: "filter:\n  enabled:\n  - name: Nope\n",
-			wantErr: `unknown plugin "Nope" (known plugins: DefaultBinder, ImageLocality, InterPodAffinity,`,
+			wantErr: `unknown plugin "Nope" (known plugins: DefaultBinder, DefaultPreemption, ImageLocality,`,
 		},
 		{
 			name:    "plugin at a point it does not implement",

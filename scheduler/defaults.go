@@ -16,8 +16,8 @@ import (
 // plugins, in its order and with its weights, enabled through multiPoint so
 // each takes part at every extension point it implements. Left out, because
 // minisched does not have them yet: VolumeRestrictions, NodeVolumeLimits,
-// VolumeBinding and VolumeZone (after NodeResourcesFit upstream),
-// DynamicResources and DefaultPreemption (after InterPodAffinity).
+// VolumeBinding and VolumeZone (after NodeResourcesFit upstream), and
+// DynamicResources.
 func DefaultPlugins() *configv1.Plugins {
 	return &configv1.Plugins{
 		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{
@@ -31,6 +31,7 @@ func DefaultPlugins() *configv1.Plugins {
 			{Name: "NodeResourcesFit", Weight: ptr.To[int32](1)},
 			{Name: "PodTopologySpread", Weight: ptr.To[int32](2)},
 			{Name: "InterPodAffinity", Weight: ptr.To[int32](2)},
+			{Name: "DefaultPreemption"},
 			{Name: "NodeResourcesBalancedAllocation", Weight: ptr.To[int32](1)},
 			{Name: "ImageLocality", Weight: ptr.To[int32](1)},
 			{Name: "DefaultBinder"},
@@ -43,7 +44,7 @@ func DefaultPlugins() *configv1.Plugins {
 
 // unsupportedPlugins are kube-scheduler plugins minisched does not implement
 // yet. Enabling one is an error; disabling one is accepted, so that a
-// configuration written for kube-scheduler (say, with DefaultPreemption
+// configuration written for kube-scheduler (say, with VolumeBinding
 // disabled) works unchanged.
 var unsupportedPlugins = map[string]string{
 	"VolumeBinding":      "volume plugins are not supported yet",
@@ -51,7 +52,6 @@ var unsupportedPlugins = map[string]string{
 	"VolumeZone":         "volume plugins are not supported yet",
 	"NodeVolumeLimits":   "volume plugins are not supported yet",
 	"DynamicResources":   "dynamic resource allocation is not supported yet",
-	"DefaultPreemption":  "preemption is not supported yet",
 }
 
 // validateSupported rejects enabling a plugin minisched does not have yet.

@@ -152,6 +152,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 	}
 
 	q := queue.New(queueSort, queueProfiles,
+		queue.WithPodLister(factory.Core().V1().Pods().Lister()),
 		queue.WithPodInitialBackoffDuration(time.Duration(*cfg.PodInitialBackoffSeconds)*time.Second),
 		queue.WithPodMaxBackoffDuration(time.Duration(*cfg.PodMaxBackoffSeconds)*time.Second),
 	)

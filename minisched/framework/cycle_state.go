@@ -37,6 +37,9 @@ type CycleState struct {
 	// cycle. Only the runtime writes them, before the parallel phase starts.
 	SkipFilterPlugins sets.Set[string]
 	SkipScorePlugins  sets.Set[string]
+	// SkipPreBindPlugins holds the PreBind plugins whose PreBindPreFlight
+	// returned Skip.
+	SkipPreBindPlugins sets.Set[string]
 }
 
 // NewCycleState returns an empty CycleState.
@@ -84,6 +87,9 @@ func (c *CycleState) Clone() *CycleState {
 	}
 	if c.SkipScorePlugins != nil {
 		out.SkipScorePlugins = c.SkipScorePlugins.Clone()
+	}
+	if c.SkipPreBindPlugins != nil {
+		out.SkipPreBindPlugins = c.SkipPreBindPlugins.Clone()
 	}
 	return out
 }

@@ -174,10 +174,19 @@ type PermitPlugin interface {
 }
 
 // PreBindPlugin runs in the binding cycle before Bind (to attach volumes,
-// say). Success, or anything else to abort binding: Unreserve, forget the
-// assumed pod, requeue.
+// say).
+//
+// PreBindPreFlight is asked first, at the start of the binding cycle, and
+// must be cheap and do nothing: Success (PreBind has work to do for this
+// pod), Skip (nothing to do: PreBind is not called), or Error (abort).
+// When some plugin will work, the scheduler first tells the world where the
+// pod is going by setting status.nominatedNodeName.
+//
+// PreBind returns Success, or anything else to abort binding: Unreserve,
+// forget the assumed pod, requeue.
 type PreBindPlugin interface {
 	Plugin
+	PreBindPreFlight(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
 	PreBind(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
 }
 
@@ -240,6 +249,10 @@ type WaitingPod interface {
 	Allow(pluginName string)
 	// Reject rejects the pod: binding is aborted and the pod requeued.
 	Reject(pluginName, msg string)
+	// Preempt aborts the wait with an Error (the pod was chosen as a
+	// preemption victim): it is forgotten and requeued, with no API call.
+	// It reports false if the wait had already ended.
+	Preempt(pluginName, msg string) bool
 }
 
 // Handle is what a plugin factory receives: read access to the cycle's

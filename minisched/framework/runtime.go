@@ -738,6 +738,9 @@ func (f *Framework) WaitOnPermit(ctx context.Context, pod *v1.Pod) *Status {
 // RunPreBindPlugins runs PreBind in order; the first failure aborts binding.
 func (f *Framework) RunPreBindPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status {
 	for _, pl := range f.preBindPlugins {
+		if state.SkipPreBindPlugins.Has(pl.Name()) {
+			continue
+		}
 		s := pl.PreBind(ctx, state, pod, nodeName)
 		if s.IsSuccess() {
 			continue
@@ -748,6 +751,37 @@ func (f *Framework) RunPreBindPlugins(ctx context.Context, state *CycleState, po
 		return pluginError("PreBind", pl, s)
 	}
 	return nil
+}
+
+// RunPreBindPreFlights asks every PreBind plugin whether it has work to do
+// for the pod: Success if any has, Skip if none has (or there are none), an
+// Error if any fails or answers something else. Plugins that skip are
+// recorded in state.SkipPreBindPlugins, and RunPreBindPlugins passes them by.
+func (f *Framework) RunPreBindPreFlights(ctx context.Context, state *CycleState, pod *v1.Pod,
+	nodeName string) *Status {
+	result := NewStatus(Skip)
+	skip := sets.New[string]()
+	for _, pl := range f.preBindPlugins {
+		s := pl.PreBindPreFlight(ctx, state, pod, nodeName)
+		switch {
+		case s.IsSuccess():
+			result = nil
+		case s.IsSkip():
+			skip.Insert(pl.Name())
+		case s.Code() == Error:
+			return pluginError("PreBindPreFlight", pl, s)
+		default:
+			return AsStatus(fmt.Errorf("PreBindPreFlight %s returned %q; it may return Success, Skip or Error",
+				pl.Name(), s.Code()))
+		}
+	}
+	state.SkipPreBindPlugins = skip
+	return result
+}
+
+// WillWaitOnPermit reports whether a Permit plugin made the pod wait.
+func (f *Framework) WillWaitOnPermit(pod *v1.Pod) bool {
+	return f.waitingPods.get(pod.UID) != nil
 }
 
 // RunBindPlugins tries Bind plugins in order until one does not Skip. If all

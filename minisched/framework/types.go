@@ -331,6 +331,35 @@ func (m *NodeToStatus) AbsentNodesStatus() *Status { return m.absent }
 // SetAbsentNodesStatus sets the status of every node without its own.
 func (m *NodeToStatus) SetAbsentNodesStatus(s *Status) { m.absent = s }
 
+// NodesForStatusCode returns the nodes of lister whose status has code:
+// those with their own status of that code, and every other node if the
+// absent-nodes status has it. Preemption looks for victims only on nodes
+// rejected as Unschedulable (not UnschedulableAndUnresolvable).
+func (m *NodeToStatus) NodesForStatusCode(lister NodeInfoLister, code Code) ([]*NodeInfo, error) {
+	var out []*NodeInfo
+	if m.absent.Code() == code {
+		all, err := lister.List()
+		if err != nil {
+			return nil, err
+		}
+		for _, ni := range all {
+			if m.Get(ni.Node().Name).Code() == code {
+				out = append(out, ni)
+			}
+		}
+		return out, nil
+	}
+	for name, s := range m.explicit {
+		if s.Code() != code {
+			continue
+		}
+		if ni, err := lister.Get(name); err == nil { // a node gone from the snapshot is no candidate
+			out = append(out, ni)
+		}
+	}
+	return out, nil
+}
+
 // ForEachExplicitNode calls fn for every node with its own status.
 func (m *NodeToStatus) ForEachExplicitNode(fn func(nodeName string, s *Status)) {
 	for n, s := range m.explicit {

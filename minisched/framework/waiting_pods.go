@@ -117,14 +117,25 @@ func (w *waitingPod) Allow(pluginName string) {
 }
 
 func (w *waitingPod) Reject(pluginName, msg string) {
+	w.stop(NewStatus(Unschedulable, msg).WithPlugin(pluginName))
+}
+
+func (w *waitingPod) Preempt(pluginName, msg string) bool {
+	return w.stop(NewStatus(Error, msg).WithPlugin(pluginName))
+}
+
+// stop ends the wait with s, unless it already ended; it reports whether s
+// was the verdict.
+func (w *waitingPod) stop(s *Status) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, t := range w.pendingPlugins {
 		t.Stop()
 	}
 	if w.decided {
-		return
+		return false
 	}
 	w.decided = true
-	w.s <- NewStatus(Unschedulable, msg).WithPlugin(pluginName)
+	w.s <- s
+	return true
 }

@@ -1,0 +1,221 @@
+// This file evicts the victims of a preemption, in the background as
+// kube-scheduler v1.37 does (SchedulerAsyncPreemption): the scheduling cycle
+// nominates the preemptor and moves on; a goroutine does the API calls.
+
+package defaultpreemption
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/klog/v2"
+
+	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/podstatus"
+)
+
+// executor runs preemptions and remembers which preemptors still wait for
+// theirs, for the PreEnqueue gate.
+type executor struct {
+	fh        framework.Handle
+	podLister corelisters.PodLister
+
+	mu sync.RWMutex
+	// preempting holds the preemptors whose goroutine is still running.
+	preempting sets.Set[types.UID]
+	// lastVictim is each preemptor's last victim, once the goroutine has
+	// come to it: when it is being deleted, the preemption is as good as
+	// done.
+	lastVictim map[types.UID]types.NamespacedName
+}
+
+func newExecutor(fh framework.Handle, podLister corelisters.PodLister) *executor {
+	return &executor{
+		fh:         fh,
+		podLister:  podLister,
+		preempting: sets.New[types.UID](),
+		lastVictim: map[types.UID]types.NamespacedName{},
+	}
+}
+
+// preemptAsync starts evicting c's victims for preemptor and returns at
+// once. The goroutine:
+//
+//  1. clears the nominations of lower-priority pods on the node (they would
+//     otherwise hold room the preemptor is about to take);
+//  2. preempts every victim but the last, in parallel, then the last one;
+//     a victim waiting on Permit is rejected in memory, any other gets
+//     DisruptionTarget=True and is deleted (with its grace period);
+//  3. activates the preemptor if something failed, or if the last victim
+//     was only rejected in memory (no deletion event will come to wake it).
+//
+// Victims already being deleted are skipped. Until the last victim is being
+// deleted, PreEnqueue keeps the preemptor out of activeQ.
+func (e *executor) preemptAsync(ctx context.Context, c *candidate, preemptor *v1.Pod) {
+	logger := klog.FromContext(ctx)
+	var victims []*v1.Pod
+	for _, v := range c.victims {
+		if v.DeletionTimestamp != nil {
+			logger.V(2).Info("Victim Pod is already being deleted, skipping the API call for it",
+				"node", c.name, "victim", klog.KObj(v))
+			continue
+		}
+		victims = append(victims, v)
+	}
+	if len(victims) == 0 {
+		return
+	}
+	e.mu.Lock()
+	e.preempting.Insert(preemptor.UID)
+	e.mu.Unlock()
+
+	go func() {
+		// The cycle's context ends with the cycle; the evictions outlive it.
+		ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
+		defer cancel()
+		failed, lastInMemory := false, false
+		defer func() {
+			if failed || lastInMemory {
+				e.fh.Activate(logger, map[string]*v1.Pod{preemptor.Name: preemptor})
+			}
+		}()
+		logger.V(2).Info("Start the preemption asynchronously", "node", c.name, "victims", len(c.victims),
+			"victimsToDelete", len(victims))
+
+		// 1. Lower-priority nominations on the node.
+		if err := e.clearLowerPriorityNominations(ctx, preemptor, c.name); err != nil {
+			logger.Error(err, "Cannot clear 'NominatedNodeName' field from lower priority pods on the same target node",
+				"node", c.name)
+			failed = true
+		}
+
+		// 2. All victims but the last, in parallel; then the last.
+		var errOnce sync.Once
+		var firstErr error
+		e.fh.Parallelizer().Until(ctx, len(victims)-1, func(i int) {
+			if _, err := e.preemptPod(ctx, c.name, preemptor, victims[i]); err != nil {
+				errOnce.Do(func() { firstErr = err; cancel() })
+			}
+		})
+		if firstErr != nil {
+			logger.Error(firstErr, "Error occurred during async preemption")
+			failed = true
+		} else {
+			last := victims[len(victims)-1]
+			e.mu.Lock()
+			e.lastVictim[preemptor.UID] = types.NamespacedName{Namespace: last.Namespace, Name: last.Name}
+			e.mu.Unlock()
+			inMemory, err := e.preemptPod(ctx, c.name, preemptor, last)
+			switch {
+			case err != nil:
+				logger.Error(err, "Error occurred during async preemption of the last victim")
+				failed = true
+			case inMemory:
+				lastInMemory = true
+			}
+		}
+
+		e.mu.Lock()
+		e.preempting.Delete(preemptor.UID)
+		delete(e.lastVictim, preemptor.UID)
+		e.mu.Unlock()
+		logger.V(2).Info("Async preemption finished", "node", c.name, "failed", failed)
+	}()
+}
+
+// preemptPod evicts one victim and records a Preempted event on it. A
+// victim waiting on Permit is rejected in memory (it reports true): it was
+// never bound, so there is nothing to delete. Any other victim gets the
+// DisruptionTarget condition, so its owners know why it goes, and is
+// deleted. A victim already gone is not an error.
+func (e *executor) preemptPod(ctx context.Context, node string, preemptor, victim *v1.Pod) (bool, error) {
+	logger := klog.FromContext(ctx)
+	msg := fmt.Sprintf("Preempted by pod %v on node %v", preemptor.UID, node)
+	inMemory := false
+	if wp := e.fh.GetWaitingPod(victim.UID); wp != nil && wp.Preempt(Name, "preempted") {
+		logger.V(2).Info("Preemptor preempted a waiting pod", "waitingPod", klog.KObj(victim), "node", node)
+		inMemory = true
+		msg += " (in kube-scheduler memory)."
+	} else {
+		cond := &v1.PodCondition{
+			Type:               v1.DisruptionTarget,
+			ObservedGeneration: victim.Generation,
+			Status:             v1.ConditionTrue,
+			Reason:             v1.PodReasonPreemptionByScheduler,
+			Message:            fmt.Sprintf("%s: preempting to accommodate a higher priority pod", preemptor.Spec.SchedulerName),
+		}
+		newStatus := victim.Status.DeepCopy()
+		if podstatus.SetCondition(newStatus, cond) {
+			if err := podstatus.Patch(ctx, e.fh.ClientSet(), victim, newStatus); err != nil {
+				if apierrors.IsNotFound(err) {
+					logger.V(2).Info("Victim Pod is already deleted", "victim", klog.KObj(victim), "node", node)
+					return false, nil
+				}
+				return false, fmt.Errorf("adding DisruptionTarget to %s/%s: %w", victim.Namespace, victim.Name, err)
+			}
+		}
+		if err := e.fh.ClientSet().CoreV1().Pods(victim.Namespace).Delete(ctx, victim.Name,
+			metav1.DeleteOptions{}); err != nil {
+			if apierrors.IsNotFound(err) {
+				logger.V(2).Info("Victim Pod is already deleted", "victim", klog.KObj(victim), "node", node)
+				return false, nil
+			}
+			return false, fmt.Errorf("deleting victim %s/%s: %w", victim.Namespace, victim.Name, err)
+		}
+		logger.V(2).Info("Preemptor Pod preempted victim Pod", "victim", klog.KObj(victim), "node", node)
+	}
+	if r := e.fh.EventRecorder(); r != nil {
+		r.Eventf(victim, preemptor, v1.EventTypeNormal, "Preempted", "Preempting", msg)
+	}
+	return inMemory, nil
+}
+
+// clearLowerPriorityNominations removes status.nominatedNodeName from the
+// pods nominated to node with a lower priority than preemptor.
+func (e *executor) clearLowerPriorityNominations(ctx context.Context, preemptor *v1.Pod, node string) error {
+	priority := corev1helpers.PodPriority(preemptor)
+	var errs []error
+	for _, pi := range e.fh.NominatedPodsForNode(node) {
+		p := pi.Pod
+		if corev1helpers.PodPriority(p) >= priority || p.Status.NominatedNodeName == "" {
+			continue
+		}
+		newStatus := p.Status.DeepCopy()
+		newStatus.NominatedNodeName = ""
+		if err := podstatus.Patch(ctx, e.fh.ClientSet(), p, newStatus); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("clearing nominations on %s: %v", node, errs)
+	}
+	return nil
+}
+
+// isRunning reports whether uid's preemption still holds it back: its
+// goroutine runs, and it has not yet reached a last victim that is being
+// deleted (or is gone).
+func (e *executor) isRunning(uid types.UID) bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if !e.preempting.Has(uid) {
+		return false
+	}
+	last, ok := e.lastVictim[uid]
+	if !ok || e.podLister == nil {
+		return true
+	}
+	victim, err := e.podLister.Pods(last.Namespace).Get(last.Name)
+	if err != nil {
+		return false
+	}
+	return victim.DeletionTimestamp == nil
+}

@@ -1,0 +1,65 @@
+// Package podstatus writes a pod's status the way kube-scheduler does: set a
+// condition without moving its transition time needlessly, and send only the
+// difference as a strategic merge patch of the status subresource. The
+// scheduler's failure handler and the preemption plugin both use it.
+package podstatus
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Patch sends the difference between pod's status and newStatus as a
+// strategic merge patch of the status subresource.
+func Patch(ctx context.Context, client kubernetes.Interface, pod *v1.Pod, newStatus *v1.PodStatus) error {
+	oldData, err := json.Marshal(v1.Pod{Status: pod.Status})
+	if err != nil {
+		return err
+	}
+	newData, err := json.Marshal(v1.Pod{Status: *newStatus})
+	if err != nil {
+		return err
+	}
+	patch, err := strategicpatch.CreateTwoWayMergePatch(oldData, newData, &v1.Pod{})
+	if err != nil {
+		return fmt.Errorf("creating status patch for pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	_, err = client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch,
+		metav1.PatchOptions{}, "status")
+	return err
+}
+
+// SetCondition sets cond in status and reports whether anything changed.
+// The transition time moves only when the condition's status changes.
+func SetCondition(status *v1.PodStatus, cond *v1.PodCondition) bool {
+	now := metav1.Now()
+	for i := range status.Conditions {
+		old := &status.Conditions[i]
+		if old.Type != cond.Type {
+			continue
+		}
+		if old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message &&
+			old.ObservedGeneration == cond.ObservedGeneration {
+			return false
+		}
+		c := *cond
+		c.LastTransitionTime = old.LastTransitionTime
+		if old.Status != cond.Status || c.LastTransitionTime.IsZero() {
+			c.LastTransitionTime = now
+		}
+		c.LastProbeTime = old.LastProbeTime
+		*old = c
+		return true
+	}
+	c := *cond
+	c.LastTransitionTime = now
+	status.Conditions = append(status.Conditions, c)
+	return true
+}
