@@ -99,6 +99,13 @@ func (p *PodWrapper) NominatedNodeName(name string) *PodWrapper {
 	return p
 }
 
+// PreemptionPolicy sets spec.preemptionPolicy (Never: the pod waits rather
+// than preempt).
+func (p *PodWrapper) PreemptionPolicy(policy v1.PreemptionPolicy) *PodWrapper {
+	p.Spec.PreemptionPolicy = &policy
+	return p
+}
+
 // TerminationGracePeriod sets spec.terminationGracePeriodSeconds.
 func (p *PodWrapper) TerminationGracePeriod(seconds int64) *PodWrapper {
 	p.Spec.TerminationGracePeriodSeconds = &seconds

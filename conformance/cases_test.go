@@ -8,14 +8,9 @@ import (
 
 // Profiles used by the cases (YAML for the configuration's profiles list).
 const (
-	// defaultProfile is kube-scheduler's default profile; DefaultPreemption
-	// is off in both schedulers (minisched has no preemption yet), so
-	// FailedScheduling messages carry no preemption suffix.
+	// defaultProfile is kube-scheduler's default profile, DefaultPreemption
+	// included: FailedScheduling messages carry its "preemption: ..." part.
 	defaultProfile = `- schedulerName: default-scheduler
-  plugins:
-    multiPoint:
-      disabled:
-      - name: DefaultPreemption
 `
 	// coreProfile is the five plugins of the first chapters.
 	coreProfile = `- schedulerName: default-scheduler
@@ -51,7 +46,7 @@ const (
 func cases() []Case {
 	cpu := func(q string) R { return R{v1.ResourceCPU: q} }
 	app := func(v string) map[string]string { return map[string]string{"app": v} }
-	return []Case{
+	return append([]Case{
 		// The first chapters' plugins.
 		{Name: "core-cordoned", Profiles: coreProfile, Steps: []Step{
 			nodes(node("n1").Unschedulable(true), node("n2"), node("n3").Unschedulable(true)), pods(pod("p1"), pod("p2"))}},
@@ -281,10 +276,6 @@ func cases() []Case {
 
 		// Profiles and weights.
 		{Name: "two-profiles", Profiles: defaultProfile + `- schedulerName: bin-packer
-  plugins:
-    multiPoint:
-      disabled:
-      - name: DefaultPreemption
   pluginConfig:
   - name: NodeResourcesFit
     args:
@@ -301,8 +292,6 @@ func cases() []Case {
       enabled:
       - name: NodeAffinity
         weight: 10
-      disabled:
-      - name: DefaultPreemption
 `, Steps: []Step{
 			nodes(node("preferred").Label("fast", "yes").Taint("spot", "", v1.TaintEffectPreferNoSchedule), node("clean")),
 			pods(pod("p").NodeAffinity(preferredNodes(prefer(100, matchExpr("fast", v1.NodeSelectorOpIn, "yes")))))}},
@@ -314,5 +303,5 @@ func cases() []Case {
 				pod("gpu-job").Toleration(tolerate("gpu", "true", v1.TaintEffectNoSchedule)).
 					NodeAffinity(requiredNodes(matchExpr(zoneKey, v1.NodeSelectorOpIn, "z2"))),
 				pod("nowhere").NodeSelector("disk", "nvme"))}},
-	}
+	}, preemptionCases()...)
 }

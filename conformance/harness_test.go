@@ -14,8 +14,10 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
@@ -181,8 +183,11 @@ func settle(ctx context.Context, client kubernetes.Interface) ([]string, error) 
 	return last, nil
 }
 
-// outcome lists "ns/pod -> node" or "ns/pod -> pending: <message>", sorted;
-// decided is false while some pod of ours has neither.
+// outcome lists "ns/pod -> node" or "ns/pod -> pending: <message>", sorted,
+// with "(terminating, DisruptionTarget=...)" for a victim still being
+// deleted and "[nominated: node]" for a pod with status.nominatedNodeName;
+// decided is false while some pod of ours has neither a node nor a
+// message. Preempted victims without a grace period are simply gone.
 func outcome(ctx context.Context, client kubernetes.Interface) ([]string, bool, error) {
 	list, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -194,6 +199,9 @@ func outcome(ctx context.Context, client kubernetes.Interface) ([]string, bool, 
 		p := &list.Items[i]
 		line := p.Namespace + "/" + p.Name + " -> "
 		switch {
+		case p.Spec.NodeName != "" && p.DeletionTimestamp != nil:
+			// A preempted victim that has a grace period: no kubelet ends it.
+			line += p.Spec.NodeName + " (terminating" + disruption(p) + ")"
 		case p.Spec.NodeName != "":
 			line += p.Spec.NodeName
 		case scheduledFalse(p) != nil:
@@ -205,10 +213,23 @@ func outcome(ctx context.Context, client kubernetes.Interface) ([]string, bool, 
 				decided = false
 			}
 		}
+		if nnn := p.Status.NominatedNodeName; nnn != "" {
+			line += " [nominated: " + nnn + "]"
+		}
 		out = append(out, line)
 	}
 	sort.Strings(out)
 	return out, decided, nil
+}
+
+// disruption describes a pod's DisruptionTarget condition, if it has one.
+func disruption(p *v1.Pod) string {
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.DisruptionTarget {
+			return fmt.Sprintf(", DisruptionTarget=%s %s: %s", c.Status, c.Reason, c.Message)
+		}
+	}
+	return ""
 }
 
 func scheduledFalse(p *v1.Pod) *v1.PodCondition {
@@ -366,6 +387,34 @@ func patchPod(name, patch string) Step {
 	return func(ctx context.Context, c *Cluster) error {
 		_, err := c.Client.CoreV1().Pods("default").Patch(ctx, name, "application/strategic-merge-patch+json", []byte(patch),
 			metav1.PatchOptions{})
+		return err
+	}
+}
+
+// pdb creates a PodDisruptionBudget in default selecting selector (nil: an
+// empty selector, which matches nothing for preemption) and sets the status
+// the disruption controller would (none runs here): disruptionsAllowed.
+func pdb(name string, selector map[string]string, allowed int32) Step {
+	return func(ctx context.Context, c *Cluster) error {
+		obj := &policyv1.PodDisruptionBudget{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+			Spec: policyv1.PodDisruptionBudgetSpec{
+				MinAvailable: &intstr.IntOrString{Type: intstr.Int, IntVal: 1},
+				Selector:     &metav1.LabelSelector{MatchLabels: selector},
+			},
+		}
+		created, err := c.Client.PolicyV1().PodDisruptionBudgets("default").Create(ctx, obj, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		created.Status = policyv1.PodDisruptionBudgetStatus{
+			ObservedGeneration: created.Generation,
+			DisruptionsAllowed: allowed,
+			CurrentHealthy:     allowed + 1,
+			DesiredHealthy:     1,
+			ExpectedPods:       allowed + 1,
+		}
+		_, err = c.Client.PolicyV1().PodDisruptionBudgets("default").UpdateStatus(ctx, created, metav1.UpdateOptions{})
 		return err
 	}
 }

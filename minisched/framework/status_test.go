@@ -175,11 +175,13 @@ func TestFitErrorMessage(t *testing.T) {
 				d.NodeToStatus.SetAbsentNodesStatus(NewStatus(UnschedulableAndUnresolvable,
 					"node(s) didn't satisfy plugin(s) [NodeAffinity]"))
 				d.NodeToStatus.Set("a", NewStatus(Unschedulable, "Too many pods"))
-				d.PostFilterMsg = "preemption: not eligible"
+				d.PostFilterMsg = "preemption: not eligible due to preemptionPolicy=Never."
 				return d
 			},
+			// The PostFilter message is appended as it is, with no period of
+			// its own (kube-scheduler's FitError.Error).
 			want: "0/3 nodes are available: 1 Too many pods, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]. " +
-				"preemption: not eligible.",
+				"preemption: not eligible due to preemptionPolicy=Never.",
 		},
 	}
 	for _, tt := range tests {

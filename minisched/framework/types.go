@@ -426,8 +426,10 @@ func (f *FitError) Error() string {
 	} else if hist := reasonHistogram(f.Diagnosis.NodeToStatus, f.NumAllNodes); len(hist) > 0 {
 		msg += fmt.Sprintf(" %v.", joinSorted(hist))
 	}
+	// PostFilter's message is appended as it is: it brings its own period
+	// when it has one ("preemption: found a potential placement ..." has none).
 	if f.Diagnosis.PostFilterMsg != "" {
-		msg += fmt.Sprintf(" %v.", f.Diagnosis.PostFilterMsg)
+		msg += fmt.Sprintf(" %v", f.Diagnosis.PostFilterMsg)
 	}
 	return msg
 }
