@@ -28,14 +28,16 @@ VERSION_LDFLAGS := -s -w \
 ARGS ?=
 comma := ,
 
-.PHONY: start test build envtest kube-scheduler conformance vet bench clean
+KWOK_VERSION := v0.8.0
+
+.PHONY: start test build envtest kube-scheduler kwok conformance vet bench clean
 
 ## start: build, start envtest, run every scenario (ARGS="--scenario ch6-assume" to pick)
-start: build envtest
+start: build envtest kwok
 	$(BIN)/minisched start $(ARGS)
 
 ## test: go vet and every test (with the race detector) against a real apiserver
-test: envtest vet
+test: envtest kwok vet
 	$(GO) test -race -count=1 ./...
 
 ## build: the minisched binary in bin/
@@ -53,6 +55,15 @@ $(ASSETS)/etcd:
 $(ASSETS)/kube-apiserver:
 	@mkdir -p $(ASSETS)
 	cd hack/tools && CGO_ENABLED=0 $(GO) build -ldflags '$(VERSION_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+
+## kwok: KWOK, which plays the kubelet for scenarios that need pods to run and terminate (first time only)
+kwok: $(BIN)/kwok
+
+# `go install pkg@version` builds it outside our go.mod; its stage files stay
+# in the module cache, where scenario/kwok.go finds them.
+$(BIN)/kwok:
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN) $(GO) install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
 
 ## kube-scheduler: the reference scheduler, built like kube-apiserver, to compare decisions with
 kube-scheduler: $(ASSETS)/kube-scheduler

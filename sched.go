@@ -121,7 +121,7 @@ func start(ctx context.Context, args []string) error {
 			fmt.Fprintln(os.Stderr, "stopping envtest:", err)
 		}
 	}()
-	r := &scenario.Runner{RestConfig: env.Config, BaseConfig: base, Out: os.Stdout}
+	r := &scenario.Runner{RestConfig: env.Config, BaseConfig: base, Out: os.Stdout, Environment: env}
 	return r.RunAll(ctx, scenarios)
 }
 

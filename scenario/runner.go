@@ -36,11 +36,15 @@ type Scenario struct {
 	Config func() (*configv1.KubeSchedulerConfiguration, error)
 	// Run creates objects and checks outcomes; an error is a failure.
 	Run func(ctx context.Context, env *Env) error
+	// Lifecycle runs KWOK beside the scheduler for the scenario: nodes get
+	// a heartbeat, pods become Running with a start time, and deleted pods
+	// go away after their grace period, as if kubelets ran.
+	Lifecycle bool
 }
 
 // All returns every scenario, by chapter.
 func All() []Scenario {
-	all := append(chapters(), pluginScenarios()...)
+	all := append(append(chapters(), pluginScenarios()...), preemptionScenarios()...)
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Chapter < all[j].Chapter })
 	return all
 }
@@ -77,6 +81,9 @@ type Runner struct {
 	// the default configuration.
 	BaseConfig *configv1.KubeSchedulerConfiguration
 	Out        io.Writer
+	// Environment is where KWOK is started for scenarios that ask for a
+	// lifecycle; such scenarios fail without it.
+	Environment *Environment
 }
 
 // RunAll runs the scenarios and prints a PASS/FAIL line for each; it returns
@@ -129,6 +136,17 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (err error) {
 	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil &&
 		!apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", s.Name, err)
+	}
+
+	if s.Lifecycle {
+		if r.Environment == nil {
+			return errors.New("this scenario needs KWOK, which needs the runner's Environment")
+		}
+		kwok, err := r.Environment.StartKWOK()
+		if err != nil {
+			return err
+		}
+		defer func() { _ = kwok.Stop() }()
 	}
 
 	log := NewAttemptLog()

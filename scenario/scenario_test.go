@@ -34,7 +34,7 @@ func TestScenarios(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			var out bytes.Buffer
-			r := &Runner{RestConfig: testEnv.Config, Out: &out}
+			r := &Runner{RestConfig: testEnv.Config, Out: &out, Environment: testEnv}
 			err := r.Run(ctx, s)
 			t.Log("\n" + out.String())
 			if err != nil {
