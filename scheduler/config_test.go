@@ -496,7 +496,7 @@ func TestPluginErrorsInStableOrder(t *testing.T) {
       - name: ""
 `
 	want := []string{
-		"profiles[0].plugins.multiPoint.enabled[11].weight", // ImageLocality replaced in place
+		"profiles[0].plugins.multiPoint.enabled[12].weight", // ImageLocality replaced in place
 		"profiles[0].plugins.filter.enabled[0].name",
 		"profiles[0].plugins.score.enabled[0].weight",
 		"profiles[0].plugins.permit.enabled[0].name",
