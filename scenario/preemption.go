@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // Priority classes of chapter 10 (cluster-wide; created once, kept).
@@ -293,7 +294,7 @@ func (e *Env) createRunning(ctx context.Context, pods ...*v1.Pod) error {
 	}
 	for _, p := range pods {
 		name := p.Name
-		err := waitFor(ctx, DefaultWait, func(ctx context.Context) (bool, error) {
+		err := wait.PollUntilContextTimeout(ctx, pollInterval, DefaultWait, true, func(ctx context.Context) (bool, error) {
 			got, err := e.Client.CoreV1().Pods(e.Namespace).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return false, err
@@ -309,7 +310,7 @@ func (e *Env) createRunning(ctx context.Context, pods ...*v1.Pod) error {
 
 func (e *Env) waitNominated(ctx context.Context, name string) (string, error) {
 	var node string
-	err := waitFor(ctx, DefaultWait, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, DefaultWait, true, func(ctx context.Context) (bool, error) {
 		p, err := e.Client.CoreV1().Pods(e.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -324,7 +325,7 @@ func (e *Env) waitNominated(ctx context.Context, name string) (string, error) {
 }
 
 func (e *Env) waitTerminating(ctx context.Context, name string) error {
-	return waitFor(ctx, DefaultWait, func(ctx context.Context) (bool, error) {
+	return wait.PollUntilContextTimeout(ctx, pollInterval, DefaultWait, true, func(ctx context.Context) (bool, error) {
 		p, err := e.Client.CoreV1().Pods(e.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -334,7 +335,7 @@ func (e *Env) waitTerminating(ctx context.Context, name string) error {
 }
 
 func (e *Env) waitGone(ctx context.Context, name string) error {
-	err := waitFor(ctx, DefaultWait, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, DefaultWait, true, func(ctx context.Context) (bool, error) {
 		_, err := e.Client.CoreV1().Pods(e.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, nil
