@@ -119,6 +119,9 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.
 		Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, Profile: fwk.ProfileName(),
 		Result: result, Message: errMsg, Attempts: attempts, Time: time.Now(),
 	}
+	if nominatingInfo.Mode() == framework.ModeOverride {
+		a.NominatedNode = nominatingInfo.NominatedNodeName
+	}
 	if fitErr != nil {
 		a.Rejections = s.explain(nil, &fitErr.Diagnosis).rejections
 	}

@@ -37,6 +37,9 @@ type Attempt struct {
 	Result          Result
 	// Node is where the pod went (Scheduled only).
 	Node string
+	// NominatedNode is the node preemption nominated the pod to while its
+	// victims go away (Unschedulable only; empty without a nomination).
+	NominatedNode string
 	// Message is the FailedScheduling message, or the Scheduled one.
 	Message string
 	// Attempts counts this pod's attempts so far, this one included.

@@ -148,7 +148,9 @@ func runNodePorts(ctx context.Context, env *Env) error {
 		return err
 	}
 	env.Explain("proxy-c")
-	if want := "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports."; msg != want {
+	want := "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports. " +
+		"preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+	if msg != want {
 		return fmt.Errorf("message %q, want %q", msg, want)
 	}
 	return nil
@@ -239,8 +241,11 @@ func runTopologySpread(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
+	// Preemption cannot uncordon a node ("not helpful"), and no victim on
+	// a would lower its skew for a pod of the same priority.
 	want := "0/3 nodes are available: 1 node(s) didn't match pod topology spread constraints, " +
-		"2 node(s) were unschedulable."
+		"2 node(s) were unschedulable. preemption: 0/3 nodes are available: " +
+		"1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling."
 	if msg != want {
 		return fmt.Errorf("message %q, want %q", msg, want)
 	}

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/minisched/minisched/minisched"
 )
 
 // Priority classes of chapter 10 (cluster-wide; created once, kept).
@@ -112,6 +114,11 @@ func runPreemptionPolicyNever(ctx context.Context, env *Env) error {
 	if want := "preemption: not eligible due to preemptionPolicy=Never."; !strings.HasSuffix(msg, want) {
 		return fmt.Errorf("FailedScheduling says %q, want it to end with %q", msg, want)
 	}
+	// The condition is written before the attempt is told to the observer:
+	// wait for the attempt, then check no other follows.
+	if _, err := env.WaitForAttempts(ctx, "polite", 1, DefaultWait); err != nil {
+		return err
+	}
 	if err := env.ExpectNoNewAttempts(ctx, "polite", 2*time.Second); err != nil {
 		return err
 	}
@@ -133,7 +140,7 @@ func runNominatedNodeHeld(ctx context.Context, env *Env) error {
 	if err := env.createRunning(ctx, slow); err != nil {
 		return err
 	}
-	if err := env.CreatePods(ctx, MakePod("high").PriorityClassName("high").Req(cpus("2")).Obj()); err != nil {
+	if err := env.CreatePods(ctx, MakePod("high").PriorityClassName("high").Req(cpus("3")).Obj()); err != nil {
 		return err
 	}
 	node, err := env.waitNominated(ctx, "high")
@@ -143,10 +150,11 @@ func runNominatedNodeHeld(ctx context.Context, env *Env) error {
 	if err := env.waitTerminating(ctx, "slow"); err != nil {
 		return err
 	}
-	env.Logf("high is nominated to %s; the victim slow is Terminating (%s)", node, env.disruption(ctx, "slow"))
+	env.Logf("high (3 cpu) is nominated to %s; the victim slow is Terminating (%s)", node, env.disruption(ctx, "slow"))
 	// node0 has 3 cpu: slow's 2 are still counted, 1 is free. "sneaky" asks
-	// for 1 cpu with a lower priority than high: Filter counts high (2 cpu)
-	// on its nominated node, so sneaky does not fit there.
+	// for that 1 cpu with a lower priority than high: Filter counts high's
+	// 3 cpu on its nominated node, so sneaky does not fit there, and
+	// evicting slow would not make room for both.
 	if err := env.CreatePods(ctx, MakePod("sneaky").PriorityClassName("mid").Req(cpus("1")).Obj()); err != nil {
 		return err
 	}
@@ -155,16 +163,30 @@ func runNominatedNodeHeld(ctx context.Context, env *Env) error {
 		return err
 	}
 	env.Logf("sneaky (priority 500, 1 cpu) does not take the free cpu held for high: %s", msg)
+	// Preemption's own verdict is Filter's, rerun with slow removed and
+	// high counted: still no room.
+	want := "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Insufficient cpu."
+	if msg != want {
+		return fmt.Errorf("sneaky's FailedScheduling says %q, want %q", msg, want)
+	}
 	env.Logf("letting slow finish terminating")
 	if err := env.removeFinalizer(ctx, "slow"); err != nil {
 		return err
 	}
-	for _, name := range []string{"high", "sneaky"} {
-		p, err := env.WaitForPodBound(ctx, name, DefaultWait)
-		if err != nil {
-			return err
-		}
-		env.Logf("%s bound to %s", name, p.Spec.NodeName)
+	p, err := env.WaitForPodBound(ctx, "high", DefaultWait)
+	if err != nil {
+		return err
+	}
+	env.Logf("high bound to %s; sneaky still waits, node0 is full", p.Spec.NodeName)
+	if p.Spec.NodeName != node {
+		return fmt.Errorf("high bound to %s, not to its nominated node %s", p.Spec.NodeName, node)
+	}
+	sp, err := env.Client.CoreV1().Pods(env.Namespace).Get(ctx, "sneaky", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if sp.Spec.NodeName != "" {
+		return fmt.Errorf("sneaky bound to %s, want it pending", sp.Spec.NodeName)
 	}
 	return nil
 }
@@ -211,13 +233,16 @@ func (e *Env) preemptAndReport(ctx context.Context, preemptor *v1.Pod, node stri
 	if err := e.CreatePods(ctx, preemptor); err != nil {
 		return err
 	}
-	nominated, err := e.waitNominated(ctx, preemptor.Name)
+	// The nomination is read from the attempt log, not the pod: KWOK lets
+	// the victim go at once, and the apiserver clears
+	// status.nominatedNodeName when the pod is bound, so a poll of the pod
+	// may never see it.
+	a, err := e.waitNominatedAttempt(ctx, preemptor.Name)
 	if err != nil {
 		return err
 	}
-	if notes, err := e.WaitForEvent(ctx, preemptor.Name, "FailedScheduling", DefaultWait); err == nil {
-		e.Logf("%s: %s", preemptor.Name, notes[0])
-	}
+	nominated := a.NominatedNode
+	e.Logf("%s: %s", preemptor.Name, a.Message)
 	e.Logf("%s nominated to %s", preemptor.Name, nominated)
 	for _, v := range victims {
 		notes, err := e.WaitForEvent(ctx, v, "Preempted", DefaultWait)
@@ -322,6 +347,25 @@ func (e *Env) waitNominated(ctx context.Context, name string) (string, error) {
 		return "", fmt.Errorf("pod %s was not nominated: %w", name, err)
 	}
 	return node, nil
+}
+
+// waitNominatedAttempt waits for the first attempt of the pod that ended in
+// a nomination, and returns it.
+func (e *Env) waitNominatedAttempt(ctx context.Context, name string) (minisched.Attempt, error) {
+	var found minisched.Attempt
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, DefaultWait, true, func(context.Context) (bool, error) {
+		for _, a := range e.PodAttempts(name) {
+			if a.NominatedNode != "" {
+				found = a
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return found, fmt.Errorf("pod %s was not nominated: %w", name, err)
+	}
+	return found, nil
 }
 
 func (e *Env) waitTerminating(ctx context.Context, name string) error {
