@@ -206,6 +206,27 @@ func runTwoPreemptors(ctx context.Context, env *Env) error {
 	}
 	want := map[string]string{"first": "node1", "second": "node0"}
 	for _, name := range []string{"first", "second"} {
+		a, err := env.waitNominatedAttempt(ctx, name)
+		if err != nil {
+			return err
+		}
+		env.Logf("%s: %s", name, a.Message)
+		env.Logf("%s nominated to %s", name, a.NominatedNode)
+		if a.NominatedNode != want[name] {
+			return fmt.Errorf("%s nominated to %s, want %s", name, a.NominatedNode, want[name])
+		}
+	}
+	for _, v := range []string{"victim-low", "victim-lowest"} {
+		notes, err := env.WaitForEvent(ctx, v, "Preempted", DefaultWait)
+		if err != nil {
+			return err
+		}
+		if err := env.waitGone(ctx, v); err != nil {
+			return err
+		}
+		env.Logf("victim %s: %s; it terminated and is gone", v, notes[0])
+	}
+	for _, name := range []string{"first", "second"} {
 		p, err := env.WaitForPodBound(ctx, name, DefaultWait)
 		if err != nil {
 			return err
@@ -215,12 +236,6 @@ func runTwoPreemptors(ctx context.Context, env *Env) error {
 			return fmt.Errorf("%s bound to %s, want %s", name, p.Spec.NodeName, want[name])
 		}
 	}
-	for _, v := range []string{"victim-low", "victim-lowest"} {
-		if err := env.waitGone(ctx, v); err != nil {
-			return err
-		}
-	}
-	env.Logf("both victims were evicted")
 	return nil
 }
 
