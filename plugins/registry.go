@@ -18,6 +18,7 @@ import (
 	"github.com/minisched/minisched/plugins/podtopologyspread"
 	"github.com/minisched/minisched/plugins/prioritysort"
 	"github.com/minisched/minisched/plugins/schedulinggates"
+	"github.com/minisched/minisched/plugins/statefulsetordinal"
 	"github.com/minisched/minisched/plugins/tainttoleration"
 )
 
@@ -40,5 +41,6 @@ func NewInTreeRegistry() framework.Registry {
 		nodedeclaredfeatures.Name:            nodedeclaredfeatures.New,
 		defaultbinder.Name:                   defaultbinder.New,
 		nodenumber.Name:                      nodenumber.New,
+		statefulsetordinal.Name:              statefulsetordinal.New,
 	}
 }

@@ -28,6 +28,27 @@ func handleOptions() []framework.Option {
 	}
 }
 
+// requiredArgs are the args of the plugins that cannot be built without
+// them; every other plugin is built with none.
+var requiredArgs = map[string]string{
+	"StatefulSetOrdinal": `{"podLabels":["app"],"nodeOrdinalLabel":"ordinal"}`,
+}
+
+func argsFor(name string) *runtime.RawExtension {
+	if raw, ok := requiredArgs[name]; ok {
+		return &runtime.RawExtension{Raw: []byte(raw)}
+	}
+	return nil
+}
+
+func requiredPluginConfig() []configv1.PluginConfig {
+	var pc []configv1.PluginConfig
+	for name := range requiredArgs {
+		pc = append(pc, configv1.PluginConfig{Name: name, Args: *argsFor(name)})
+	}
+	return pc
+}
+
 func TestRegistryNames(t *testing.T) {
 	handle, err := plugintesting.NewFramework(context.Background(), NewInTreeRegistry(),
 		&configv1.Plugins{MultiPoint: plugintesting.Enable("PrioritySort", "DefaultBinder")}, nil, handleOptions()...)
@@ -35,7 +56,7 @@ func TestRegistryNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, factory := range NewInTreeRegistry() {
-		pl, err := factory(context.Background(), nil, handle)
+		pl, err := factory(context.Background(), argsFor(name), handle)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -51,7 +72,7 @@ func TestRegistryNames(t *testing.T) {
 func TestEveryPluginInOneProfile(t *testing.T) {
 	names := NewInTreeRegistry().Names()
 	fwk, err := plugintesting.NewFramework(context.Background(), NewInTreeRegistry(),
-		&configv1.Plugins{MultiPoint: plugintesting.Enable(names...)}, nil, handleOptions()...)
+		&configv1.Plugins{MultiPoint: plugintesting.Enable(names...)}, requiredPluginConfig(), handleOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

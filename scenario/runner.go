@@ -44,7 +44,7 @@ type Scenario struct {
 
 // All returns every scenario, by chapter.
 func All() []Scenario {
-	all := append(append(chapters(), pluginScenarios()...), preemptionScenarios()...)
+	all := append(append(append(chapters(), pluginScenarios()...), preemptionScenarios()...), customPluginScenarios()...)
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Chapter < all[j].Chapter })
 	return all
 }
