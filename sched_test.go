@@ -39,27 +39,3 @@ func TestDocsNameRealThings(t *testing.T) {
 		})
 	}
 }
-
-func TestStringList(t *testing.T) {
-	tests := []struct {
-		name string
-		sets []string
-		want string
-	}{
-		{name: "repeated", sets: []string{"a", "b"}, want: "a,b"},
-		{name: "comma separated", sets: []string{"a,b", " c "}, want: "a,b,c"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var s stringList
-			for _, v := range tt.sets {
-				if err := s.Set(v); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if got := s.String(); got != tt.want {
-				t.Errorf("got %q, want %q", got, tt.want)
-			}
-		})
-	}
-}

@@ -18,6 +18,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/scheduler"
 )
 
@@ -84,6 +85,9 @@ type Runner struct {
 	// Environment is where KWOK is started for scenarios that ask for a
 	// lifecycle; such scenarios fail without it.
 	Environment *Environment
+	// Registry holds plugins beyond the in-tree ones (app.WithPlugin's), so
+	// a --config may enable them; nil means none.
+	Registry framework.Registry
 }
 
 // RunAll runs the scenarios and prints a PASS/FAIL line for each; it returns
@@ -150,7 +154,8 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (err error) {
 	}
 
 	log := NewAttemptLog()
-	svc, err := scheduler.New(ctx, cfg, r.RestConfig, scheduler.WithObserver(log.Record), scheduler.WithSeed(42))
+	svc, err := scheduler.New(ctx, cfg, r.RestConfig, scheduler.WithObserver(log.Record), scheduler.WithSeed(42),
+		scheduler.WithOutOfTreeRegistry(r.Registry))
 	if err != nil {
 		return fmt.Errorf("configuring the scheduler: %w", err)
 	}
