@@ -111,21 +111,6 @@ func runStatefulSetOrdinal(ctx context.Context, env *Env) error {
 	return nil
 }
 
-// expectBound waits for each named pod to be bound and checks its node.
-func (e *Env) expectBound(ctx context.Context, want map[string]string, names ...string) error {
-	for _, name := range names {
-		p, err := e.WaitForPodBound(ctx, name, DefaultWait)
-		if err != nil {
-			return err
-		}
-		e.Logf("%s → %s", name, p.Spec.NodeName)
-		if p.Spec.NodeName != want[name] {
-			return fmt.Errorf("%s bound to %s, want %s", name, p.Spec.NodeName, want[name])
-		}
-	}
-	return nil
-}
-
 // createStatefulSet creates a StatefulSet with no replicas (no controller
 // runs here; the scenario creates its pods) and returns the controller
 // reference its pods carry.

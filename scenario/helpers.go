@@ -164,6 +164,21 @@ func (e *Env) WaitForPodBound(ctx context.Context, name string, timeout time.Dur
 	return pod, nil
 }
 
+// expectBound waits for each named pod to be bound and checks its node.
+func (e *Env) expectBound(ctx context.Context, want map[string]string, names ...string) error {
+	for _, name := range names {
+		p, err := e.WaitForPodBound(ctx, name, DefaultWait)
+		if err != nil {
+			return err
+		}
+		e.Logf("%s → %s", name, p.Spec.NodeName)
+		if p.Spec.NodeName != want[name] {
+			return fmt.Errorf("%s bound to %s, want %s", name, p.Spec.NodeName, want[name])
+		}
+	}
+	return nil
+}
+
 // WaitForPodUnschedulable polls until the pod carries PodScheduled=False
 // with reason Unschedulable, and returns the condition's message.
 func (e *Env) WaitForPodUnschedulable(ctx context.Context, name string, timeout time.Duration) (string, error) {

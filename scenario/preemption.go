@@ -226,17 +226,7 @@ func runTwoPreemptors(ctx context.Context, env *Env) error {
 		}
 		env.Logf("victim %s: %s; it terminated and is gone", v, notes[0])
 	}
-	for _, name := range []string{"first", "second"} {
-		p, err := env.WaitForPodBound(ctx, name, DefaultWait)
-		if err != nil {
-			return err
-		}
-		env.Logf("%s bound to %s", name, p.Spec.NodeName)
-		if p.Spec.NodeName != want[name] {
-			return fmt.Errorf("%s bound to %s, want %s", name, p.Spec.NodeName, want[name])
-		}
-	}
-	return nil
+	return env.expectBound(ctx, want, "first", "second")
 }
 
 // preemptAndReport creates preemptor, waits for its nomination, its victims
