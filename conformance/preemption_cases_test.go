@@ -82,10 +82,13 @@ func preemptionCases() []Case {
 			nodes(cpuNode("n1", "2"), cpuNode("n2", "2")),
 			pods(victim("v1", "n1", "low", "2"), victim("v2", "n2", "low", "2"))},
 			Steps: []Step{pods(preemptor("picky", "high", "1").NodeSelector("disk", "nvme"))}},
+		// Only n2 is big enough for p-high, so its placement does not hang on
+		// which of the two concurrent evictions the informers report first;
+		// p-mid finds n2 held for p-high and preempts on n1.
 		{Name: "preempt-two-preemptors", Profiles: defaultProfile, Backlog: []Step{classes,
-			nodes(cpuNode("n1", "2"), cpuNode("n2", "2")),
-			pods(victim("v-low", "n1", "low", "2"), victim("v-lowest", "n2", "lowest", "2"),
-				preemptor("p-high", "high", "2"), preemptor("p-mid", "mid", "2"))}},
+			nodes(cpuNode("n1", "2"), cpuNode("n2", "3")),
+			pods(victim("v-low", "n1", "low", "2"), victim("v-lowest", "n2", "lowest", "3"),
+				preemptor("p-high", "high", "3"), preemptor("p-mid", "mid", "2"))}},
 		{Name: "preempt-terminating-victim-holds-node", Profiles: defaultProfile, Backlog: []Step{classes,
 			nodes(cpuNode("n", "3")), pods(victim("slow", "n", "low", "2").TerminationGracePeriod(30))},
 			Steps: []Step{pods(preemptor("high", "high", "2")), waitNominated("high"),

@@ -55,8 +55,8 @@ func preemptionScenarios() []Scenario {
 		},
 		{
 			Name: "ch10-two-preemptors", Chapter: 10, Lifecycle: true,
-			Description: "two high-priority pods at once: the first takes the node with the cheapest victim, the " +
-				"second, seeing that node held for the first, preempts on the other",
+			Description: "two high-priority pods at once: the first preempts on the only node big enough for it, " +
+				"the second, seeing that node held for the first, preempts on the other",
 			Run: runTwoPreemptors,
 		},
 	}
@@ -192,15 +192,17 @@ func runNominatedNodeHeld(ctx context.Context, env *Env) error {
 }
 
 func runTwoPreemptors(ctx context.Context, env *Env) error {
-	if err := env.setUpChapter10(ctx, cpuNode("node0", "2"), cpuNode("node1", "2")); err != nil {
+	// Only node1 is big enough for first, so where it lands does not hang on
+	// which of the two concurrent evictions finishes first.
+	if err := env.setUpChapter10(ctx, cpuNode("node0", "2"), cpuNode("node1", "3")); err != nil {
 		return err
 	}
 	if err := env.createRunning(ctx,
 		MakePod("victim-low").PriorityClassName("low").Req(cpus("2")).NodeName("node0").Obj(),
-		MakePod("victim-lowest").PriorityClassName("lowest").Req(cpus("2")).NodeName("node1").Obj()); err != nil {
+		MakePod("victim-lowest").PriorityClassName("lowest").Req(cpus("3")).NodeName("node1").Obj()); err != nil {
 		return err
 	}
-	if err := env.CreatePods(ctx, MakePod("first").PriorityClassName("high").Req(cpus("2")).Obj(),
+	if err := env.CreatePods(ctx, MakePod("first").PriorityClassName("high").Req(cpus("3")).Obj(),
 		MakePod("second").PriorityClassName("mid").Req(cpus("2")).Obj()); err != nil {
 		return err
 	}
