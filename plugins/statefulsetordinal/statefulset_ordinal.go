@@ -72,7 +72,9 @@ func (pl *StatefulSetOrdinal) Name() string { return Name }
 
 // PreEnqueue keeps a pod that no StatefulSet controls out of activeQ: no
 // node could ever be right for it, and trying would only fill the events
-// with FailedScheduling. The queue re-runs PreEnqueue when the pod changes.
+// with FailedScheduling. The queue checks a held pod again only on the
+// events this plugin registers (node events, the pod's label changes) and
+// at its periodic flush of unschedulable pods.
 func (pl *StatefulSetOrdinal) PreEnqueue(ctx context.Context, pod *v1.Pod) *framework.Status {
 	if ownedByStatefulSet(pod) {
 		return nil
