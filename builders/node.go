@@ -53,6 +53,15 @@ func (n *NodeWrapper) Label(k, v string) *NodeWrapper {
 	return n
 }
 
+// Annotation adds an annotation.
+func (n *NodeWrapper) Annotation(k, v string) *NodeWrapper {
+	if n.Annotations == nil {
+		n.Annotations = map[string]string{}
+	}
+	n.Annotations[k] = v
+	return n
+}
+
 // Taint adds a taint to the node.
 func (n *NodeWrapper) Taint(key, value string, effect v1.TaintEffect) *NodeWrapper {
 	n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: key, Value: value, Effect: effect})

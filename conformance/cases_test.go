@@ -303,5 +303,5 @@ func cases() []Case {
 				pod("gpu-job").Toleration(tolerate("gpu", "true", v1.TaintEffectNoSchedule)).
 					NodeAffinity(requiredNodes(matchExpr(zoneKey, v1.NodeSelectorOpIn, "z2"))),
 				pod("nowhere").NodeSelector("disk", "nvme"))}},
-	}, preemptionCases()...)
+	}, append(preemptionCases(), extenderCases()...)...)
 }

@@ -5,6 +5,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/minisched/minisched/builders"
+	"github.com/minisched/minisched/examples/extender/server"
 	"github.com/minisched/minisched/scenario"
 )
 
@@ -54,10 +56,18 @@ type Case struct {
 	// Profiles is the YAML of the configuration's profiles list (indented
 	// as a top-level key's value); empty means the default profile.
 	Profiles string
+	// Extenders is the YAML of the configuration's extenders list, in which
+	// extenderURL stands for the URL of a fresh example extender
+	// (examples/extender/server) bound to the case's apiserver. The same
+	// extender serves both schedulers.
+	Extenders string
 	// Backlog runs before the scheduler starts; Steps after it is running.
 	Backlog, Steps []Step
 	Compare        Compare
 }
+
+// extenderURL is replaced by the example extender's URL in Case.Extenders.
+const extenderURL = "EXTENDER_URL"
 
 // Cluster is a fresh apiserver plus helpers for steps.
 type Cluster struct {
@@ -114,6 +124,11 @@ func run(t *testing.T, c Case, engine Engine) []string {
 		"  kubeconfig: %s\n", kubeconfig)
 	if c.Profiles != "" {
 		cfg += "profiles:\n" + c.Profiles
+	}
+	if c.Extenders != "" {
+		ext := httptest.NewServer(server.New(client, server.ClientNodes{Client: client}))
+		defer ext.Close()
+		cfg += "extenders:\n" + strings.ReplaceAll(c.Extenders, extenderURL, ext.URL)
 	}
 	cfgPath := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
@@ -185,7 +200,8 @@ func settle(ctx context.Context, client kubernetes.Interface) ([]string, error) 
 
 // outcome lists "ns/pod -> node" or "ns/pod -> pending: <message>", sorted,
 // with "(terminating, DisruptionTarget=...)" for a victim still being
-// deleted and "[nominated: node]" for a pod with status.nominatedNodeName;
+// deleted, "[nominated: node]" for a pod with status.nominatedNodeName and
+// "[bound by example-extender]" for a pod the example extender bound;
 // decided is false while some pod of ours has neither a node nor a
 // message. Preempted victims without a grace period are simply gone.
 func outcome(ctx context.Context, client kubernetes.Interface) ([]string, bool, error) {
@@ -215,6 +231,9 @@ func outcome(ctx context.Context, client kubernetes.Interface) ([]string, bool, 
 		}
 		if nnn := p.Status.NominatedNodeName; nnn != "" {
 			line += " [nominated: " + nnn + "]"
+		}
+		if by := p.Annotations[server.BoundByAnnotation]; by != "" {
+			line += " [bound by " + by + "]"
 		}
 		out = append(out, line)
 	}

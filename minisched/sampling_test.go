@@ -32,7 +32,8 @@ func TestFeasibleSearchRotates(t *testing.T) {
 	profile := &configv1.KubeSchedulerProfile{
 		SchedulerName: ptr.To("p"),
 		Plugins: &configv1.Plugins{MultiPoint: configv1.PluginSet{
-			Enabled: []configv1.Plugin{{Name: "PrioritySort"}, {Name: "NodeUnschedulable"}, {Name: "DefaultBinder"}},
+			Enabled: []configv1.Plugin{{Name: "PrioritySort"}, {Name: "NodeUnschedulable"}, {Name: "TaintToleration"},
+				{Name: "DefaultBinder"}},
 		}},
 	}
 	// One Filter worker: with several, which nodes beyond the first 100
@@ -103,8 +104,13 @@ func TestFindNodesThatPassFilters(t *testing.T) {
 		}
 		return out
 	}
-	withFilter := []configv1.Plugin{{Name: "PrioritySort"}, {Name: "NodeUnschedulable"}, {Name: "DefaultBinder"}}
-	noFilter := []configv1.Plugin{{Name: "PrioritySort"}, {Name: "DefaultBinder"}}
+	// TaintToleration scores nodes (and filters none here): with something
+	// to rank them by, the search looks for more than one feasible node.
+	withFilter := []configv1.Plugin{{Name: "PrioritySort"}, {Name: "NodeUnschedulable"}, {Name: "TaintToleration"},
+		{Name: "DefaultBinder"}}
+	noFilter := []configv1.Plugin{{Name: "PrioritySort"}, {Name: "NodeNumber"}, {Name: "DefaultBinder"}}
+	noScore := []configv1.Plugin{{Name: "PrioritySort"}, {Name: "NodeUnschedulable"}, {Name: "DefaultBinder"}}
+	noPlugins := []configv1.Plugin{{Name: "PrioritySort"}, {Name: "DefaultBinder"}}
 	tests := []struct {
 		name         string
 		plugins      []configv1.Plugin
@@ -121,6 +127,24 @@ func TestFindNodesThatPassFilters(t *testing.T) {
 			wantFeasible: []string{"n000", "n002"},
 			wantRejected: map[string]string{"n001": "NodeUnschedulable"},
 			wantNext:     0, // three examined of three
+		},
+		{
+			name:         "with nothing to rank the nodes the search stops at the first feasible one",
+			plugins:      noScore,
+			nodes:        makeNodes(200, 10),
+			start:        10,
+			wantFeasible: []string{"n011"},
+			wantRejected: map[string]string{"n010": "NodeUnschedulable"},
+			wantNext:     12,
+		},
+		{
+			name:         "with no plugins at all the node at the start index is taken, round robin",
+			plugins:      noPlugins,
+			nodes:        makeNodes(5),
+			start:        3,
+			wantFeasible: []string{"n003"},
+			wantRejected: map[string]string{},
+			wantNext:     4,
 		},
 		{
 			name:         "the search starts at the start index, wraps, and stops at 50% of 200 nodes",

@@ -8,8 +8,10 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
+	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 
 	"github.com/minisched/minisched/minisched/framework"
 )
@@ -244,7 +246,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, fwk *framework.Framework, s
 		return scheduleResult{}, err
 	}
 	result.suggestedHost = s.selectHost(scores)
-	if fwk.HasScorePlugins() {
+	if hasScoring(fwk) {
 		result.explanation = s.explain(scores, &diagnosis)
 	} else {
 		result.explanation = s.explain(nil, &diagnosis)
@@ -330,7 +332,54 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *framework.Fram
 		processed := len(feasible) + diagnosis.NodeToStatus.Len()
 		s.nextStartNodeIndex = (s.nextStartNodeIndex + processed) % len(nodes)
 	}
-	return feasible, diagnosis, nil
+
+	// Step 6: the extenders filter what the plugins left. They register no
+	// events, so a pod they turned nodes away for is retried on any event.
+	passed, err := findNodesThatPassExtenders(ctx, fwk.Extenders(), pod, feasible, diagnosis.NodeToStatus)
+	if err != nil {
+		return nil, diagnosis, err
+	}
+	if len(passed) != len(feasible) {
+		diagnosis.UnschedulablePlugins.Insert(framework.ExtenderName)
+	}
+	return passed, diagnosis, nil
+}
+
+// findNodesThatPassExtenders runs the interested extenders' Filter one after
+// another, each on the nodes the previous ones kept, and records why each
+// rejected node failed: Unschedulable, or UnschedulableAndUnresolvable
+// (which wins when an extender names a node in both maps). A failing
+// ignorable extender is skipped; any other failure is the attempt's error.
+func findNodesThatPassExtenders(ctx context.Context, extenders []framework.Extender, pod *v1.Pod,
+	feasible []*framework.NodeInfo, statuses *framework.NodeToStatus) ([]*framework.NodeInfo, error) {
+	logger := klog.FromContext(ctx)
+	for _, ext := range extenders {
+		if len(feasible) == 0 {
+			break
+		}
+		if !ext.IsInterested(pod) {
+			continue
+		}
+		passed, failed, unresolvable, err := ext.Filter(pod, feasible)
+		if err != nil {
+			if ext.IsIgnorable() {
+				logger.Info("Skipping extender as it returned error and has ignorable flag set",
+					"extender", ext.Name(), "err", err)
+				continue
+			}
+			return nil, err
+		}
+		for node, msg := range unresolvable {
+			statuses.Set(node, framework.NewStatus(framework.UnschedulableAndUnresolvable, msg))
+		}
+		for node, msg := range failed {
+			if _, both := unresolvable[node]; !both {
+				statuses.Set(node, framework.NewStatus(framework.Unschedulable, msg))
+			}
+		}
+		feasible = passed
+	}
+	return feasible, nil
 }
 
 // evaluateNominatedNode runs Filter on the pod's nominated node alone.
@@ -342,7 +391,11 @@ func (s *Scheduler) evaluateNominatedNode(ctx context.Context, fwk *framework.Fr
 	if err != nil {
 		return nil, err
 	}
-	return s.findNodesThatPassFilters(ctx, fwk, state, pod, diagnosis, []*framework.NodeInfo{nodeInfo})
+	feasible, err := s.findNodesThatPassFilters(ctx, fwk, state, pod, diagnosis, []*framework.NodeInfo{nodeInfo})
+	if err != nil {
+		return nil, err
+	}
+	return findNodesThatPassExtenders(ctx, fwk.Extenders(), pod, feasible, diagnosis.NodeToStatus)
 }
 
 // numFeasibleNodesToFind is how many feasible nodes are enough: all of them
@@ -362,11 +415,37 @@ func (s *Scheduler) numFeasibleNodesToFind(profile string, numAllNodes int) int 
 	return max(numAllNodes*int(percentage)/100, minFeasibleNodesToFind)
 }
 
+// hasScoring reports whether anything will rank the feasible nodes: a
+// Score plugin or a prioritizing extender.
+func hasScoring(fwk *framework.Framework) bool {
+	if fwk.HasScorePlugins() {
+		return true
+	}
+	for _, ext := range fwk.Extenders() {
+		if ext.IsPrioritizer() {
+			return true
+		}
+	}
+	return false
+}
+
+// hasExtenderFilters reports whether an extender filters nodes.
+func hasExtenderFilters(fwk *framework.Framework) bool {
+	for _, ext := range fwk.Extenders() {
+		if ext.IsFilter() {
+			return true
+		}
+	}
+	return false
+}
+
 // findNodesThatPassFilters runs the Filter plugins on nodes in parallel,
 // starting at nextStartNodeIndex and wrapping around, and stops once
 // numFeasibleNodesToFind feasible nodes were found or every node was tried.
-// Rejected nodes are recorded in diagnosis; an Error from any plugin aborts
-// the search.
+// When nothing ranks the nodes and no extender filters them, the first
+// feasible node is as good as any, and the search stops there. Rejected
+// nodes are recorded in diagnosis; an Error from any plugin aborts the
+// search.
 func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *framework.Framework,
 	state *framework.CycleState, pod *v1.Pod, diagnosis *framework.Diagnosis,
 	nodes []*framework.NodeInfo) ([]*framework.NodeInfo, error) {
@@ -375,6 +454,9 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *framework
 		return nil, nil
 	}
 	want := s.numFeasibleNodesToFind(fwk.ProfileName(), numAllNodes)
+	if !hasExtenderFilters(fwk) && !hasScoring(fwk) {
+		want = 1
+	}
 	start := s.nextStartNodeIndex % numAllNodes
 
 	// Without Filter plugins every node is feasible: take the first ones.
@@ -431,11 +513,12 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *framework
 	return feasible, nil
 }
 
-// prioritizeNodes scores the feasible nodes. Without Score plugins every node
+// prioritizeNodes scores the feasible nodes: the Score plugins' weighted
+// sum plus the prioritizing extenders' scores. Without either every node
 // scores 1 and the choice is random: the talk's "random scheduler".
 func (s *Scheduler) prioritizeNodes(ctx context.Context, fwk *framework.Framework, state *framework.CycleState,
 	pod *v1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, error) {
-	if !fwk.HasScorePlugins() {
+	if !fwk.HasScorePlugins() && len(fwk.Extenders()) == 0 {
 		out := make([]framework.NodePluginScores, len(nodes))
 		for i, n := range nodes {
 			out[i] = framework.NodePluginScores{Name: n.Node().Name, TotalScore: 1}
@@ -449,12 +532,55 @@ func (s *Scheduler) prioritizeNodes(ctx context.Context, fwk *framework.Framewor
 	if !sts.IsSuccess() {
 		return nil, sts.AsError()
 	}
+	addExtenderScores(ctx, fwk.Extenders(), pod, nodes, scores)
 	if logger := klog.FromContext(ctx); logger.V(10).Enabled() {
 		for _, ns := range scores {
 			logger.V(10).Info("Node scored", "node", ns.Name, "score", ns.TotalScore)
 		}
 	}
 	return scores, nil
+}
+
+// addExtenderScores asks the interested extenders, in parallel, to score
+// nodes, and adds score × weight × (MaxNodeScore / MaxExtenderPriority) to
+// each node's total: an extender scores 0–10, plugins 0–100. An extender
+// that fails only loses its say.
+func addExtenderScores(ctx context.Context, extenders []framework.Extender, pod *v1.Pod,
+	nodes []*framework.NodeInfo, scores []framework.NodePluginScores) {
+	logger := klog.FromContext(ctx)
+	byNode := make(map[string]*framework.NodePluginScores, len(scores))
+	for i := range scores {
+		byNode[scores[i].Name] = &scores[i]
+	}
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	for _, ext := range extenders {
+		if !ext.IsInterested(pod) {
+			continue
+		}
+		wg.Go(func() {
+			list, weight, err := ext.Prioritize(pod, nodes)
+			if err != nil {
+				logger.V(5).Info("Failed to run extender's priority function. No score given by this extender.",
+					"extender", ext.Name(), "err", err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, hp := range *list {
+				ns, ok := byNode[hp.Host]
+				if !ok {
+					continue // a node it was not asked about
+				}
+				score := hp.Score * weight * (framework.MaxNodeScore / extenderv1.MaxExtenderPriority)
+				ns.Scores = append(ns.Scores, framework.PluginScore{Name: ext.Name(), Score: score})
+				ns.TotalScore += score
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // selectHost picks the node with the highest total score, breaking ties
@@ -473,6 +599,29 @@ func (s *Scheduler) selectHost(scores []framework.NodePluginScores) string {
 		}
 	}
 	return scores[best].Name
+}
+
+// bind binds the pod through the first interested binding extender, or
+// else through the Bind plugins (kube-scheduler's precedence). A failing
+// ignorable extender passes the turn to the next binder.
+func (s *Scheduler) bind(ctx context.Context, state *framework.CycleState, fwk *framework.Framework,
+	assumed *v1.Pod, node string) *framework.Status {
+	for _, ext := range fwk.Extenders() {
+		if !ext.IsBinder() || !ext.IsInterested(assumed) {
+			continue
+		}
+		err := ext.Bind(&v1.Binding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: assumed.Namespace, Name: assumed.Name, UID: assumed.UID},
+			Target:     v1.ObjectReference{Kind: "Node", Name: node},
+		})
+		if err != nil && ext.IsIgnorable() {
+			klog.FromContext(ctx).Info("Skipping extender in bind as it returned error and has ignorable flag set",
+				"extender", ext.Name(), "err", err)
+			continue
+		}
+		return framework.AsStatus(err)
+	}
+	return fwk.RunBindPlugins(ctx, state, assumed, node)
 }
 
 // runBindingCycle is the binding goroutine of an assumed pod: it waits for
@@ -545,7 +694,7 @@ func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleStat
 	if sts := fwk.RunPreBindPlugins(ctx, state, assumed, result.suggestedHost); !sts.IsSuccess() {
 		return sts
 	}
-	sts := fwk.RunBindPlugins(ctx, state, assumed, result.suggestedHost)
+	sts := s.bind(ctx, state, fwk, assumed, result.suggestedHost)
 	if sts.IsSkip() {
 		sts = framework.AsStatus(fmt.Errorf("no Bind plugin bound pod %s", framework.PodKey(assumed)))
 	}

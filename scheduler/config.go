@@ -161,9 +161,7 @@ func Validate(cfg *configv1.KubeSchedulerConfiguration) error {
 	if *cfg.LeaderElection.LeaderElect {
 		errs = append(errs, field.NotSupported(field.NewPath("leaderElection", "leaderElect"), true, []string{"false"}))
 	}
-	if len(cfg.Extenders) > 0 {
-		errs = append(errs, field.Forbidden(field.NewPath("extenders"), "extenders are not supported by minisched"))
-	}
+	errs = append(errs, validateExtenders(field.NewPath("extenders"), cfg.Extenders)...)
 
 	names := sets.New[string]()
 	for i := range cfg.Profiles {

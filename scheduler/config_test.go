@@ -100,6 +100,32 @@ func TestDecodeConfigErrors(t *testing.T) {
 			wantErr: "leaderElection.leaderElect: Unsupported value: true",
 		},
 		{
+			name:    "a prioritizing extender without weight",
+			yaml:    header + "extenders:\n- urlPrefix: http://e\n  prioritizeVerb: prio\n",
+			wantErr: "extenders[0].weight: Invalid value: 0: must have a positive weight applied to it",
+		},
+		{
+			name:    "two binding extenders",
+			yaml:    header + "extenders:\n- urlPrefix: http://a\n  bindVerb: bind\n- urlPrefix: http://b\n  bindVerb: bind\n",
+			wantErr: `extenders: Invalid value: "found 2 extenders implementing bind": only one extender can implement bind`,
+		},
+		{
+			name:    "a managed resource that is not an extended resource",
+			yaml:    header + "extenders:\n- urlPrefix: http://a\n  managedResources:\n  - name: cpu\n",
+			wantErr: `extenders[0].managedResources[0].name: Invalid value: "cpu": is an invalid extended resource name`,
+		},
+		{
+			name: "a resource managed twice",
+			yaml: header + "extenders:\n- urlPrefix: http://a\n  managedResources:\n  - name: example.com/gpu\n" +
+				"- urlPrefix: http://b\n  managedResources:\n  - name: example.com/gpu\n",
+			wantErr: `extenders[1].managedResources[0].name: Invalid value: "example.com/gpu": duplicate extender managed resource name`,
+		},
+		{
+			name:    "an unknown extender field",
+			yaml:    header + "extenders:\n- urlPrefix: http://a\n  filterverb: filter\n",
+			wantErr: `unknown field "extenders[0].filterverb"`,
+		},
+		{
 			name: "duplicate pluginConfig",
 			yaml: header +
 				"profiles:\n" +

@@ -119,6 +119,11 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 	// as kube-scheduler does. Writing them never blocks scheduling.
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
 
+	extenders, ignoredResources, err := buildExtenders(cfg.Extenders)
+	if err != nil {
+		return nil, err
+	}
+
 	snapshot := cache.NewEmptySnapshot()
 	profiles := map[string]*framework.Framework{}
 	queueProfiles := map[string]queue.Profile{}
@@ -126,9 +131,13 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 	var queueSort framework.LessFunc
 	queueSortName := ""
 	for i := range cfg.Profiles {
-		p := &cfg.Profiles[i]
+		p, err := withIgnoredResources(&cfg.Profiles[i], ignoredResources)
+		if err != nil {
+			return nil, fmt.Errorf("profiles[%d]: %w", i, err)
+		}
 		name := *p.SchedulerName
 		fwk, err := framework.NewFramework(ctx, registry, p,
+			framework.WithExtenders(extenders),
 			framework.WithClientSet(client),
 			framework.WithEventRecorder(broadcaster.NewRecorder(scheme.Scheme, name)),
 			framework.WithSnapshotSharedLister(snapshot),

@@ -278,6 +278,9 @@ type Handle interface {
 	RejectWaitingPod(uid types.UID) bool
 	// Parallelizer runs work over nodes with the configured parallelism.
 	Parallelizer() Parallelizer
+	// Extenders are the configured HTTP extenders, ignorable ones last
+	// (preemption asks them to trim its candidates).
+	Extenders() []Extender
 
 	// NominatedPodsForNode returns the pods nominated to a node (see
 	// PodNominator).

@@ -53,6 +53,7 @@ type Framework struct {
 	waitingPods  *waitingPodsMap
 	parallelizer Parallelizer
 	clock        clock.WithDelayedExecution
+	extenders    []Extender
 	// nominator and activator are the scheduling queue, set once it exists.
 	nominator PodNominator
 	activator PodActivator
@@ -81,6 +82,9 @@ func WithInformerFactory(f informers.SharedInformerFactory) Option {
 func WithParallelism(n int) Option {
 	return func(f *Framework) { f.parallelizer = NewParallelizer(n) }
 }
+
+// WithExtenders sets the HTTP extenders, shared by every profile.
+func WithExtenders(e []Extender) Option { return func(f *Framework) { f.extenders = e } }
 
 // WithClock sets the clock behind Permit timeouts (a fake one in tests).
 func WithClock(c clock.WithDelayedExecution) Option { return func(f *Framework) { f.clock = c } }
@@ -344,6 +348,13 @@ func (f *Framework) setScoreWeights(entries []configv1.Plugin) error {
 // collectQueueingHints asks every plugin that can reject a pod which events
 // may undo that. A rejecting plugin without EnqueueExtensions gets every event.
 func (f *Framework) collectQueueingHints(ctx context.Context, points []extensionPoint) error {
+	// Extenders cannot say which events matter to them: a pod some extender
+	// rejected is moved by any event (see ExtenderName).
+	if len(f.extenders) > 0 {
+		f.queueingHints[ExtenderName] = []ClusterEventWithHint{
+			{Event: ClusterEvent{Resource: WildCard, ActionType: All, Label: "WildCard"}},
+		}
+	}
 	for _, e := range points {
 		if !e.rejects {
 			continue
@@ -430,6 +441,9 @@ func (f *Framework) SharedInformerFactory() informers.SharedInformerFactory { re
 
 // Parallelizer implements Handle.
 func (f *Framework) Parallelizer() Parallelizer { return f.parallelizer }
+
+// Extenders returns the HTTP extenders, ignorable ones last.
+func (f *Framework) Extenders() []Extender { return f.extenders }
 
 // GetWaitingPod implements Handle.
 func (f *Framework) GetWaitingPod(uid types.UID) WaitingPod {

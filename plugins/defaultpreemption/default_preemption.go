@@ -91,8 +91,9 @@ func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *framework.Cy
 //  1. Take the preemptor's latest object; check it may preempt at all.
 //  2. Find the candidates: nodes rejected as Unschedulable where removing
 //     lower-priority pods makes it fit (the dry run, candidates.go).
-//  3. Pick one node by the ordered criteria.
-//  4. Evict its victims in the background and nominate the pod there.
+//  3. Let the preempting extenders trim the candidates (extenders.go).
+//  4. Pick one node by the ordered criteria.
+//  5. Evict its victims in the background and nominate the pod there.
 //
 // With no candidate the result clears any earlier nomination, and the
 // message says why per node.
@@ -133,7 +134,12 @@ func (pl *DefaultPreemption) preempt(ctx context.Context, state *framework.Cycle
 			framework.NewStatus(framework.Unschedulable, fitErr.Error())
 	}
 
-	// 3. The best candidate.
+	// 3. The extenders' say: each preempting extender may trim the candidates.
+	if candidates, err = pl.callExtenders(logger, pod, candidates); err != nil {
+		return nil, framework.AsStatus(err)
+	}
+
+	// 4. The best candidate.
 	best := pickOneNodeForPreemption(logger, candidates)
 	if best == nil {
 		return nil, framework.NewStatus(framework.Unschedulable, msgNoCandidateSelected)
@@ -141,7 +147,7 @@ func (pl *DefaultPreemption) preempt(ctx context.Context, state *framework.Cycle
 	logger.V(2).Info("The target node for the preemption is determined", "node", best.name,
 		"victims", klog.KObjSlice(best.victims))
 
-	// 4. Evict, in the background; nominate now.
+	// 5. Evict, in the background; nominate now.
 	pl.executor.preemptAsync(ctx, best, pod)
 	return framework.NewPostFilterResultWithNominatedNode(best.name),
 		framework.NewStatus(framework.Success, fmt.Sprintf(msgFoundPlacementFmt, best.name, len(best.victims)))
