@@ -2,6 +2,7 @@ package minisched
 
 import (
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"maps"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	certutil "k8s.io/client-go/util/cert"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 
@@ -339,4 +341,41 @@ func metav1Duration(s string) metav1.Duration {
 		panic(err) // a typo in a test table
 	}
 	return metav1.Duration{Duration: d}
+}
+
+func TestHTTPExtenderTLS(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(extenderv1.ExtenderBindingResult{})
+	}))
+	defer srv.Close()
+	serverCA := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	// Every httptest server has the same certificate: make another one.
+	otherCA, _, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		cfg     configv1.Extender
+		wantErr bool
+	}{
+		{name: "enableHTTPS without a CA does not verify the server", cfg: configv1.Extender{EnableHTTPS: true}},
+		{name: "the server's CA verifies it",
+			cfg: configv1.Extender{EnableHTTPS: true, TLSConfig: &configv1.ExtenderTLSConfig{CAData: serverCA}}},
+		{name: "another CA does not", wantErr: true,
+			cfg: configv1.Extender{EnableHTTPS: true, TLSConfig: &configv1.ExtenderTLSConfig{CAData: otherCA}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg.URLPrefix, tt.cfg.BindVerb = srv.URL, "bind"
+			ext, err := NewHTTPExtender(&tt.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = ext.Bind(&v1.Binding{})
+			if (err != nil) != tt.wantErr {
+				t.Errorf("Bind = %v, want error: %v", err, tt.wantErr)
+			}
+		})
+	}
 }
