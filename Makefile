@@ -30,7 +30,7 @@ comma := ,
 
 KWOK_VERSION := v0.8.0
 
-.PHONY: start test build envtest kube-scheduler kwok conformance vet bench clean
+.PHONY: start test build envtest kube-scheduler kwok prometheus conformance vet bench clean
 
 ## start: build, start envtest, run every scenario (ARGS="--scenario ch6-assume" to pick)
 start: build envtest kwok
@@ -64,6 +64,10 @@ kwok: $(BIN)/kwok
 $(BIN)/kwok:
 	@mkdir -p $(BIN)
 	GOBIN=$(BIN) $(GO) install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
+
+## prometheus: the Prometheus server that annotator/'s test queries (Debian's package; skipped if on PATH)
+prometheus:
+	@command -v prometheus >/dev/null || (apt-get update && apt-get install -y prometheus)
 
 ## kube-scheduler: the reference scheduler, built like kube-apiserver, to compare decisions with
 kube-scheduler: $(ASSETS)/kube-scheduler

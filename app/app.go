@@ -110,6 +110,8 @@ func (c *Command) Run(ctx context.Context, args []string) error {
 		return c.run(ctx, rest)
 	case "apiserver":
 		return apiserver(ctx, rest)
+	case "annotate":
+		return annotate(ctx, rest)
 	case "help", "-h", "--help":
 		c.usage(os.Stdout)
 		return nil
@@ -125,6 +127,7 @@ func (c *Command) usage(w io.Writer) {
   %[1]s start [--scenario NAME ...] [--config FILE]   run scenarios on an embedded apiserver (envtest)
   %[1]s run --kubeconfig FILE [--config FILE]         run against any apiserver until SIGINT/SIGTERM
   %[1]s apiserver --kubeconfig-out FILE               start an embedded apiserver and wait
+  %[1]s annotate --kubeconfig K --policy F --prometheus URL   copy node load from Prometheus to annotations (Dynamic)
 Each command takes -v N for log verbosity.
 `, c.name)
 	if names := c.registry.Names(); len(names) > 0 {

@@ -6,6 +6,7 @@ import (
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins/defaultbinder"
 	"github.com/minisched/minisched/plugins/defaultpreemption"
+	"github.com/minisched/minisched/plugins/dynamic"
 	"github.com/minisched/minisched/plugins/imagelocality"
 	"github.com/minisched/minisched/plugins/interpodaffinity"
 	"github.com/minisched/minisched/plugins/nodeaffinity"
@@ -42,5 +43,6 @@ func NewInTreeRegistry() framework.Registry {
 		defaultbinder.Name:                   defaultbinder.New,
 		nodenumber.Name:                      nodenumber.New,
 		statefulsetordinal.Name:              statefulsetordinal.New,
+		dynamic.Name:                         dynamic.New,
 	}
 }

@@ -32,6 +32,7 @@ func handleOptions() []framework.Option {
 // them; every other plugin is built with none.
 var requiredArgs = map[string]string{
 	"StatefulSetOrdinal": `{"podLabels":["app"],"nodeOrdinalLabel":"ordinal"}`,
+	"Dynamic":            `{"policyConfigPath":"dynamic/testdata/crane-policy.yaml"}`,
 }
 
 func argsFor(name string) *runtime.RawExtension {

@@ -45,7 +45,8 @@ type Scenario struct {
 
 // All returns every scenario, by chapter.
 func All() []Scenario {
-	all := append(append(append(chapters(), pluginScenarios()...), preemptionScenarios()...), customPluginScenarios()...)
+	all := append(append(append(append(chapters(), pluginScenarios()...), preemptionScenarios()...),
+		customPluginScenarios()...), dynamicScenarios()...)
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Chapter < all[j].Chapter })
 	return all
 }

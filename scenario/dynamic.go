@@ -1,0 +1,385 @@
+// This file holds the chapter 14 scenarios: Dynamic, crane-scheduler's
+// load-aware plugin, reading node load from annotations. No Prometheus runs
+// here: each scenario plays the annotator, writing the annotations that
+// `minisched annotate` would write, with fresh timestamps.
+
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/minisched/minisched/annotator"
+	"github.com/minisched/minisched/plugins/dynamic"
+)
+
+// cranePolicy is crane-scheduler's published DynamicSchedulerPolicy
+// (deploy/manifests/dynamic/policy.yaml there), without its comments.
+const cranePolicy = `apiVersion: scheduler.policy.crane.io/v1alpha1
+kind: DynamicSchedulerPolicy
+spec:
+  syncPolicy:
+    - name: cpu_usage_avg_5m
+      period: 3m
+    - name: cpu_usage_max_avg_1h
+      period: 15m
+    - name: cpu_usage_max_avg_1d
+      period: 3h
+    - name: mem_usage_avg_5m
+      period: 3m
+    - name: mem_usage_max_avg_1h
+      period: 15m
+    - name: mem_usage_max_avg_1d
+      period: 3h
+  predicate:
+    - name: cpu_usage_avg_5m
+      maxLimitPecent: 0.65
+    - name: cpu_usage_max_avg_1h
+      maxLimitPecent: 0.75
+    - name: mem_usage_avg_5m
+      maxLimitPecent: 0.65
+    - name: mem_usage_max_avg_1h
+      maxLimitPecent: 0.75
+  priority:
+    - name: cpu_usage_avg_5m
+      weight: 0.2
+    - name: cpu_usage_max_avg_1h
+      weight: 0.3
+    - name: cpu_usage_max_avg_1d
+      weight: 0.5
+    - name: mem_usage_avg_5m
+      weight: 0.2
+    - name: mem_usage_max_avg_1h
+      weight: 0.3
+    - name: mem_usage_max_avg_1d
+      weight: 0.5
+  hotValue:
+    - timeRange: 5m
+      count: 5
+    - timeRange: 1m
+      count: 2
+`
+
+// craneMetrics are the policy's metrics, in the order usage() takes them.
+var craneMetrics = []string{
+	"cpu_usage_avg_5m", "cpu_usage_max_avg_1h", "cpu_usage_max_avg_1d",
+	"mem_usage_avg_5m", "mem_usage_max_avg_1h", "mem_usage_max_avg_1d",
+}
+
+func dynamicScenarios() []Scenario {
+	return []Scenario{
+		withDynamicPolicy(Scenario{
+			Name: "ch14-dynamic-overload", Chapter: 14, Run: runDynamicOverload,
+			Description: "Dynamic's Filter: nodes over a load limit are filtered with crane's reason; a lower load " +
+				"written by the annotator lets the pod in at once; a DaemonSet pod is never filtered",
+		}),
+		withDynamicPolicy(Scenario{
+			Name: "ch14-dynamic-least-loaded", Chapter: 14, Run: runDynamicLeastLoaded,
+			Description: "Dynamic's Score: of three nodes the one with the lowest weighted real usage wins, " +
+				"not the one with the lowest usage right now",
+		}),
+		withDynamicPolicy(Scenario{
+			Name: "ch14-dynamic-hot-value", Chapter: 14, Run: runDynamicHotValue,
+			Description: "Dynamic's hot value: a burst of pods spreads over three nodes instead of piling onto " +
+				"the idlest, because recent bindings cost a node 10 points each hot-value unit",
+		}),
+	}
+}
+
+// withDynamicPolicy gives the scenario crane-scheduler's profile (Dynamic
+// in Filter and in Score with weight 3) with only PrioritySort,
+// NodeUnschedulable and DefaultBinder beside it, so the placements are
+// Dynamic's alone. Its Config writes crane's policy into a temporary
+// directory, which its Run removes.
+func withDynamicPolicy(s Scenario) Scenario {
+	var dir string
+	s.Config = func() (*configv1.KubeSchedulerConfiguration, error) {
+		var err error
+		if dir, err = os.MkdirTemp("", s.Name+"-"); err != nil {
+			return nil, err
+		}
+		path := filepath.Join(dir, "policy.yaml")
+		if err := os.WriteFile(path, []byte(cranePolicy), 0o600); err != nil {
+			return nil, err
+		}
+		return fromYAML(`- plugins:
+    multiPoint:
+      enabled: [{name: PrioritySort}, {name: NodeUnschedulable}, {name: DefaultBinder}]
+      disabled: [{name: "*"}]
+    filter:
+      enabled: [{name: Dynamic}]
+    score:
+      enabled: [{name: Dynamic, weight: 3}]
+  pluginConfig:
+  - name: Dynamic
+    args:
+      policyConfigPath: ` + path + `
+`)()
+	}
+	run := s.Run
+	s.Run = func(ctx context.Context, env *Env) error {
+		defer func() { _ = os.RemoveAll(dir) }()
+		return run(ctx, env)
+	}
+	return s
+}
+
+// usage maps craneMetrics, in order, to values; cpu and mem give the three
+// cpu and the three memory metrics.
+func usage(cpu5m, cpu1h, cpu1d, mem5m, mem1h, mem1d string) map[string]string {
+	values := []string{cpu5m, cpu1h, cpu1d, mem5m, mem1h, mem1d}
+	out := map[string]string{}
+	for i, m := range craneMetrics {
+		out[m] = values[i]
+	}
+	return out
+}
+
+// flat is the same usage for every metric.
+func flat(u string) map[string]string { return usage(u, u, u, u, u, u) }
+
+// annotateNode writes annotations as the annotator would: "<value>,<now>".
+func (e *Env) annotateNode(ctx context.Context, node string, values map[string]string) error {
+	now, loc := time.Now(), dynamic.TimestampLocation()
+	annotations := map[string]string{}
+	for k, v := range values {
+		annotations[k] = dynamic.FormatAnnotation(v, now, loc)
+	}
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	if err != nil {
+		return err
+	}
+	_, err = e.Client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, body, metav1.PatchOptions{})
+	if err != nil {
+		return fmt.Errorf("annotating node %s: %w", node, err)
+	}
+	return nil
+}
+
+// describeLoad is "cpu 0.80/0.50/0.40 mem 0.30/0.30/0.30" (5m/1h/1d).
+func describeLoad(values map[string]string) string {
+	get := func(ms ...string) string {
+		var parts []string
+		for _, m := range ms {
+			parts = append(parts, values[m])
+		}
+		return strings.Join(parts, "/")
+	}
+	return "cpu " + get(craneMetrics[:3]...) + ", mem " + get(craneMetrics[3:]...)
+}
+
+func runDynamicOverload(ctx context.Context, env *Env) error {
+	if err := env.CreateNodes(ctx, nodes("node1", "node2")...); err != nil {
+		return err
+	}
+	load := map[string]map[string]string{
+		"node1": usage("0.80", "0.50", "0.40", "0.30", "0.30", "0.30"),
+		"node2": usage("0.20", "0.20", "0.20", "0.30", "0.90", "0.50"),
+	}
+	for _, n := range []string{"node1", "node2"} {
+		env.Logf("annotator: %s %s (5m/1h/1d)", n, describeLoad(load[n]))
+		if err := env.annotateNode(ctx, n, load[n]); err != nil {
+			return err
+		}
+	}
+	env.Logf("limits (crane's policy): cpu_usage_avg_5m 0.65, cpu_usage_max_avg_1h 0.75, " +
+		"mem_usage_avg_5m 0.65, mem_usage_max_avg_1h 0.75")
+	if err := env.CreatePods(ctx, MakePod("web").Obj()); err != nil {
+		return err
+	}
+	msg, err := env.WaitForPodUnschedulable(ctx, "web", DefaultWait)
+	if err != nil {
+		return err
+	}
+	env.Logf("web pending: %s", msg)
+	notes, err := env.WaitForEvent(ctx, "web", "FailedScheduling", DefaultWait)
+	if err != nil {
+		return err
+	}
+	env.Logf("FailedScheduling event: %s", notes[0])
+	for _, want := range []string{"Load[cpu_usage_avg_5m] of node[node1] is too high",
+		"Load[mem_usage_max_avg_1h] of node[node2] is too high"} {
+		if !strings.Contains(notes[0], want) {
+			return fmt.Errorf("FailedScheduling %q does not say %q", notes[0], want)
+		}
+	}
+
+	env.Logf("a DaemonSet pod is never filtered by load:")
+	if err := env.CreatePods(ctx, MakePod("agent").OwnerReference("DaemonSet", "agent", "uid-agent").Obj()); err != nil {
+		return err
+	}
+	if _, err := env.WaitForPodBound(ctx, "agent", DefaultWait); err != nil {
+		return err
+	}
+	env.Explain("agent")
+
+	cooler := usage("0.30", "0.50", "0.40", "0.30", "0.30", "0.30")
+	env.Logf("annotator: node1 cooled down to %s; the annotation update wakes web (Dynamic's queueing hint)",
+		describeLoad(cooler))
+	start := time.Now()
+	if err := env.annotateNode(ctx, "node1", cooler); err != nil {
+		return err
+	}
+	if err := env.expectBound(ctx, map[string]string{"web": "node1"}, "web"); err != nil {
+		return err
+	}
+	// The backoff of a pod that failed once is 1 s; a node event that the
+	// hint accepts moves it at once, well before the periodic flush.
+	env.Logf("web was bound %.1fs after the annotation changed", time.Since(start).Seconds())
+	return nil
+}
+
+func runDynamicLeastLoaded(ctx context.Context, env *Env) error {
+	if err := env.CreateNodes(ctx, nodes("node1", "node2", "node3")...); err != nil {
+		return err
+	}
+	// Weighted idle share, crane's weights (0.2, 0.3, 0.5 per resource):
+	//   node1: (0.9×0.2 + 0.5×0.3 + 0.4×0.5 + 0.7×1.0) × 100 / 2 = 61
+	//   node2: (0.7×1.0 + 0.7×1.0) × 100 / 2                      = 70
+	//   node3: (0.5×1.0 + 0.8×1.0) × 100 / 2                      = 65
+	load := map[string]map[string]string{
+		"node1": usage("0.10", "0.50", "0.60", "0.30", "0.30", "0.30"),
+		"node2": flat("0.30"),
+		"node3": usage("0.50", "0.50", "0.50", "0.20", "0.20", "0.20"),
+	}
+	for _, n := range []string{"node1", "node2", "node3"} {
+		env.Logf("annotator: %s %s (5m/1h/1d)", n, describeLoad(load[n]))
+		if err := env.annotateNode(ctx, n, load[n]); err != nil {
+			return err
+		}
+	}
+	env.Logf("node1 is the least busy right now, but the 1 h and 1 d averages weigh more (0.3 and 0.5 of each resource)")
+	if err := placeAndCheck(ctx, env, map[string]string{"batch": "node2"}, MakePod("batch").Obj()); err != nil {
+		return err
+	}
+	return expectDynamicScores(env, "batch", map[string]int64{"node1": 61, "node2": 70, "node3": 65})
+}
+
+// expectDynamicScores checks Dynamic's score (before its weight of 3) of
+// the pod's last attempt on each node in want that is among the top scores.
+func expectDynamicScores(env *Env, pod string, want map[string]int64) error {
+	attempts := env.PodAttempts(pod)
+	if len(attempts) == 0 {
+		return fmt.Errorf("%s: no attempt recorded", pod)
+	}
+	for _, ns := range attempts[len(attempts)-1].TopScores {
+		w, ok := want[ns.Node]
+		if !ok {
+			continue
+		}
+		if got := ns.Plugin[dynamic.Name]; got != w*3 {
+			return fmt.Errorf("%s on %s: Dynamic scored %d (weighted), want %d × 3", pod, ns.Node, got, w)
+		}
+	}
+	return nil
+}
+
+func runDynamicHotValue(ctx context.Context, env *Env) error {
+	names := []string{"node1", "node2", "node3"}
+	if err := env.CreateNodes(ctx, nodes(names...)...); err != nil {
+		return err
+	}
+	idle := map[string]string{"node1": "0.10", "node2": "0.12", "node3": "0.14"}
+	for _, n := range names {
+		env.Logf("annotator: %s at %s on every metric (load score about %d)", n, idle[n], loadScore(idle[n]))
+		if err := env.annotateNode(ctx, n, flat(idle[n])); err != nil {
+			return err
+		}
+	}
+	policy, err := dynamic.ParsePolicy([]byte(cranePolicy))
+	if err != nil {
+		return err
+	}
+	env.Logf("the scenario plays the annotator's hot-value part: after each binding it reads the Scheduled event " +
+		"(annotator.BindingFromEvent), records it (annotator.BindingRecords) and writes node_hot_value = " +
+		"⌊bindings in 5m / 5⌋ + ⌊bindings in 1m / 2⌋ (annotator.HotValue) on every node, as `minisched annotate` " +
+		"does every sync period")
+	records := annotator.NewBindingRecords(annotator.DefaultBindingHeapSize)
+	count := map[string]int{}
+	const burst = 6
+	for i := 1; i <= burst; i++ {
+		name := fmt.Sprintf("burst%d", i)
+		if err := env.CreatePods(ctx, MakePod(name).Obj()); err != nil {
+			return err
+		}
+		p, err := env.WaitForPodBound(ctx, name, DefaultWait)
+		if err != nil {
+			return err
+		}
+		if _, err := env.WaitForAttempts(ctx, name, 1, DefaultWait); err != nil {
+			return err
+		}
+		env.Explain(name)
+		count[p.Spec.NodeName]++
+		b, err := env.scheduledBinding(ctx, name)
+		if err != nil {
+			return err
+		}
+		records.Add(b)
+		var hot []string
+		for _, n := range names {
+			value := annotator.HotValue(policy.Spec.HotValue, records, n, time.Now())
+			hot = append(hot, fmt.Sprintf("%s=%d", n, value))
+			if err := env.annotateNode(ctx, n, map[string]string{dynamic.HotValueKey: fmt.Sprint(value)}); err != nil {
+				return err
+			}
+		}
+		env.Logf("  annotator: node_hot_value %s", strings.Join(hot, " "))
+	}
+	var spread []string
+	for _, n := range names {
+		spread = append(spread, fmt.Sprintf("%s %d", n, count[n]))
+	}
+	sort.Strings(spread)
+	env.Logf("the burst of %d: %s; without the hot value all would have gone to node1", burst, strings.Join(spread, ", "))
+	for _, n := range names {
+		if count[n] != burst/len(names) {
+			return fmt.Errorf("%s got %d pods, want %d each: %v", n, count[n], burst/len(names), count)
+		}
+	}
+	return nil
+}
+
+// loadScore is Dynamic's score of a node with usage u on every metric:
+// (1 − u) × 100, truncated.
+func loadScore(u string) int {
+	var f float64
+	_, _ = fmt.Sscan(u, &f)
+	return int((1 - f) * 100)
+}
+
+// scheduledBinding waits for the scheduler's Scheduled event about pod (it
+// is written asynchronously) and reads the binding from it, as the
+// annotator does from its event informer.
+func (e *Env) scheduledBinding(ctx context.Context, pod string) (annotator.Binding, error) {
+	var b annotator.Binding
+	sel := fields.Set{"involvedObject.name": pod, "reason": "Scheduled"}.AsSelector().String()
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, DefaultWait, true, func(ctx context.Context) (bool, error) {
+		list, err := e.Client.CoreV1().Events(e.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+		if err != nil || len(list.Items) == 0 {
+			return false, err
+		}
+		var ok bool
+		b, ok, err = annotator.BindingFromEvent(&list.Items[0])
+		if err == nil && !ok {
+			err = fmt.Errorf("event %s is not a Scheduled event of type Normal", list.Items[0].Name)
+		}
+		return ok, err
+	})
+	if err != nil {
+		return b, fmt.Errorf("reading the Scheduled event of %s: %w", pod, err)
+	}
+	return b, nil
+}
