@@ -46,7 +46,8 @@ func chapters() []Scenario {
 	return []Scenario{
 		{
 			Name: "ch1-random", Chapter: 1,
-			Description: "with no Filter or Score plugin, the scheduler picks a node at random: 10 nodes, 20 pods, all land",
+			Description: "with no Filter or Score plugin, any node will do: the scheduler takes the next one, round robin: " +
+				"10 nodes, 20 pods, all land",
 			Config:      withPlugins([]string{"PrioritySort", "DefaultBinder"}, nil),
 			Run:         runRandom,
 		},
@@ -132,9 +133,9 @@ func runRandom(ctx context.Context, env *Env) error {
 		}
 		used[p.Spec.NodeName]++
 	}
-	env.Logf("20 pods spread over %d of 10 nodes, chosen at random", len(used))
+	env.Logf("20 pods spread over %d of 10 nodes, each search starting after the node the last one took", len(used))
 	if len(used) < 2 {
-		return fmt.Errorf("all pods went to one node; a random choice would spread them")
+		return fmt.Errorf("all pods went to one node; taking the nodes in turn would spread them")
 	}
 	return nil
 }

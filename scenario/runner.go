@@ -41,12 +41,16 @@ type Scenario struct {
 	// a heartbeat, pods become Running with a start time, and deleted pods
 	// go away after their grace period, as if kubelets ran.
 	Lifecycle bool
+	// Extender runs the example extender (examples/extender/server) beside
+	// the scheduler: configuration entries whose urlPrefix is ExtenderURL
+	// are pointed at it.
+	Extender bool
 }
 
 // All returns every scenario, by chapter.
 func All() []Scenario {
 	all := append(append(append(append(chapters(), pluginScenarios()...), preemptionScenarios()...),
-		customPluginScenarios()...), dynamicScenarios()...)
+		customPluginScenarios()...), append(extenderScenarios(), dynamicScenarios()...)...)
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Chapter < all[j].Chapter })
 	return all
 }
@@ -152,6 +156,12 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (err error) {
 			return err
 		}
 		defer func() { _ = kwok.Stop() }()
+	}
+
+	if s.Extender {
+		var stopExtender func()
+		cfg, stopExtender = startExtender(client, cfg)
+		defer stopExtender()
 	}
 
 	log := NewAttemptLog()

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	// crane's default zone, Asia/Shanghai, must load on machines without
-	// a zone database.
+	// A zone named by $TZ (crane deployments set Asia/Shanghai) must load
+	// on machines without a zone database.
 	_ "time/tzdata"
 )
 
@@ -30,14 +30,17 @@ const (
 )
 
 // Timestamps. crane-scheduler writes the wall-clock time of the zone named
-// by $TZ (Asia/Shanghai when unset) followed by a literal "Z", and reads it
-// back in the same zone; the "Z" does not mean UTC. Both sides must agree
+// by $TZ followed by a literal "Z", and reads it back in the same zone. With
+// $TZ unset, crane assumes Asia/Shanghai; minisched assumes UTC, which is
+// what the "Z" says and what RFC 3339 readers and hand-written annotations
+// mean by it. To share annotations with a crane annotator that runs without
+// $TZ, run minisched with TZ=Asia/Shanghai. Writer and reader must agree
 // on the zone, so both use TimestampLocation.
 const (
 	// TimestampFormat is crane-scheduler's layout.
 	TimestampFormat = "2006-01-02T15:04:05Z"
-	// DefaultTimeZone is crane-scheduler's zone when $TZ is unset.
-	DefaultTimeZone = "Asia/Shanghai"
+	// DefaultTimeZone is the zone of timestamps when $TZ is unset.
+	DefaultTimeZone = "UTC"
 )
 
 // TimestampLocation is the zone of crane-style timestamps: $TZ, else

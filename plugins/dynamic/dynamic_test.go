@@ -28,7 +28,8 @@ const cranePolicy = "testdata/crane-policy.yaml"
 // now is the fake clock's time in every test.
 var now = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 
-// shanghai is crane's default zone; tests pass it explicitly.
+// shanghai is the zone crane deployments run in; tests pass it explicitly,
+// so that a timestamp's "Z" is not UTC there.
 var shanghai = mustLoad("Asia/Shanghai")
 
 func mustLoad(name string) *time.Location {
@@ -206,7 +207,8 @@ func TestFormatAnnotationRoundTrip(t *testing.T) {
 
 func TestTimestampLocation(t *testing.T) {
 	tests := []struct{ tz, want string }{
-		{tz: "", want: "Asia/Shanghai"},
+		{tz: "", want: "UTC"},
+		{tz: "Asia/Shanghai", want: "Asia/Shanghai"},
 		{tz: "Europe/Berlin", want: "Europe/Berlin"},
 		{tz: "Not/AZone", want: "UTC"},
 	}
