@@ -48,8 +48,8 @@ func chapters() []Scenario {
 			Name: "ch1-random", Chapter: 1,
 			Description: "with no Filter or Score plugin, any node will do: the scheduler takes the next one, round robin: " +
 				"10 nodes, 20 pods, all land",
-			Config:      withPlugins([]string{"PrioritySort", "DefaultBinder"}, nil),
-			Run:         runRandom,
+			Config: withPlugins([]string{"PrioritySort", "DefaultBinder"}, nil),
+			Run:    runRandom,
 		},
 		{
 			Name: "ch2-nodeunschedulable", Chapter: 2,
