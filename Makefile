@@ -67,7 +67,7 @@ $(BIN)/kwok:
 
 ## prometheus: the Prometheus server that annotator/'s test queries (Debian's package; skipped if on PATH)
 prometheus:
-	@command -v prometheus >/dev/null || (apt-get update && apt-get install -y prometheus)
+	@command -v prometheus >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y prometheus)
 
 ## kube-scheduler: the reference scheduler, built like kube-apiserver, to compare decisions with
 kube-scheduler: $(ASSETS)/kube-scheduler
