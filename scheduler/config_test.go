@@ -328,7 +328,7 @@ func TestProfilePlugins(t *testing.T) {
 		{
 			name:    "unknown plugin lists the known ones",
 			plugins: "filter:\n  enabled:\n  - name: Nope\n",
-			wantErr: `unknown plugin "Nope" (known plugins: DefaultBinder, DefaultPreemption, ImageLocality,`,
+			wantErr: `unknown plugin "Nope" (known plugins: DefaultBinder, DefaultPreemption, Dynamic, ImageLocality,`,
 		},
 		{
 			name:    "plugin at a point it does not implement",
