@@ -20,6 +20,10 @@ import (
 //	binding:    (WaitOnPermit) → PreBind → Bind → PostBind
 //	on failure after Reserve: Unreserve, in reverse order
 //
+// HTTP extenders (extender.go) are not plugins: the scheduler consults them
+// after Filter, beside Score, instead of Bind, and preemption after its
+// dry run.
+//
 // A plugin implements any subset. What a plugin may read during a cycle:
 //
 //   - nodes and the pods on them only through the NodeInfos and the snapshot
