@@ -40,6 +40,11 @@ type CycleState struct {
 	// SkipPreBindPlugins holds the PreBind plugins whose PreBindPreFlight
 	// returned Skip.
 	SkipPreBindPlugins sets.Set[string]
+	// RecordPluginMetrics says this cycle times each plugin call for
+	// scheduler_plugin_execution_duration_seconds: set for a sample of
+	// cycles (10%, as kube-scheduler), since timing every call of every
+	// plugin on every node would cost more than it tells.
+	RecordPluginMetrics bool
 }
 
 // NewCycleState returns an empty CycleState.
@@ -91,5 +96,6 @@ func (c *CycleState) Clone() *CycleState {
 	if c.SkipPreBindPlugins != nil {
 		out.SkipPreBindPlugins = c.SkipPreBindPlugins.Clone()
 	}
+	out.RecordPluginMetrics = c.RecordPluginMetrics
 	return out
 }
