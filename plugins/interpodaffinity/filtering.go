@@ -49,18 +49,23 @@ type topologyPair struct {
 type topologyCounts map[topologyPair]int64
 
 // add adds delta to the domain that node belongs to for topologyKey; a node
-// without that label belongs to no such domain and counts nowhere.
-func (m topologyCounts) add(node *v1.Node, topologyKey string, delta int64) {
+// without that label belongs to no such domain and counts nowhere. A nil
+// map is allocated on the first count: PreFilter keeps one map per node,
+// and on most nodes nothing matches, so most of those stay nil.
+func (m *topologyCounts) add(node *v1.Node, topologyKey string, delta int64) {
 	value, ok := node.Labels[topologyKey]
 	if !ok {
 		return
 	}
+	if *m == nil {
+		*m = topologyCounts{}
+	}
 	pair := topologyPair{key: topologyKey, value: value}
-	m[pair] += delta
+	(*m)[pair] += delta
 	// RemovePod subtracts: drop a pair that is back to zero, so len(m)
 	// still tells whether anything matches.
-	if m[pair] == 0 {
-		delete(m, pair)
+	if (*m)[pair] == 0 {
+		delete(*m, pair)
 	}
 }
 
@@ -84,7 +89,7 @@ func (m topologyCounts) clone() topologyCounts {
 // addExistingAntiAffinity counts, in existing's node's domains, each required
 // anti-affinity term of existing that selects incoming (whose namespace has
 // labels nsLabels).
-func (m topologyCounts) addExistingAntiAffinity(existing *framework.PodInfo, incoming *v1.Pod, nsLabels labels.Set,
+func (m *topologyCounts) addExistingAntiAffinity(existing *framework.PodInfo, incoming *v1.Pod, nsLabels labels.Set,
 	node *v1.Node, delta int64) {
 	for i := range existing.RequiredAntiAffinityTerms {
 		t := &existing.RequiredAntiAffinityTerms[i]
@@ -96,7 +101,7 @@ func (m topologyCounts) addExistingAntiAffinity(existing *framework.PodInfo, inc
 
 // addAffinity counts existing, in its node's domain for each term's key, if
 // it matches all of the incoming pod's affinity terms.
-func (m topologyCounts) addAffinity(terms []framework.AffinityTerm, existing *v1.Pod, node *v1.Node, delta int64) {
+func (m *topologyCounts) addAffinity(terms []framework.AffinityTerm, existing *v1.Pod, node *v1.Node, delta int64) {
 	if !podMatchesAllTerms(terms, existing) {
 		return
 	}
@@ -107,7 +112,7 @@ func (m topologyCounts) addAffinity(terms []framework.AffinityTerm, existing *v1
 
 // addAntiAffinity counts existing, in its node's domain, once for each of the
 // incoming pod's anti-affinity terms it matches.
-func (m topologyCounts) addAntiAffinity(terms []framework.AffinityTerm, existing *v1.Pod, node *v1.Node, delta int64) {
+func (m *topologyCounts) addAntiAffinity(terms []framework.AffinityTerm, existing *v1.Pod, node *v1.Node, delta int64) {
 	for i := range terms {
 		if terms[i].Matches(existing, nil) {
 			m.add(node, terms[i].TopologyKey, delta)
@@ -214,7 +219,7 @@ func (pl *InterPodAffinity) existingAntiAffinityCounts(ctx context.Context, inco
 		if node == nil {
 			return
 		}
-		counts := topologyCounts{}
+		var counts topologyCounts // allocated by the first match
 		for _, existing := range nodes[i].PodsWithRequiredAntiAffinity {
 			counts.addExistingAntiAffinity(existing, incoming, nsLabels, node, 1)
 		}
@@ -242,7 +247,7 @@ func (pl *InterPodAffinity) incomingTermCounts(ctx context.Context, podInfo *fra
 		if node == nil {
 			return
 		}
-		aff, anti := topologyCounts{}, topologyCounts{}
+		var aff, anti topologyCounts // allocated by the first match
 		for _, existing := range nodes[i].Pods {
 			aff.addAffinity(podInfo.RequiredAffinityTerms, existing.Pod, node, 1)
 			anti.addAntiAffinity(podInfo.RequiredAntiAffinityTerms, existing.Pod, node, 1)

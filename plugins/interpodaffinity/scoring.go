@@ -25,8 +25,9 @@ type scoreMap map[string]map[string]int64
 
 // add adds weight×sign to the domain of node for term, if pod matches the
 // term (pod's namespace having labels nsLabels) and node has the term's
-// topology label.
-func (m scoreMap) add(term *framework.AffinityTerm, weight int32, pod *v1.Pod, nsLabels labels.Set, node *v1.Node,
+// topology label. A nil map is allocated on the first score: PreScore keeps
+// one map per node, and on most nodes no pair scores.
+func (m *scoreMap) add(term *framework.AffinityTerm, weight int32, pod *v1.Pod, nsLabels labels.Set, node *v1.Node,
 	sign int32) {
 	if !term.Matches(pod, nsLabels) {
 		return
@@ -35,14 +36,17 @@ func (m scoreMap) add(term *framework.AffinityTerm, weight int32, pod *v1.Pod, n
 	if !ok {
 		return
 	}
-	if m[term.TopologyKey] == nil {
-		m[term.TopologyKey] = map[string]int64{}
+	if *m == nil {
+		*m = scoreMap{}
 	}
-	m[term.TopologyKey][value] += int64(weight * sign)
+	if (*m)[term.TopologyKey] == nil {
+		(*m)[term.TopologyKey] = map[string]int64{}
+	}
+	(*m)[term.TopologyKey][value] += int64(weight * sign)
 }
 
 // addWeighted calls add for each weighted term.
-func (m scoreMap) addWeighted(terms []framework.WeightedAffinityTerm, pod *v1.Pod, nsLabels labels.Set, node *v1.Node,
+func (m *scoreMap) addWeighted(terms []framework.WeightedAffinityTerm, pod *v1.Pod, nsLabels labels.Set, node *v1.Node,
 	sign int32) {
 	for i := range terms {
 		m.add(&terms[i].AffinityTerm, terms[i].Weight, pod, nsLabels, node, sign)
@@ -138,9 +142,9 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *framework.
 		if hasPreferred {
 			pods = nodes[i].Pods
 		}
-		scores := scoreMap{}
+		var scores scoreMap // allocated by the first score
 		for _, existing := range pods {
-			pl.scoreExistingPod(scores, podInfo, nsLabels, existing, node)
+			pl.scoreExistingPod(&scores, podInfo, nsLabels, existing, node)
 		}
 		if len(scores) > 0 {
 			perNode[i] = scores
@@ -161,7 +165,7 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *framework.
 // scoreExistingPod adds to scores what the pair (incoming, existing on node)
 // contributes; see PreScore. nsLabels are the labels of the incoming pod's
 // namespace, which existing pods' namespaceSelectors are matched against.
-func (pl *InterPodAffinity) scoreExistingPod(scores scoreMap, incoming *framework.PodInfo, nsLabels labels.Set,
+func (pl *InterPodAffinity) scoreExistingPod(scores *scoreMap, incoming *framework.PodInfo, nsLabels labels.Set,
 	existing *framework.PodInfo, node *v1.Node) {
 	// The incoming pod's terms have their namespaceSelector merged: no
 	// labels of the existing pod's namespace are needed.
