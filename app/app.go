@@ -9,7 +9,8 @@
 // The binary has every subcommand of minisched:
 //
 //	start [--scenario NAME ...] [--config FILE]   run the scenarios on an embedded apiserver
-//	run --kubeconfig FILE [--config FILE]         schedule pods of a real cluster
+//	run --kubeconfig FILE [--config FILE]         schedule pods of a real cluster, serving
+//	    [--metrics-bind-address HOST:PORT]        /metrics and health (default 127.0.0.1:10259; 0: off)
 //	apiserver --kubeconfig-out FILE               start an embedded apiserver to try `run` against
 //
 // A configuration may enable the added plugins in any profile, and give them
@@ -126,6 +127,7 @@ func (c *Command) usage(w io.Writer) {
 	fmt.Fprintf(w, `usage:
   %[1]s start [--scenario NAME ...] [--config FILE]   run scenarios on an embedded apiserver (envtest)
   %[1]s run --kubeconfig FILE [--config FILE]         run against any apiserver until SIGINT/SIGTERM
+      [--metrics-bind-address HOST:PORT]              /metrics, /healthz, /readyz, /livez (default 127.0.0.1:10259; 0: off)
   %[1]s apiserver --kubeconfig-out FILE               start an embedded apiserver and wait
   %[1]s annotate --kubeconfig K --policy F --prometheus URL   copy node load from Prometheus to annotations (Dynamic)
 Each command takes -v N for log verbosity.
@@ -204,6 +206,8 @@ func (c *Command) run(ctx context.Context, args []string) error {
 	kubeconfig := fs.String("kubeconfig", "",
 		"kubeconfig of the cluster (default: clientConnection.kubeconfig, else in-cluster)")
 	configPath := fs.String("config", "", "KubeSchedulerConfiguration file")
+	metricsAddr := fs.String("metrics-bind-address", scheduler.DefaultMetricsBindAddress,
+		"HOST:PORT to serve /metrics, /healthz, /readyz and /livez on, over plain HTTP (0 turns it off)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -219,6 +223,11 @@ func (c *Command) run(ctx context.Context, args []string) error {
 	svc, err := scheduler.New(ctx, cfg, rc, scheduler.WithOutOfTreeRegistry(c.registry))
 	if err != nil {
 		return err
+	}
+	if *metricsAddr != "0" {
+		if _, err := svc.Serve(ctx, *metricsAddr); err != nil {
+			return err
+		}
 	}
 	if err := svc.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err

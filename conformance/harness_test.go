@@ -143,7 +143,10 @@ func run(t *testing.T, c Case, engine Engine) []string {
 	var cmd *exec.Cmd
 	switch engine {
 	case Minisched:
-		cmd = exec.CommandContext(ctx, binary(t, "MINISCHED", "minisched"), "run", "--config", cfgPath, "-v", "2")
+		// Cases run two at a time: no metrics port, as kube-scheduler's
+		// --secure-port=0.
+		cmd = exec.CommandContext(ctx, binary(t, "MINISCHED", "minisched"), "run", "--config", cfgPath, "-v", "2",
+			"--metrics-bind-address", "0")
 	case KubeScheduler:
 		cmd = exec.CommandContext(ctx, binary(t, "KUBE_SCHEDULER", "kube-scheduler"), "--config", cfgPath,
 			"--secure-port=0", "-v=2")

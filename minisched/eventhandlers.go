@@ -2,6 +2,7 @@ package minisched
 
 import (
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
@@ -120,13 +121,21 @@ func assignedPod(pod *v1.Pod) bool { return pod.Spec.NodeName != "" }
 
 // Unassigned pods → the queue.
 
+// observeEvent records how long the handlers of an informer event took,
+// under kube-scheduler's event labels: `defer s.observeEvent(label, time.Now())`.
+func (s *Scheduler) observeEvent(label string, start time.Time) {
+	s.metrics.EventHandled(label, time.Since(start))
+}
+
 func (s *Scheduler) addPodToSchedulingQueue(obj interface{}) {
+	defer s.observeEvent("UnscheduledPodAdd", time.Now())
 	pod, _ := podOf(obj)
 	s.logger.V(3).Info("Add event for unscheduled pod", "pod", klog.KObj(pod))
 	s.Queue.Add(s.logger, pod)
 }
 
 func (s *Scheduler) updatePodInSchedulingQueue(oldObj, newObj interface{}) {
+	defer s.observeEvent("UnscheduledPodUpdate", time.Now())
 	oldPod, _ := podOf(oldObj)
 	newPod, _ := podOf(newObj)
 	// A resync delivers identical objects: ignore them, or the pod could be
@@ -143,6 +152,7 @@ func (s *Scheduler) updatePodInSchedulingQueue(oldObj, newObj interface{}) {
 }
 
 func (s *Scheduler) deletePodFromSchedulingQueue(obj interface{}) {
+	defer s.observeEvent("UnscheduledPodDelete", time.Now())
 	pod, ok := podOf(obj)
 	if !ok {
 		return
@@ -163,6 +173,7 @@ func (s *Scheduler) deletePodFromSchedulingQueue(obj interface{}) {
 // Assigned pods → the cache, and queue moves for pods waiting on them.
 
 func (s *Scheduler) addPodToCache(obj interface{}) {
+	defer s.observeEvent(framework.AssignedPodAdd.Label, time.Now())
 	pod, _ := podOf(obj)
 	s.logger.V(3).Info("Add event for scheduled pod", "pod", klog.KObj(pod))
 	if err := s.Cache.AddPod(s.logger, pod); err != nil {
@@ -181,6 +192,7 @@ func (s *Scheduler) updatePodInCache(oldObj, newObj interface{}) {
 		s.addPodToCache(newObj)
 		return
 	}
+	defer s.observeEvent("AssignedPodUpdate", time.Now())
 	if err := s.Cache.UpdatePod(s.logger, oldPod, newPod); err != nil {
 		s.logger.Error(err, "Scheduler cache UpdatePod failed", "pod", klog.KObj(oldPod))
 	}
@@ -188,6 +200,7 @@ func (s *Scheduler) updatePodInCache(oldObj, newObj interface{}) {
 }
 
 func (s *Scheduler) deletePodFromCache(obj interface{}) {
+	defer s.observeEvent(framework.AssignedPodDelete.Label, time.Now())
 	pod, ok := podOf(obj)
 	if !ok {
 		return
@@ -202,6 +215,7 @@ func (s *Scheduler) deletePodFromCache(obj interface{}) {
 // Nodes → the cache, and queue moves with the precise kind of change.
 
 func (s *Scheduler) addNodeToCache(obj interface{}) {
+	defer s.observeEvent(framework.NodeAdd.Label, time.Now())
 	node, _ := nodeOf(obj)
 	s.logger.V(3).Info("Add event for node", "node", klog.KObj(node))
 	s.Cache.AddNode(s.logger, node)
@@ -211,14 +225,20 @@ func (s *Scheduler) addNodeToCache(obj interface{}) {
 func (s *Scheduler) updateNodeInCache(oldObj, newObj interface{}) {
 	oldNode, _ := nodeOf(oldObj)
 	newNode, _ := nodeOf(newObj)
+	start := time.Now()
 	s.Cache.UpdateNode(s.logger, oldNode, newNode)
+	updating := time.Since(start)
+	// Each kind of change is its own event, timed with the cache update.
 	for _, evt := range framework.NodeUpdateEvents(oldNode, newNode) {
 		s.logger.V(4).Info("Update event for node", "node", klog.KObj(newNode), "event", evt.Label)
+		moving := time.Now()
 		s.Queue.MoveAllToActiveOrBackoffQueue(s.logger, evt, oldNode, newNode, nil)
+		s.metrics.EventHandled(evt.Label, updating+time.Since(moving))
 	}
 }
 
 func (s *Scheduler) deleteNodeFromCache(obj interface{}) {
+	defer s.observeEvent(framework.NodeDelete.Label, time.Now())
 	node, ok := nodeOf(obj)
 	if !ok {
 		return

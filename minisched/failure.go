@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/minisched/metrics"
 	"github.com/minisched/minisched/podstatus"
 )
 
@@ -20,7 +21,7 @@ const noteLengthLimit = 1024
 // the assumed pod (which frees its place, so pods waiting for room are
 // moved), then requeue it through the failure handler.
 func (s *Scheduler) handleBindingCycleError(ctx context.Context, state *framework.CycleState,
-	fwk *framework.Framework, podInfo *framework.QueuedPodInfo, node string, status *framework.Status) {
+	fwk *framework.Framework, podInfo *framework.QueuedPodInfo, node string, status *framework.Status, start time.Time) {
 	logger := klog.FromContext(ctx)
 	assumed := podInfo.Pod
 	fwk.RunReservePluginsUnreserve(ctx, state, assumed, node)
@@ -36,7 +37,7 @@ func (s *Scheduler) handleBindingCycleError(ctx context.Context, state *framewor
 	} else {
 		s.Queue.MoveAllToActiveOrBackoffQueue(logger, framework.AssignedPodDelete, assumed, nil, nil)
 	}
-	s.handleSchedulingFailure(ctx, fwk, podInfo, status, clearNominatedNode)
+	s.handleSchedulingFailure(ctx, fwk, podInfo, status, clearNominatedNode, start)
 }
 
 // handleSchedulingFailure requeues a pod that could not be scheduled, which
@@ -51,14 +52,17 @@ func (s *Scheduler) handleBindingCycleError(ctx context.Context, state *framewor
 //
 // A pod that no longer exists, or that got bound meanwhile, is not requeued:
 // that is what keeps a failed bind of a deleted pod from retrying forever.
+// start is when the pod was popped, for the attempt metrics.
 func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.Framework,
-	podInfo *framework.QueuedPodInfo, status *framework.Status, nominatingInfo *framework.NominatingInfo) {
+	podInfo *framework.QueuedPodInfo, status *framework.Status, nominatingInfo *framework.NominatingInfo,
+	start time.Time) {
 	logger := klog.FromContext(ctx)
 
-	reason, result := v1.PodReasonSchedulerError, SchedulerError
+	reason, result, metricResult := v1.PodReasonSchedulerError, SchedulerError, metrics.ErrorResult
 	if status.IsRejected() {
-		reason, result = v1.PodReasonUnschedulable, Unschedulable
+		reason, result, metricResult = v1.PodReasonUnschedulable, Unschedulable, metrics.UnschedulableResult
 	}
+	s.metrics.Attempt(metricResult, fwk.ProfileName(), time.Since(start))
 	pod, attempts := podInfo.Pod, podInfo.Attempts
 	errMsg := status.Message()
 	// Only this attempt's verdict counts: an error after an earlier rejection

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/minisched/metrics"
 )
 
 // ErrNoNodesAvailable is returned when the cluster has no nodes at all.
@@ -30,6 +32,8 @@ type scheduleResult struct {
 	// explanation is what the observer is told about the decision; empty
 	// without an observer.
 	explanation explanation
+	// start is when the pod was popped: attempt durations count from it.
+	start time.Time
 	// nominatingInfo, for a failed cycle, is how the pod's nominated node
 	// changes: set by preemption, cleared when the pod failed otherwise,
 	// nil to keep it (preemption could not help but says nothing).
@@ -68,12 +72,16 @@ func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
 	}
 
 	logger.V(3).Info("Attempting to schedule pod", "attempts", podInfo.Attempts)
+	start := time.Now()
 	state := framework.NewCycleState()
+	// Time each plugin call in a sample of the cycles only.
+	state.RecordPluginMetrics = rand.IntN(100) < metrics.PluginMetricsSamplePercent
 	podsToActivate := framework.NewPodsToActivate()
 	state.Write(framework.PodsToActivateKey, podsToActivate)
 	result, assumedPodInfo, status := s.schedulingCycle(ctx, state, fwk, podInfo)
+	result.start = start
 	if !status.IsSuccess() {
-		s.handleSchedulingFailure(ctx, fwk, assumedPodInfo, status, result.nominatingInfo)
+		s.handleSchedulingFailure(ctx, fwk, assumedPodInfo, status, result.nominatingInfo, start)
 		return
 	}
 	s.activatePods(logger, podsToActivate)
@@ -81,8 +89,10 @@ func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
 	// Bind in the background: the pod is assumed, so the next cycle already
 	// counts it on its node.
 	s.bindings.Add(1)
+	s.metrics.GoroutineStarted(metrics.Binding)
 	go func() {
 		defer s.bindings.Done()
+		defer s.metrics.GoroutineDone(metrics.Binding)
 		s.runBindingCycle(klog.NewContext(bindCtx, logger), state, fwk, result, assumedPodInfo)
 	}()
 }
@@ -110,7 +120,7 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleS
 	logger := klog.FromContext(ctx)
 	pod := podInfo.Pod
 
-	result, err := s.schedulePod(ctx, fwk, state, pod)
+	result, err := s.scheduleAlgorithm(ctx, fwk, state, pod)
 	if err != nil {
 		var fitErr *framework.FitError
 		switch {
@@ -118,7 +128,7 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleS
 			result.nominatingInfo = clearNominatedNode
 			return result, podInfo, framework.NewStatus(framework.UnschedulableAndUnresolvable).WithError(err)
 		case errors.As(err, &fitErr):
-			result.nominatingInfo = s.runPostFilter(ctx, fwk, state, pod, fitErr)
+			// scheduleAlgorithm ran PostFilter and set the nomination.
 			return result, podInfo, framework.NewStatus(framework.Unschedulable).WithError(fitErr)
 		default:
 			logger.Error(err, "Error selecting node for pod")
@@ -154,6 +164,20 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleS
 		return result, assumedPodInfo, rejectionOnNode(pod, result.suggestedHost, sts)
 	}
 	return result, assumedPodInfo, nil
+}
+
+// scheduleAlgorithm is schedulePod, with PostFilter when it fails, timed
+// for scheduler_scheduling_algorithm_duration_seconds.
+func (s *Scheduler) scheduleAlgorithm(ctx context.Context, fwk *framework.Framework, state *framework.CycleState,
+	pod *v1.Pod) (result scheduleResult, err error) {
+	start := time.Now()
+	defer func() { s.metrics.Algorithm(time.Since(start)) }()
+	result, err = s.schedulePod(ctx, fwk, state, pod)
+	var fitErr *framework.FitError
+	if errors.As(err, &fitErr) {
+		result.nominatingInfo = s.runPostFilter(ctx, fwk, state, pod, fitErr)
+	}
+	return result, err
 }
 
 // runPostFilter gives PostFilter plugins (preemption) a chance to make room,
@@ -500,10 +524,13 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *framework
 			statuses[i] = status
 		}
 	}
+	filterStart := time.Now()
 	fwk.Parallelizer().Until(ctx, numAllNodes, checkNode)
 	if firstErr != nil {
+		fwk.ObserveFilter(filterStart, framework.AsStatus(firstErr))
 		return nil, firstErr
 	}
+	fwk.ObserveFilter(filterStart, nil)
 	for i, status := range statuses {
 		if status != nil {
 			diagnosis.NodeToStatus.Set(nodes[(start+i)%numAllNodes].Node().Name, status)
@@ -632,11 +659,11 @@ func (s *Scheduler) runBindingCycle(ctx context.Context, state *framework.CycleS
 	result scheduleResult, assumedPodInfo *framework.QueuedPodInfo) {
 	assumed := assumedPodInfo.Pod
 	if sts := s.announceNode(ctx, state, fwk, assumed, result.suggestedHost); !sts.IsSuccess() {
-		s.handleBindingCycleError(ctx, state, fwk, assumedPodInfo, result.suggestedHost, sts)
+		s.handleBindingCycleError(ctx, state, fwk, assumedPodInfo, result.suggestedHost, sts, result.start)
 		return
 	}
 	if sts := s.waitOnPermit(ctx, fwk, assumed, result.suggestedHost); !sts.IsSuccess() {
-		s.handleBindingCycleError(ctx, state, fwk, assumedPodInfo, result.suggestedHost, sts)
+		s.handleBindingCycleError(ctx, state, fwk, assumedPodInfo, result.suggestedHost, sts, result.start)
 		return
 	}
 	// Permit was the last extension point that can reject the pod: from
@@ -644,7 +671,7 @@ func (s *Scheduler) runBindingCycle(ctx context.Context, state *framework.CycleS
 	// drop the events it kept for the pod now, not after the API calls.
 	s.Queue.Done(assumed.UID)
 	if sts := s.bindingCycle(ctx, state, fwk, result, assumedPodInfo); !sts.IsSuccess() {
-		s.handleBindingCycleError(ctx, state, fwk, assumedPodInfo, result.suggestedHost, sts)
+		s.handleBindingCycleError(ctx, state, fwk, assumedPodInfo, result.suggestedHost, sts, result.start)
 		return
 	}
 	if p, err := state.Read(framework.PodsToActivateKey); err == nil {
@@ -706,6 +733,10 @@ func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleStat
 	}
 	klog.FromContext(ctx).V(2).Info("Successfully bound pod to node", "node", result.suggestedHost,
 		"evaluatedNodes", result.evaluatedNodes, "feasibleNodes", result.feasibleNodes)
+	s.metrics.Attempt(metrics.ScheduledResult, fwk.ProfileName(), time.Since(result.start))
+	if first := assumedPodInfo.InitialAttemptTimestamp; first != nil {
+		s.metrics.PodBound(assumedPodInfo.Attempts, *first)
+	}
 	msg := fmt.Sprintf("Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, result.suggestedHost)
 	fwk.EventRecorder().Eventf(assumed, nil, v1.EventTypeNormal, "Scheduled", "Binding", msg)
 	fwk.RunPostBindPlugins(ctx, state, assumed, result.suggestedHost)

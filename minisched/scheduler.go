@@ -20,6 +20,7 @@ import (
 
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/minisched/metrics"
 	"github.com/minisched/minisched/queue"
 )
 
@@ -64,6 +65,9 @@ type Scheduler struct {
 
 	// observer, if set, is told about every attempt (see observer.go).
 	observer Observer
+	// metrics records attempts, latencies and binding goroutines (nil:
+	// nothing).
+	metrics *metrics.Metrics
 
 	// rng breaks ties between equally scored nodes; rngMu guards it.
 	rngMu sync.Mutex
@@ -87,6 +91,9 @@ type Options struct {
 	ProfilePercentage        map[string]*int32
 	// Observer, if set, is told about every scheduling attempt.
 	Observer Observer
+	// Metrics, if set, records what kube-scheduler's metrics record; the
+	// profiles and the queue should have the same.
+	Metrics *metrics.Metrics
 	// Seed makes tie-breaking among equally scored nodes reproducible (0:
 	// random).
 	Seed uint64
@@ -114,6 +121,7 @@ func New(ctx context.Context, factory informers.SharedInformerFactory, o Options
 		percentageOfNodesToScore: o.PercentageOfNodesToScore,
 		profilePercentage:        o.ProfilePercentage,
 		observer:                 o.Observer,
+		metrics:                  o.Metrics,
 		rng:                      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 	}
 	// The queue is the profiles' nominator and activator; it needed the

@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/minisched/metrics"
 )
 
 // unnamedGate stands in for the gating plugin when a profile returns a
@@ -64,7 +65,7 @@ func (p *PriorityQueue) admit(logger klog.Logger, pInfo *framework.QueuedPodInfo
 // entered activeQ; the caller broadcasts.
 func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) bool {
 	if !p.admit(logger, pInfo) {
-		p.unschedulablePods.add(pInfo)
+		p.addUnschedulable(pInfo, event)
 		return false
 	}
 	p.pushToActiveQ(logger, pInfo, event)
@@ -75,6 +76,7 @@ func (p *PriorityQueue) moveToActiveQ(logger klog.Logger, pInfo *framework.Queue
 // PreEnqueue: for pods leaving backoffQ, which ran it on the way in.
 func (p *PriorityQueue) pushToActiveQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) {
 	p.activeQ.AddOrUpdate(pInfo)
+	p.metrics.QueueIncoming(metrics.ActiveQ, event)
 	logger.V(4).Info("Pod moved to activeQ", "pod", klog.KObj(pInfo.Pod), "event", event)
 }
 
@@ -84,10 +86,11 @@ func (p *PriorityQueue) pushToActiveQ(logger klog.Logger, pInfo *framework.Queue
 // broadcasts.
 func (p *PriorityQueue) moveToBackoffQ(logger klog.Logger, pInfo *framework.QueuedPodInfo, event string) bool {
 	if !p.admit(logger, pInfo) {
-		p.unschedulablePods.add(pInfo)
+		p.addUnschedulable(pInfo, event)
 		return false
 	}
 	p.backoffQ.add(pInfo)
+	p.metrics.QueueIncoming(metrics.BackoffQ, event)
 	logger.V(4).Info("Pod moved to backoffQ", "pod", klog.KObj(pInfo.Pod), "event", event,
 		"backoffExpiration", p.backoffExpiry(pInfo))
 	return true

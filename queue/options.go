@@ -8,6 +8,8 @@ import (
 
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/minisched/minisched/minisched/metrics"
 )
 
 // Defaults, as in kube-scheduler.
@@ -27,6 +29,7 @@ type options struct {
 	podLister                 corelisters.PodLister
 	podInitialBackoffDuration time.Duration
 	podMaxBackoffDuration     time.Duration
+	metrics                   *metrics.Metrics
 }
 
 func defaultOptions() options {
@@ -53,6 +56,12 @@ func WithPodLister(l corelisters.PodLister) Option {
 // attempt (default 1s).
 func WithPodInitialBackoffDuration(d time.Duration) Option {
 	return func(o *options) { o.podInitialBackoffDuration = d }
+}
+
+// WithMetrics counts the pods entering each part of the queue
+// (scheduler_queue_incoming_pods_total); nil counts nothing.
+func WithMetrics(m *metrics.Metrics) Option {
+	return func(o *options) { o.metrics = m }
 }
 
 // WithPodMaxBackoffDuration caps the backoff (default 10s).

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/minisched/metrics"
 )
 
 // Profile is what the queue needs from one profile's runtime;
@@ -89,6 +90,10 @@ type PriorityQueue struct {
 
 	// closed is set by Close; Pop then returns ErrClosed.
 	closed bool
+
+	// metrics counts pods entering activeQ, backoffQ and the unschedulable
+	// pods (nil: none).
+	metrics *metrics.Metrics
 }
 
 // New returns an empty queue. less orders activeQ (it is the QueueSort of the
@@ -108,6 +113,7 @@ func New(less framework.LessFunc, profiles map[string]Profile, opts ...Option) *
 		unschedulablePods:         newUnschedulablePods(),
 		inFlight:                  newInFlightPods(),
 		nominator:                 newNominator(o.podLister),
+		metrics:                   o.metrics,
 	}
 	p.backoffQ = p.newBackoffQueue(less)
 	p.cond = sync.NewCond(&p.lock)
@@ -311,6 +317,7 @@ func (p *PriorityQueue) Pop(logger klog.Logger) (*framework.QueuedPodInfo, error
 	if !ok {
 		pInfo, _ = p.backoffQ.rejected.Pop()
 		logger.V(5).Info("activeQ is empty; popping from backoffQ", "pod", klog.KObj(pInfo.Pod))
+		p.metrics.QueueIncoming(metrics.ActiveQ, "PopFromBackoffQ")
 	}
 	pInfo.Attempts++
 	p.inFlight.add(pInfo.Pod)

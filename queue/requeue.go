@@ -161,7 +161,7 @@ func (p *PriorityQueue) requeue(logger klog.Logger, pInfo *framework.QueuedPodIn
 	event string) Location {
 	switch {
 	case strategy == queueSkip:
-		p.unschedulablePods.add(pInfo)
+		p.addUnschedulable(pInfo, event)
 		return UnschedulablePods
 	case strategy == queueAfterBackoff && p.isPodBackingOff(pInfo):
 		if p.moveToBackoffQ(logger, pInfo, event) {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/minisched/metrics"
 )
 
 // unschedulablePods is a map from pod UID to the pod's queue entry, which
@@ -40,6 +41,45 @@ func (u *unschedulablePods) delete(uid types.UID) bool {
 }
 
 func (u *unschedulablePods) len() int { return len(u.pods) }
+
+// addUnschedulable parks a rejected or gated pod among the unschedulable
+// pods, counting it as having come in because of event.
+func (p *PriorityQueue) addUnschedulable(pInfo *framework.QueuedPodInfo, event string) {
+	p.unschedulablePods.add(pInfo)
+	p.metrics.QueueIncoming(metrics.Unschedulable, event)
+}
+
+// PendingPodCounts reports the pods in activeQ, backoffQ, among the
+// unschedulable pods after an attempt, and gated (never tried), under the
+// labels of scheduler_pending_pods.
+func (p *PriorityQueue) PendingPodCounts() map[string]int {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	counts := map[string]int{metrics.ActiveQ: p.activeQ.Len(), metrics.BackoffQ: p.backoffQ.len()}
+	for _, pInfo := range p.unschedulablePods.pods {
+		if pInfo.Gated() {
+			counts[metrics.Gated]++
+		} else {
+			counts[metrics.Unschedulable]++
+		}
+	}
+	return counts
+}
+
+// UnschedulablePodsByPlugin counts the unschedulable pods (gated ones
+// included) under each plugin that rejected, left pending or gates them,
+// and each pod's profile: scheduler_unschedulable_pods.
+func (p *PriorityQueue) UnschedulablePodsByPlugin() map[metrics.PluginProfile]int {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	counts := map[metrics.PluginProfile]int{}
+	for _, pInfo := range p.unschedulablePods.pods {
+		for plugin := range pInfo.UnschedulablePlugins.Union(pInfo.PendingPlugins) {
+			counts[metrics.PluginProfile{Plugin: plugin, Profile: pInfo.Pod.Spec.SchedulerName}]++
+		}
+	}
+	return counts
+}
 
 // list returns the entries in no particular order.
 func (u *unschedulablePods) list() []*framework.QueuedPodInfo {

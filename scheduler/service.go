@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -22,6 +23,7 @@ import (
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched"
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/minisched/metrics"
 	"github.com/minisched/minisched/plugins"
 	"github.com/minisched/minisched/queue"
 )
@@ -42,6 +44,13 @@ type Service struct {
 	// Scheduler is the scheduler being served: the queue, the cache, the
 	// profiles and the scheduling loop.
 	Scheduler *minisched.Scheduler
+	// Metrics is what the scheduler, its queue and its profiles record,
+	// under kube-scheduler's names; Serve exposes it.
+	Metrics *metrics.Metrics
+
+	// ready is set once the informers have synced and scheduling starts
+	// (/readyz).
+	ready atomic.Bool
 
 	// host is the apiserver's address, for messages.
 	host string
@@ -124,6 +133,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 		return nil, err
 	}
 
+	m := metrics.New()
 	snapshot := cache.NewEmptySnapshot()
 	profiles := map[string]*framework.Framework{}
 	queueProfiles := map[string]queue.Profile{}
@@ -138,6 +148,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 		name := *p.SchedulerName
 		fwk, err := framework.NewFramework(ctx, registry, p,
 			framework.WithExtenders(extenders),
+			framework.WithMetrics(m),
 			framework.WithClientSet(client),
 			framework.WithEventRecorder(broadcaster.NewRecorder(scheme.Scheme, name)),
 			framework.WithSnapshotSharedLister(snapshot),
@@ -164,7 +175,9 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 		queue.WithPodLister(factory.Core().V1().Pods().Lister()),
 		queue.WithPodInitialBackoffDuration(time.Duration(*cfg.PodInitialBackoffSeconds)*time.Second),
 		queue.WithPodMaxBackoffDuration(time.Duration(*cfg.PodMaxBackoffSeconds)*time.Second),
+		queue.WithMetrics(m),
 	)
+	m.RegisterQueue(q)
 	// Assumed pods never expire, as in kube-scheduler v1.37
 	// (durationToExpireAssumedPod = 0): the informer confirms them, or a
 	// failed bind forgets them.
@@ -180,11 +193,12 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 		ProfilePercentage:        profilePercentage,
 		Observer:                 o.observer,
 		Seed:                     o.seed,
+		Metrics:                  m,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Service{Config: cfg, Client: client, Scheduler: sched, host: rc.Host, factory: factory,
+	return &Service{Config: cfg, Client: client, Scheduler: sched, Metrics: m, host: rc.Host, factory: factory,
 		broadcaster: broadcaster}, nil
 }
 
@@ -211,6 +225,8 @@ func (s *Service) Run(ctx context.Context) error {
 		}
 	}
 	logger.Info("Starting minisched", "profiles", len(s.Config.Profiles), "apiserver", s.host)
+	s.ready.Store(true)
+	defer s.ready.Store(false)
 	return s.Scheduler.Run(ctx)
 }
 

@@ -55,7 +55,8 @@ func TestBinary(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, bin, "run", "--kubeconfig", kubeconfig, "--config", cfgPath)
+	cmd := exec.CommandContext(ctx, bin, "run", "--kubeconfig", kubeconfig, "--config", cfgPath,
+		"--metrics-bind-address", "0")
 	cmd.Stderr = &testWriter{t: t}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

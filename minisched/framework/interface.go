@@ -10,6 +10,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+
+	"github.com/minisched/minisched/minisched/metrics"
 )
 
 // This file is the scheduling framework's contract: one interface per
@@ -285,6 +287,10 @@ type Handle interface {
 	// Extenders are the configured HTTP extenders, ignorable ones last
 	// (preemption asks them to trim its candidates).
 	Extenders() []Extender
+	// Metrics records what plugins report to Prometheus (preemption's
+	// attempts and victims); nil records nothing, and its methods still
+	// work.
+	Metrics() *metrics.Metrics
 
 	// NominatedPodsForNode returns the pods nominated to a node (see
 	// PodNominator).

@@ -18,6 +18,8 @@ import (
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/minisched/minisched/minisched/metrics"
 )
 
 // Framework is the runtime of one profile: the plugins enabled at each
@@ -54,6 +56,9 @@ type Framework struct {
 	parallelizer Parallelizer
 	clock        clock.WithDelayedExecution
 	extenders    []Extender
+	// metrics records extension point and (sampled) plugin durations; nil
+	// records nothing.
+	metrics *metrics.Metrics
 	// nominator and activator are the scheduling queue, set once it exists.
 	nominator PodNominator
 	activator PodActivator
@@ -82,6 +87,10 @@ func WithInformerFactory(f informers.SharedInformerFactory) Option {
 func WithParallelism(n int) Option {
 	return func(f *Framework) { f.parallelizer = NewParallelizer(n) }
 }
+
+// WithMetrics records how long extension points and, in sampled cycles
+// (CycleState.RecordPluginMetrics), each plugin call take.
+func WithMetrics(m *metrics.Metrics) Option { return func(f *Framework) { f.metrics = m } }
 
 // WithExtenders sets the HTTP extenders, shared by every profile.
 func WithExtenders(e []Extender) Option { return func(f *Framework) { f.extenders = e } }
@@ -442,6 +451,9 @@ func (f *Framework) SharedInformerFactory() informers.SharedInformerFactory { re
 // Parallelizer implements Handle.
 func (f *Framework) Parallelizer() Parallelizer { return f.parallelizer }
 
+// Metrics returns the metrics the framework records to (nil: none).
+func (f *Framework) Metrics() *metrics.Metrics { return f.metrics }
+
 // Extenders returns the HTTP extenders, ignorable ones last.
 func (f *Framework) Extenders() []Extender { return f.extenders }
 
@@ -466,6 +478,55 @@ func (f *Framework) RejectWaitingPod(uid types.UID) bool {
 }
 
 // Running the extension points.
+
+// Extension point names, as the extension_point label of the metrics.
+const (
+	preFilterPoint  = "PreFilter"
+	filterPoint     = "Filter"
+	postFilterPoint = "PostFilter"
+	preScorePoint   = "PreScore"
+	scorePoint      = "Score"
+	reservePoint    = "Reserve"
+	unreservePoint  = "Unreserve"
+	permitPoint     = "Permit"
+	preBindPoint    = "PreBind"
+	bindPoint       = "Bind"
+	postBindPoint   = "PostBind"
+)
+
+// observe records, when a Run function returns, how long its extension
+// point took and the status it returned. Use it as
+// `defer f.observe(point, time.Now(), &status)` with a named result.
+func (f *Framework) observe(point string, start time.Time, status **Status) {
+	if f.metrics == nil {
+		return
+	}
+	f.metrics.ExtensionPoint(point, (*status).Code().String(), f.profileName, time.Since(start))
+}
+
+// ObserveFilter records the Filter extension point's duration over all
+// nodes: the scheduler's search runs the plugins node by node, so it times
+// the whole.
+func (f *Framework) ObserveFilter(start time.Time, status *Status) {
+	f.observe(filterPoint, start, &status)
+}
+
+// sampleStart starts timing a plugin call in a sampled cycle; in other
+// cycles it returns the zero time and costs no clock read.
+func (f *Framework) sampleStart(state *CycleState) time.Time {
+	if f.metrics == nil || state == nil || !state.RecordPluginMetrics {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+// recordPlugin records a plugin call that sampleStart timed.
+func (f *Framework) recordPlugin(plugin, point string, start time.Time, s *Status) {
+	if start.IsZero() {
+		return
+	}
+	f.metrics.PluginExecution(plugin, point, s.Code().String(), time.Since(start))
+}
 
 // pluginError turns a status of an unexpected code (an error, or a code the
 // extension point does not accept) into an Error naming the extension point
@@ -496,12 +557,15 @@ func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) *Stat
 // narrowed the node set (they count as rejectors of the excluded nodes).
 // Plugins that return Skip are recorded in state.SkipFilterPlugins.
 func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
-	nodes []*NodeInfo) (*PreFilterResult, *Status, sets.Set[string]) {
+	nodes []*NodeInfo) (_ *PreFilterResult, status *Status, _ sets.Set[string]) {
+	defer f.observe(preFilterPoint, time.Now(), &status)
 	var result *PreFilterResult
 	var narrowing []string
 	skip := sets.New[string]()
 	for _, pl := range f.preFilterPlugins {
+		start := f.sampleStart(state)
 		r, s := pl.PreFilter(ctx, state, pod, nodes)
+		f.recordPlugin(pl.Name(), preFilterPoint, start, s)
 		if s.IsSkip() {
 			skip.Insert(pl.Name())
 			continue
@@ -537,7 +601,9 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod
 		if state.SkipFilterPlugins.Has(pl.Name()) {
 			continue
 		}
+		start := f.sampleStart(state)
 		s := pl.Filter(ctx, state, pod, nodeInfo)
+		f.recordPlugin(pl.Name(), filterPoint, start, s)
 		if s.IsSuccess() {
 			continue
 		}
@@ -557,12 +623,15 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod
 // change of the nominated node (preemption clears it when no node could
 // help); nil keeps the nomination as it is.
 func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
-	m *NodeToStatus) (*PostFilterResult, *Status) {
+	m *NodeToStatus) (_ *PostFilterResult, status *Status) {
+	defer f.observe(postFilterPoint, time.Now(), &status)
 	var result *PostFilterResult
 	var reasons []string
 	rejector := ""
 	for _, pl := range f.postFilterPlugins {
+		start := f.sampleStart(state)
 		r, s := pl.PostFilter(ctx, state, pod, m)
+		f.recordPlugin(pl.Name(), postFilterPoint, start, s)
 		switch {
 		case s.IsSuccess():
 			return r, s
@@ -585,10 +654,14 @@ func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *CycleState,
 // RunPreScorePlugins runs PreScore plugins with the feasible nodes. Plugins
 // returning Skip are recorded in state.SkipScorePlugins; any other
 // non-success status is an Error.
-func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) *Status {
+func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
+	nodes []*NodeInfo) (status *Status) {
+	defer f.observe(preScorePoint, time.Now(), &status)
 	skip := sets.New[string]()
 	for _, pl := range f.preScorePlugins {
+		start := f.sampleStart(state)
 		s := pl.PreScore(ctx, state, pod, nodes)
+		f.recordPlugin(pl.Name(), preScorePoint, start, s)
 		if s.IsSkip() {
 			skip.Insert(pl.Name())
 			continue
@@ -606,7 +679,8 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, p
 // [MinNodeScore, MaxNodeScore], multiplies by the weights and sums. The
 // result is in node order.
 func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
-	nodes []*NodeInfo) ([]NodePluginScores, *Status) {
+	nodes []*NodeInfo) (_ []NodePluginScores, status *Status) {
+	defer f.observe(scorePoint, time.Now(), &status)
 	var active []ScorePlugin
 	for _, pl := range f.scorePlugins {
 		if !state.SkipScorePlugins.Has(pl.Name()) {
@@ -635,7 +709,9 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	}
 	f.parallelizer.Until(ctx, len(nodes), func(i int) {
 		for j, pl := range active {
+			start := f.sampleStart(state)
 			score, s := pl.Score(ctx, state, pod, nodes[i])
+			f.recordPlugin(pl.Name(), scorePoint, start, s)
 			if !s.IsSuccess() {
 				fail(pluginError("Score", pl, s))
 				return
@@ -677,9 +753,12 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 // RunReservePluginsReserve runs Reserve in order; the first failure is
 // returned (the caller then runs Unreserve on all of them).
 func (f *Framework) RunReservePluginsReserve(ctx context.Context, state *CycleState, pod *v1.Pod,
-	nodeName string) *Status {
+	nodeName string) (status *Status) {
+	defer f.observe(reservePoint, time.Now(), &status)
 	for _, pl := range f.reservePlugins {
+		start := f.sampleStart(state)
 		s := pl.Reserve(ctx, state, pod, nodeName)
+		f.recordPlugin(pl.Name(), reservePoint, start, s)
 		if s.IsSuccess() {
 			continue
 		}
@@ -693,6 +772,8 @@ func (f *Framework) RunReservePluginsReserve(ctx context.Context, state *CycleSt
 
 // RunReservePluginsUnreserve runs Unreserve in reverse order of Reserve.
 func (f *Framework) RunReservePluginsUnreserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) {
+	var status *Status // Unreserve cannot fail
+	defer f.observe(unreservePoint, time.Now(), &status)
 	for i := len(f.reservePlugins) - 1; i >= 0; i-- {
 		f.reservePlugins[i].Unreserve(ctx, state, pod, nodeName)
 	}
@@ -702,10 +783,14 @@ func (f *Framework) RunReservePluginsUnreserve(ctx context.Context, state *Cycle
 // plugin asked to wait (and none rejected), the pod joins the waiting pods
 // with one timer per waiting plugin and Wait is returned; WaitOnPermit then
 // blocks the binding goroutine until the verdict.
-func (f *Framework) RunPermitPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status {
+func (f *Framework) RunPermitPlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
+	nodeName string) (status *Status) {
+	defer f.observe(permitPoint, time.Now(), &status)
 	waits := map[string]time.Duration{}
 	for _, pl := range f.permitPlugins {
+		start := f.sampleStart(state)
 		s, timeout := pl.Permit(ctx, state, pod, nodeName)
+		f.recordPlugin(pl.Name(), permitPoint, start, s)
 		switch {
 		case s.IsSuccess():
 		case s.IsRejected():
@@ -750,12 +835,16 @@ func (f *Framework) WaitOnPermit(ctx context.Context, pod *v1.Pod) *Status {
 }
 
 // RunPreBindPlugins runs PreBind in order; the first failure aborts binding.
-func (f *Framework) RunPreBindPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status {
+func (f *Framework) RunPreBindPlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
+	nodeName string) (status *Status) {
+	defer f.observe(preBindPoint, time.Now(), &status)
 	for _, pl := range f.preBindPlugins {
 		if state.SkipPreBindPlugins.Has(pl.Name()) {
 			continue
 		}
+		start := f.sampleStart(state)
 		s := pl.PreBind(ctx, state, pod, nodeName)
+		f.recordPlugin(pl.Name(), preBindPoint, start, s)
 		if s.IsSuccess() {
 			continue
 		}
@@ -801,10 +890,14 @@ func (f *Framework) WillWaitOnPermit(pod *v1.Pod) bool {
 // RunBindPlugins tries Bind plugins in order until one does not Skip. If all
 // skip, the status is Skip (the caller treats that as an error: nobody bound
 // the pod).
-func (f *Framework) RunBindPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status {
+func (f *Framework) RunBindPlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
+	nodeName string) (status *Status) {
+	defer f.observe(bindPoint, time.Now(), &status)
 	s := NewStatus(Skip)
 	for _, pl := range f.bindPlugins {
+		start := f.sampleStart(state)
 		s = pl.Bind(ctx, state, pod, nodeName)
+		f.recordPlugin(pl.Name(), bindPoint, start, s)
 		if s.IsSkip() {
 			continue
 		}
@@ -821,6 +914,8 @@ func (f *Framework) RunBindPlugins(ctx context.Context, state *CycleState, pod *
 
 // RunPostBindPlugins informs PostBind plugins of a successful bind.
 func (f *Framework) RunPostBindPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) {
+	var status *Status // PostBind cannot fail
+	defer f.observe(postBindPoint, time.Now(), &status)
 	for _, pl := range f.postBindPlugins {
 		pl.PostBind(ctx, state, pod, nodeName)
 	}

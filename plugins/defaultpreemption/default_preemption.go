@@ -79,6 +79,7 @@ func (pl *DefaultPreemption) Name() string { return Name }
 // prefixed "preemption: ", which is how it appears in FailedScheduling.
 func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
 	m *framework.NodeToStatus) (*framework.PostFilterResult, *framework.Status) {
+	pl.fh.Metrics().PreemptionAttempt()
 	result, status := pl.preempt(ctx, state, pod, m)
 	if msg := status.Message(); msg != "" {
 		return result, framework.NewStatus(status.Code(), "preemption: "+msg)
@@ -148,6 +149,7 @@ func (pl *DefaultPreemption) preempt(ctx context.Context, state *framework.Cycle
 		"victims", klog.KObjSlice(best.victims))
 
 	// 5. Evict, in the background; nominate now.
+	pl.fh.Metrics().PreemptionVictims(len(best.victims))
 	pl.executor.preemptAsync(ctx, best, pod)
 	return framework.NewPostFilterResultWithNominatedNode(best.name),
 		framework.NewStatus(framework.Success, fmt.Sprintf(msgFoundPlacementFmt, best.name, len(best.victims)))
