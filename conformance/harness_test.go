@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/examples/extender/server"
 	"github.com/minisched/minisched/scenario"
@@ -90,6 +92,14 @@ func binary(t *testing.T, env, name string) string {
 // run plays the case against engine and returns the outcome, one line per pod.
 func run(t *testing.T, c Case, engine Engine) []string {
 	t.Helper()
+	out, _ := runAndScrape(t, c, engine, false)
+	return out
+}
+
+// runAndScrape is run; with scrape, the scheduler also serves its metrics
+// on a free port, and they are read once the outcome has settled.
+func runAndScrape(t *testing.T, c Case, engine Engine, scrape bool) ([]string, map[string]*dto.MetricFamily) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	env, err := scenario.StartEnvironment()
@@ -140,16 +150,29 @@ func run(t *testing.T, c Case, engine Engine) []string {
 			t.Fatalf("%s: backlog step %d: %v", engine, i, err)
 		}
 	}
+	// Cases run two at a time: no metrics port unless asked for (a free
+	// one then).
+	minischedPort, kubeSchedulerPort, metricsURL := "0", "0", ""
+	if scrape {
+		port := freePort(t)
+		minischedPort, kubeSchedulerPort = "127.0.0.1:"+port, port
+		metricsURL = "http://127.0.0.1:" + port + "/metrics"
+		if engine == KubeScheduler {
+			metricsURL = "https://127.0.0.1:" + port + "/metrics"
+		}
+	}
 	var cmd *exec.Cmd
 	switch engine {
 	case Minisched:
-		// Cases run two at a time: no metrics port, as kube-scheduler's
-		// --secure-port=0.
 		cmd = exec.CommandContext(ctx, binary(t, "MINISCHED", "minisched"), "run", "--config", cfgPath, "-v", "2",
-			"--metrics-bind-address", "0")
+			"--metrics-bind-address", minischedPort)
 	case KubeScheduler:
+		// kube-scheduler serves HTTPS with a self-signed certificate; with
+		// no authentication or authorization kubeconfig, anonymous requests
+		// reach the always-allowed paths only.
 		cmd = exec.CommandContext(ctx, binary(t, "KUBE_SCHEDULER", "kube-scheduler"), "--config", cfgPath,
-			"--secure-port=0", "-v=2")
+			"--secure-port="+kubeSchedulerPort, "--bind-address=127.0.0.1",
+			"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics", "-v=2")
 	}
 	logPath := filepath.Join(os.TempDir(), fmt.Sprintf("conformance-%s-%s.log", c.Name, engine))
 	logFile, err := os.Create(logPath)
@@ -174,7 +197,14 @@ func run(t *testing.T, c Case, engine Engine) []string {
 	if err != nil {
 		t.Fatalf("%s: %v (log: %s)", engine, err, logPath)
 	}
-	return out
+	if !scrape {
+		return out, nil
+	}
+	families, err := scrapeMetrics(ctx, metricsURL)
+	if err != nil {
+		t.Fatalf("%s: %v (log: %s)", engine, err, logPath)
+	}
+	return out, families
 }
 
 // settle waits until every pod was decided (bound, or PodScheduled=False)
