@@ -85,8 +85,21 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags conformance ./conformance/
 
-## bench: the benchmarks of the queue, the cache and the scheduling cycle
-bench:
+## bench: minisched against the real kube-scheduler on scheduler_perf-like workloads, side by side
+## (hack/bench; results in bench/results and docs/performance.md). ARGS="--rounds 5 --workloads
+## SchedulingBasic-500" picks; SMOKE=1 runs its unit tests and tiny sizes once, for CI (results in /tmp)
+bench: build envtest kube-scheduler
+	cd hack/bench && $(GO) build -o $(BIN)/bench .
+ifneq ($(SMOKE),)
+	cd hack/bench && $(GO) vet ./... && $(GO) test -count=1 ./...
+	$(BIN)/bench --root $(CURDIR) --smoke $(ARGS)
+else
+	$(BIN)/bench --root $(CURDIR) --docs $(CURDIR)/docs/performance.md $(ARGS)
+endif
+
+.PHONY: bench-go
+## bench-go: the in-process benchmarks of the queue, the cache and the scheduling cycle
+bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./queue/ ./cache/ ./minisched/...
 
 clean:

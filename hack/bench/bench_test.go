@@ -1,0 +1,270 @@
+package main
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// buckets builds a histogram from bound, count pairs.
+func buckets(pairs ...float64) Histogram {
+	var h Histogram
+	for i := 0; i+1 < len(pairs); i += 2 {
+		h = append(h, Bucket{UpperBound: pairs[i], Count: pairs[i+1]})
+	}
+	return h
+}
+
+var inf = math.Inf(1)
+
+func TestQuantile(t *testing.T) {
+	tests := []struct {
+		name string
+		h    Histogram
+		q    float64
+		want float64
+	}{
+		// 100 observations: 10 ≤ 0.1, 60 ≤ 0.2, 90 ≤ 0.4, 100 ≤ +Inf.
+		{"median interpolates in its bucket", buckets(0.1, 10, 0.2, 60, 0.4, 90, inf, 100), 0.5, 0.1 + 0.1*40.0/50},
+		{"first bucket starts at zero", buckets(0.1, 10, 0.2, 60, 0.4, 90, inf, 100), 0.05, 0.05},
+		{"rank on a bucket's edge", buckets(0.1, 10, 0.2, 60, 0.4, 90, inf, 100), 0.9, 0.4},
+		{"rank in +Inf gives the highest finite bound", buckets(0.1, 10, 0.2, 60, 0.4, 90, inf, 100), 0.99, 0.4},
+		{"q 0 is the lowest bucket's start", buckets(0.1, 10, 0.2, 60, inf, 100), 0, 0},
+		{"q 1 is the highest finite bound", buckets(0.1, 10, 0.2, 60, inf, 60), 1, 0.2},
+		// Unsmoothed, bucket 0.2 would hold 8 and the answer be 0.2+0.2*7/12.
+		{"non-monotonic counts are smoothed", buckets(0.1, 10, 0.2, 8, 0.4, 20, inf, 20), 0.75, 0.3},
+		{"negative first bound is returned as is", buckets(-1, 5, 1, 10, inf, 10), 0.2, -1},
+		{"q above 1", buckets(0.1, 1, inf, 1), 1.5, inf},
+		{"q below 0", buckets(0.1, 1, inf, 1), -0.5, math.Inf(-1)},
+		{"empty histogram", buckets(0.1, 0, inf, 0), 0.5, math.NaN()},
+		{"no +Inf bucket", buckets(0.1, 1, 0.2, 2), 0.5, math.NaN()},
+		{"one bucket", buckets(inf, 3), 0.5, math.NaN()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.h.Quantile(tt.q)
+			if !(got == tt.want || math.IsNaN(got) && math.IsNaN(tt.want) || math.Abs(got-tt.want) < 1e-12) {
+				t.Errorf("Quantile(%v) = %v, want %v", tt.q, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseHistogram(t *testing.T) {
+	const page = `# HELP scheduler_scheduling_attempt_duration_seconds [STABLE] Scheduling attempt latency in seconds
+# TYPE scheduler_scheduling_attempt_duration_seconds histogram
+scheduler_scheduling_attempt_duration_seconds_bucket{profile="default-scheduler",result="scheduled",le="0.001"} 3
+scheduler_scheduling_attempt_duration_seconds_bucket{profile="default-scheduler",result="scheduled",le="0.002"} 5
+scheduler_scheduling_attempt_duration_seconds_bucket{profile="default-scheduler",result="scheduled",le="+Inf"} 6
+scheduler_scheduling_attempt_duration_seconds_bucket{profile="default-scheduler",result="unschedulable",le="0.001"} 1
+scheduler_scheduling_attempt_duration_seconds_bucket{profile="default-scheduler",result="unschedulable",le="0.002"} 1
+scheduler_scheduling_attempt_duration_seconds_bucket{profile="default-scheduler",result="unschedulable",le="+Inf"} 2
+scheduler_scheduling_attempt_duration_seconds_sum{profile="default-scheduler",result="scheduled"} 0.01
+scheduler_scheduling_attempt_duration_seconds_count{profile="default-scheduler",result="scheduled"} 6
+scheduler_scheduling_attempt_duration_seconds_other_bucket{le="1"} 100
+scheduler_pod_scheduling_sli_duration_seconds_bucket{attempts="1",le="0.001"} 7
+`
+	tests := []struct {
+		name    string
+		page    string
+		want    Histogram
+		wantErr string
+	}{
+		{"summed over label sets", page, buckets(0.001, 4, 0.002, 6, inf, 8), ""},
+		{"le not last, with a timestamp", `scheduler_scheduling_attempt_duration_seconds_bucket{le="0.5",result="x,y"} 2 1700000000
+scheduler_scheduling_attempt_duration_seconds_bucket{le="+Inf",result="x,y"} 3`, buckets(0.5, 2, inf, 3), ""},
+		{"absent", "scheduler_e2e_scheduling_duration_seconds_bucket{le=\"1\"} 3\n", nil, ""},
+		{"bad value", `scheduler_scheduling_attempt_duration_seconds_bucket{le="1"} many`, nil, "bucket value"},
+		{"no le", `scheduler_scheduling_attempt_duration_seconds_bucket{result="x"} 1`, nil, "without le"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseHistogram(strings.NewReader(tt.page), attemptHistogram)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestHistogramSub(t *testing.T) {
+	after := buckets(0.1, 10, 0.2, 30, inf, 40)
+	before := buckets(0.1, 4, 0.2, 10, inf, 12)
+	want := buckets(0.1, 6, 0.2, 20, inf, 28)
+	if diff := cmp.Diff(want, after.Sub(before)); diff != "" {
+		t.Errorf("Sub (-want +got)\n%s", diff)
+	}
+	if diff := cmp.Diff(after, after.Sub(nil)); diff != "" {
+		t.Errorf("Sub(nil) (-want +got)\n%s", diff)
+	}
+	if got := Histogram(nil).Sub(before); got != nil {
+		t.Errorf("nil.Sub = %v, want nil", got)
+	}
+}
+
+func TestParseStatCPU(t *testing.T) {
+	// Fields 14 and 15 (utime, stime) are 250 and 50 ticks below.
+	tail := " S 1 100 100 0 -1 4194560 5000 0 0 0 250 50 0 0 20 0 12 0 123456 1000000 5000 18446744073709551615"
+	tests := []struct {
+		name    string
+		stat    string
+		want    float64
+		wantErr string
+	}{
+		{"plain name", "4242 (kube-scheduler)" + tail, 3, ""},
+		{"name with spaces and parentheses", "4242 (a) b (c)" + tail, 3, ""},
+		{"no closing parenthesis", "4242 (kube-scheduler" + tail, 0, "no ')'"},
+		{"too short", "4242 (x) S 1 100", 0, "only 3 fields"},
+		{"not a number", "4242 (x) S 1 100 100 0 -1 4194560 5000 0 0 0 lots 50", 0, "utime"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseStatCPU(tt.stat)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("CPU = %v s, want %v s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseStatusHWM(t *testing.T) {
+	tests := []struct {
+		name    string
+		status  string
+		want    int64
+		wantErr string
+	}{
+		{"present", "Name:\tkube-scheduler\nVmPeak:\t 1000 kB\nVmHWM:\t   73728 kB\nVmRSS:\t 70000 kB\n", 73728 * 1024, ""},
+		{"absent", "Name:\tkthreadd\nState:\tS (sleeping)\n", 0, "no VmHWM"},
+		{"odd unit", "VmHWM:\t 12 MB\n", 0, "unexpected VmHWM"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseStatusHWM(tt.status)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("VmHWM = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMedianAndRatio(t *testing.T) {
+	nan := math.NaN()
+	tests := []struct {
+		name   string
+		values []float64
+		want   float64
+	}{
+		{"odd", []float64{3, 1, 2}, 2},
+		{"even", []float64{4, 1, 3, 2}, 2.5},
+		{"NaN ignored", []float64{nan, 5, 1, nan, 3}, 3},
+		{"all NaN", []float64{nan, nan}, nan},
+		{"none", nil, nan},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := median(tt.values)
+			if !(got == tt.want || math.IsNaN(got) && math.IsNaN(tt.want)) {
+				t.Errorf("median(%v) = %v, want %v", tt.values, got, tt.want)
+			}
+		})
+	}
+	for _, c := range []struct{ a, b, want float64 }{{3, 2, 1.5}, {1, 0, nan}, {nan, 2, nan}, {2, nan, nan}} {
+		if got := ratio(c.a, c.b); !(got == c.want || math.IsNaN(got) && math.IsNaN(c.want)) {
+			t.Errorf("ratio(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	nan := math.NaN()
+	run := func(e Engine, round int, tput, p50, p99, cpu float64, rss int64) Result {
+		return Result{Workload: "W", Engine: e, Round: round, Bound: 10, Total: 10,
+			Throughput: tput, P50: p50, P99: p99, CPUPer1000: cpu, PeakRSSBytes: rss}
+	}
+	results := []Result{
+		// minisched serves no histogram: its latency is n/a.
+		run(Minisched, 1, 100, nan, nan, 2, 40<<20),
+		run(Minisched, 2, 300, nan, nan, 4, 60<<20),
+		run(Minisched, 3, 200, nan, nan, 3, 50<<20),
+		run(KubeScheduler, 1, 50, 0.002, 0.010, 6, 80<<20),
+		run(KubeScheduler, 2, 100, 0.004, 0.030, 6, 100<<20),
+		run(KubeScheduler, 3, 150, 0.003, 0.020, 6, 90<<20),
+		// A failed run counts in no median.
+		{Workload: "W", Engine: KubeScheduler, Round: 4, Total: 10, Throughput: 1e6, Err: errors.New("boom")},
+	}
+	want := []Row{
+		{"W", "pods bound", "10/10", "10/10", "1.00"},
+		{"W", "throughput (pods/s)", "200.0", "100.0", "2.00"},
+		{"W", "attempt p50 (ms)", "n/a", "3.00", "n/a"},
+		{"W", "attempt p99 (ms)", "n/a", "20.00", "n/a"},
+		{"W", "CPU s / 1000 pods", "3.00", "6.00", "0.50"},
+		{"W", "peak RSS (MiB)", "50", "90", "0.56"},
+	}
+	got := summarize(results, []string{"W"})
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("summarize (-want +got)\n%s", diff)
+	}
+	md := markdownTable(got)
+	if !strings.Contains(md, "| W | pods bound | 10/10 | 10/10 | 1.00 |\n|  | throughput (pods/s) | 200.0 | 100.0 | 2.00 |") {
+		t.Errorf("markdown table names the workload on every row or lost a row:\n%s", md)
+	}
+}
+
+func TestChoose(t *testing.T) {
+	all := workloads(true)
+	got, err := choose(all, "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, w := range got {
+		names = append(names, w.Name)
+	}
+	if diff := cmp.Diff(strings.Split(smokeDefault, ","), names); diff != "" {
+		t.Errorf("smoke workloads (-want +got)\n%s", diff)
+	}
+	if got, _ := choose(all, "", false); len(got) != len(all) {
+		t.Errorf("default chose %d of %d workloads", len(got), len(all))
+	}
+	if _, err := choose(all, "Nope", false); err == nil || !strings.Contains(err.Error(), "unknown workload \"Nope\"") {
+		t.Errorf("error = %v, want one naming the unknown workload", err)
+	}
+}
+
+func TestCheckBinaries(t *testing.T) {
+	err := checkBinaries(map[string]string{"/nonexistent/minisched": "make build"})
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/minisched (run `make build`)") {
+		t.Errorf("error = %v, want one naming the missing binary and its make target", err)
+	}
+}

@@ -1,0 +1,304 @@
+// Command bench runs minisched and the real kube-scheduler side by side on
+// scheduler_perf-like workloads and compares them: throughput, the
+// scheduling-attempt latency each reports on /metrics, CPU and peak memory.
+//
+// Each run gets a fresh envtest apiserver and one scheduler process with the
+// same KubeSchedulerConfiguration. The scheduler is started first, then the
+// nodes, then any init pods (waited for), then the measured pods are created
+// while it runs, as upstream's scheduler_perf does. The two schedulers take
+// turns, for several rounds, and the table shows medians over rounds.
+//
+//	make bench                                   # every workload, 3 rounds
+//	make bench ARGS="--rounds 5 --workloads SchedulingBasic-500"
+//	make bench SMOKE=1                           # tiny sizes, 1 round (CI)
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"image/color"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/minisched/minisched/scenario"
+)
+
+// plotColors are the bars of minisched and kube-scheduler.
+var plotColors = []color.Color{
+	color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
+	color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
+}
+
+// Markers in docs/performance.md between which the latest results go.
+const (
+	docsBegin = "<!-- bench:begin -->"
+	docsEnd   = "<!-- bench:end -->"
+)
+
+func main() {
+	if err := mainErr(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func mainErr() error {
+	root := flag.String("root", "", "minisched's repository root (default: found above the working directory)")
+	rounds := flag.Int("rounds", 3, "rounds; in each, every workload runs once per scheduler, in alternating order")
+	only := flag.String("workloads", "", "comma-separated workloads to run (default: all; with --smoke, "+smokeDefault+")")
+	smoke := flag.Bool("smoke", false, "tiny sizes and one round, to check that the program works")
+	out := flag.String("out", "", "directory for the results (default: bench/results, or a temporary directory with --smoke)")
+	docs := flag.String("docs", "", "markdown file whose "+docsBegin+" … "+docsEnd+" part gets the results (none by default)")
+	stall := flag.Duration("stall", 60*time.Second, "give up waiting for bindings after this long without one")
+	list := flag.Bool("list", false, "list the workloads and exit")
+	minischedBin := flag.String("minisched", "", "the minisched binary (default: bin/minisched under --root)")
+	kubeSchedulerBin := flag.String("kube-scheduler", "", "the kube-scheduler binary (default: kube-scheduler in KUBEBUILDER_ASSETS or bin/k8s/<version>)")
+	flag.Parse()
+	// envtest logs through controller-runtime's logger; its complaint that
+	// none was set (with a stack trace) would drown the progress lines.
+	ctrllog.SetLogger(logr.Discard())
+
+	all := workloads(*smoke)
+	if *list {
+		for _, w := range all {
+			fmt.Printf("%-22s %5d nodes %5d init pods %5d measured pods\n", w.Name, w.Nodes, w.InitPods, w.Pods)
+		}
+		return nil
+	}
+	chosen, err := choose(all, *only, *smoke)
+	if err != nil {
+		return err
+	}
+	if *smoke {
+		*rounds = 1
+	}
+	if *rounds < 1 {
+		return fmt.Errorf("--rounds must be at least 1, not %d", *rounds)
+	}
+
+	if *root == "" {
+		if *root, err = findRoot(); err != nil {
+			return err
+		}
+	}
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		assets = filepath.Join(*root, "bin", "k8s", scenario.KubernetesVersion)
+		// scenario.StartEnvironment reads it too.
+		if err := os.Setenv("KUBEBUILDER_ASSETS", assets); err != nil {
+			return err
+		}
+	}
+	o := Options{
+		Minisched:     filepath.Join(*root, "bin", "minisched"),
+		KubeScheduler: filepath.Join(assets, "kube-scheduler"),
+		Stall:         *stall,
+		Progress: func(f string, args ...any) {
+			fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+f+"\n", args...)
+		},
+	}
+	if *minischedBin != "" {
+		o.Minisched = *minischedBin
+	}
+	if *kubeSchedulerBin != "" {
+		o.KubeScheduler = *kubeSchedulerBin
+	}
+	if err := checkBinaries(map[string]string{
+		o.Minisched:                             "make build",
+		o.KubeScheduler:                         "make kube-scheduler",
+		filepath.Join(assets, "etcd"):           "make envtest",
+		filepath.Join(assets, "kube-apiserver"): "make envtest",
+	}); err != nil {
+		return err
+	}
+	o.MinischedMetrics = acceptsFlag(o.Minisched, "metrics-bind-address")
+	if !o.MinischedMetrics {
+		o.Progress("note: %s run has no --metrics-bind-address; its latency will be n/a", o.Minisched)
+	}
+
+	if *out == "" {
+		if *smoke {
+			if *out, err = os.MkdirTemp("", "minisched-bench-smoke-"); err != nil {
+				return err
+			}
+		} else {
+			*out = filepath.Join(*root, "bench", "results")
+		}
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	// Logs stay out of the results, which are committed.
+	if o.LogDir, err = os.MkdirTemp("", "minisched-bench-logs-"); err != nil {
+		return err
+	}
+
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	start := time.Now()
+	var results []Result
+	var names []string
+	for _, w := range chosen {
+		names = append(names, w.Name)
+	}
+	for round := 1; round <= *rounds; round++ {
+		for _, w := range chosen {
+			engines := []Engine{Minisched, KubeScheduler}
+			if round%2 == 0 {
+				engines[0], engines[1] = engines[1], engines[0]
+			}
+			for _, e := range engines {
+				label := fmt.Sprintf("round %d/%d %s %s", round, *rounds, e, w.Name)
+				r := runOne(ctx, o, w, e, round, label)
+				if r.Err != nil {
+					o.Progress("%s: FAILED: %v", label, r.Err)
+				}
+				results = append(results, r)
+				if ctx.Err() != nil {
+					return fmt.Errorf("interrupted: %w", ctx.Err())
+				}
+			}
+		}
+	}
+
+	rows := summarize(results, names)
+	if err := printTable(os.Stdout, rows); err != nil {
+		return err
+	}
+	machine := thisMachine(start)
+	chart := filepath.Join(*out, "throughput.png")
+	if err := writeChart(chart, results, names); err != nil {
+		return err
+	}
+	report := fmt.Sprintf("Measured %s by `make bench` (%d round(s), %s).\n\n%s\n![throughput](throughput.png)\n\n"+
+		"Every run:\n\n%s", machine, *rounds, time.Since(start).Round(time.Second), markdownTable(rows), runsTable(results))
+	latest := filepath.Join(*out, "latest.md")
+	if err := os.WriteFile(latest, []byte("# Latest `make bench` results\n\n"+report), 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("\nwrote %s and %s (scheduler logs in %s)\n", latest, chart, o.LogDir)
+	if *docs != "" {
+		docsDir, err := filepath.Abs(filepath.Dir(*docs))
+		if err != nil {
+			return err
+		}
+		absChart, err := filepath.Abs(chart)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(docsDir, absChart)
+		if err != nil {
+			return err
+		}
+		section := fmt.Sprintf("Measured %s, %d round(s).\n\n%s\n![throughput per workload](%s)\n",
+			machine, *rounds, markdownTable(rows), filepath.ToSlash(rel))
+		if err := replaceSection(*docs, section); err != nil {
+			return err
+		}
+		fmt.Printf("updated %s\n", *docs)
+	}
+	var failed []string
+	for _, r := range results {
+		if r.Err != nil {
+			failed = append(failed, fmt.Sprintf("round %d %s %s: %v", r.Round, r.Engine, r.Workload, r.Err))
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d run(s) failed:\n  %s", len(failed), strings.Join(failed, "\n  "))
+	}
+	return nil
+}
+
+// choose picks the workloads named in a comma-separated list, or the
+// default set.
+func choose(all []Workload, only string, smoke bool) ([]Workload, error) {
+	if only == "" {
+		var out []Workload
+		for _, w := range all {
+			if !smoke || strings.Contains(","+smokeDefault+",", ","+w.Name+",") {
+				out = append(out, w)
+			}
+		}
+		return out, nil
+	}
+	byName := map[string]Workload{}
+	var known []string
+	for _, w := range all {
+		byName[w.Name] = w
+		known = append(known, w.Name)
+	}
+	var out []Workload
+	for _, n := range strings.Split(only, ",") {
+		w, ok := byName[strings.TrimSpace(n)]
+		if !ok {
+			return nil, fmt.Errorf("unknown workload %q; known: %s", n, strings.Join(known, ", "))
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// checkBinaries names every missing binary and the make target that builds it.
+func checkBinaries(need map[string]string) error {
+	var missing []string
+	for path, target := range need {
+		if st, err := os.Stat(path); err != nil || st.IsDir() {
+			missing = append(missing, fmt.Sprintf("%s (run `%s`)", path, target))
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return fmt.Errorf("missing binaries:\n  %s", strings.Join(missing, "\n  "))
+	}
+	return nil
+}
+
+// acceptsFlag says whether `bin run --help` mentions the flag.
+func acceptsFlag(bin, name string) bool {
+	out, _ := exec.Command(bin, "run", "--help").CombinedOutput()
+	return strings.Contains(string(out), "-"+name)
+}
+
+// findRoot walks up from the working directory to minisched's go.mod.
+func findRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil &&
+			strings.Contains(string(b), "module github.com/minisched/minisched\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("cannot find minisched's repository root (go.mod) above the working directory; pass --root")
+		}
+		dir = parent
+	}
+}
+
+// replaceSection puts section between the markers in the file at path.
+func replaceSection(path, section string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	s := string(b)
+	i, j := strings.Index(s, docsBegin), strings.Index(s, docsEnd)
+	if i < 0 || j < i {
+		return fmt.Errorf("%s has no %s … %s section for the results", path, docsBegin, docsEnd)
+	}
+	s = s[:i+len(docsBegin)] + "\n" + section + s[j:]
+	return os.WriteFile(path, []byte(s), 0o644)
+}

@@ -1,0 +1,201 @@
+package main
+
+// Reading a scheduler's /metrics: one histogram, summed over its labels, and
+// its quantiles computed the way Prometheus' histogram_quantile does.
+
+import (
+	"bufio"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// attemptHistogram is the histogram both schedulers export for the time of
+// one scheduling attempt (algorithm and Reserve/Permit, not binding).
+const attemptHistogram = "scheduler_scheduling_attempt_duration_seconds"
+
+// Bucket is one cumulative bucket of a histogram: Count observations were at
+// most UpperBound.
+type Bucket struct {
+	UpperBound float64
+	Count      float64
+}
+
+// Histogram is a Prometheus histogram's buckets, sorted by upper bound, the
+// last one +Inf.
+type Histogram []Bucket
+
+// ParseHistogram sums the buckets of the histogram called name over all of
+// its label sets in a /metrics page in the Prometheus text format. It
+// returns nil if the page has no such histogram.
+func ParseHistogram(page io.Reader, name string) (Histogram, error) {
+	byBound := map[float64]float64{}
+	prefix := name + "_bucket{"
+	sc := bufio.NewScanner(page)
+	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		end := strings.LastIndex(line, "}")
+		if end < 0 {
+			return nil, fmt.Errorf("metric line without closing brace: %q", line)
+		}
+		le, ok := labelValue(line[len(prefix):end], "le")
+		if !ok {
+			return nil, fmt.Errorf("bucket without le label: %q", line)
+		}
+		bound, err := strconv.ParseFloat(le, 64)
+		if err != nil {
+			return nil, fmt.Errorf("bucket bound %q: %w", le, err)
+		}
+		fields := strings.Fields(line[end+1:])
+		if len(fields) == 0 {
+			return nil, fmt.Errorf("bucket without a value: %q", line)
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			return nil, fmt.Errorf("bucket value %q: %w", fields[0], err)
+		}
+		byBound[bound] += v
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading metrics: %w", err)
+	}
+	if len(byBound) == 0 {
+		return nil, nil
+	}
+	h := make(Histogram, 0, len(byBound))
+	for b, c := range byBound {
+		h = append(h, Bucket{UpperBound: b, Count: c})
+	}
+	sort.Slice(h, func(i, j int) bool { return h[i].UpperBound < h[j].UpperBound })
+	return h, nil
+}
+
+// labelValue finds label="value" in a label list such as
+// `profile="default-scheduler",result="scheduled",le="0.001"`.
+func labelValue(labels, name string) (string, bool) {
+	key := name + `="`
+	i := 0
+	for i < len(labels) {
+		rest := labels[i:]
+		if strings.HasPrefix(rest, key) {
+			v := rest[len(key):]
+			if j := strings.IndexByte(v, '"'); j >= 0 {
+				return v[:j], true
+			}
+			return "", false
+		}
+		// Skip to the next label: past this one's closing quote and comma.
+		open := strings.IndexByte(rest, '"')
+		if open < 0 {
+			return "", false
+		}
+		closing := strings.IndexByte(rest[open+1:], '"')
+		if closing < 0 {
+			return "", false
+		}
+		i += open + 1 + closing + 1
+		if i < len(labels) && labels[i] == ',' {
+			i++
+		}
+	}
+	return "", false
+}
+
+// Sub returns h minus an earlier scrape of the same histogram, bucket by
+// bucket: the observations made in between. A nil before counts as empty.
+func (h Histogram) Sub(before Histogram) Histogram {
+	if h == nil {
+		return nil
+	}
+	prev := map[float64]float64{}
+	for _, b := range before {
+		prev[b.UpperBound] = b.Count
+	}
+	out := make(Histogram, len(h))
+	for i, b := range h {
+		out[i] = Bucket{UpperBound: b.UpperBound, Count: b.Count - prev[b.UpperBound]}
+	}
+	return out
+}
+
+// Quantile is Prometheus' histogram_quantile(q, h): it finds the bucket the
+// q-th observation falls into and interpolates linearly inside it, assuming
+// the lowest bucket starts at 0 (if its bound is positive); a rank in the
+// +Inf bucket gives the highest finite bound. It returns NaN for an empty
+// histogram or one without a +Inf bucket.
+func (h Histogram) Quantile(q float64) float64 {
+	switch {
+	case math.IsNaN(q):
+		return math.NaN()
+	case q < 0:
+		return math.Inf(-1)
+	case q > 1:
+		return math.Inf(1)
+	}
+	if len(h) < 2 || !math.IsInf(h[len(h)-1].UpperBound, 1) {
+		return math.NaN()
+	}
+	// Counts from a scrape can be slightly non-monotonic (buckets are read
+	// one by one while observations go on); Prometheus smooths them upward.
+	buckets := make(Histogram, len(h))
+	copy(buckets, h)
+	for i := 1; i < len(buckets); i++ {
+		if buckets[i].Count < buckets[i-1].Count {
+			buckets[i].Count = buckets[i-1].Count
+		}
+	}
+	total := buckets[len(buckets)-1].Count
+	if total == 0 {
+		return math.NaN()
+	}
+	rank := q * total
+	b := sort.Search(len(buckets)-1, func(i int) bool { return buckets[i].Count >= rank })
+	switch {
+	case b == len(buckets)-1:
+		return buckets[len(buckets)-2].UpperBound
+	case b == 0 && buckets[0].UpperBound <= 0:
+		return buckets[0].UpperBound
+	}
+	start, end, count := 0.0, buckets[b].UpperBound, buckets[b].Count
+	if b > 0 {
+		start = buckets[b-1].UpperBound
+		count -= buckets[b-1].Count
+		rank -= buckets[b-1].Count
+	}
+	return start + (end-start)*(rank/count)
+}
+
+// scrape fetches a /metrics page and returns the attempt histogram, or nil
+// if the page does not have it. HTTPS is accepted unverified: kube-scheduler
+// serves /metrics with a self-signed certificate it makes in memory.
+func scrape(url string) (Histogram, error) {
+	client := &http.Client{
+		Timeout: 10 * time.Second,
+		Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // a local, self-signed server
+		},
+	}
+	resp, err := client.Get(url)
+	if err != nil {
+		return nil, fmt.Errorf("scraping %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("scraping %s: %s", url, resp.Status)
+	}
+	h, err := ParseHistogram(resp.Body, attemptHistogram)
+	if err != nil {
+		return nil, fmt.Errorf("scraping %s: %w", url, err)
+	}
+	return h, nil
+}

@@ -1,0 +1,255 @@
+package main
+
+// From runs to a table: medians over rounds, the ratio minisched /
+// kube-scheduler, as text, markdown and a chart.
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// metric is one row of the table for each workload.
+type metric struct {
+	name  string
+	value func(Result) float64
+	// format prints a median; NaN is printed as n/a.
+	format string
+}
+
+var metrics = []metric{
+	{"pods bound", func(r Result) float64 { return float64(r.Bound) }, "%.0f"},
+	{"throughput (pods/s)", func(r Result) float64 { return r.Throughput }, "%.1f"},
+	{"attempt p50 (ms)", func(r Result) float64 { return r.P50 * 1000 }, "%.2f"},
+	{"attempt p99 (ms)", func(r Result) float64 { return r.P99 * 1000 }, "%.2f"},
+	{"CPU s / 1000 pods", func(r Result) float64 { return r.CPUPer1000 }, "%.2f"},
+	{"peak RSS (MiB)", func(r Result) float64 { return float64(r.PeakRSSBytes) / (1 << 20) }, "%.0f"},
+}
+
+// Row is one line of the summary table.
+type Row struct {
+	Workload, Metric string
+	// Minisched and KubeScheduler are medians over the rounds that
+	// finished; Ratio is minisched / kube-scheduler.
+	Minisched, KubeScheduler, Ratio string
+}
+
+// median is the median of the values that are not NaN, or NaN if none is.
+func median(values []float64) float64 {
+	var v []float64
+	for _, x := range values {
+		if !math.IsNaN(x) {
+			v = append(v, x)
+		}
+	}
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	sort.Float64s(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// ratio is a / b, NaN when either is unknown or b is zero.
+func ratio(a, b float64) float64 {
+	if math.IsNaN(a) || math.IsNaN(b) || b == 0 {
+		return math.NaN()
+	}
+	return a / b
+}
+
+func format(f string, v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "n/a"
+	}
+	return fmt.Sprintf(f, v)
+}
+
+// medianOf is the median of one metric over the runs of a workload and
+// engine that finished without error.
+func medianOf(results []Result, workload string, engine Engine, value func(Result) float64) float64 {
+	var v []float64
+	for _, r := range results {
+		if r.Workload == workload && r.Engine == engine && r.Err == nil {
+			v = append(v, value(r))
+		}
+	}
+	return median(v)
+}
+
+// summarize turns the runs into rows, workloads in the given order.
+func summarize(results []Result, workloads []string) []Row {
+	var rows []Row
+	for _, w := range workloads {
+		for _, m := range metrics {
+			a := medianOf(results, w, Minisched, m.value)
+			b := medianOf(results, w, KubeScheduler, m.value)
+			row := Row{Workload: w, Metric: m.name,
+				Minisched: format(m.format, a), KubeScheduler: format(m.format, b), Ratio: format("%.2f", ratio(a, b))}
+			if m.name == "pods bound" {
+				total := totalOf(results, w)
+				row.Minisched = fmt.Sprintf("%s/%d", row.Minisched, total)
+				row.KubeScheduler = fmt.Sprintf("%s/%d", row.KubeScheduler, total)
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+func totalOf(results []Result, workload string) int {
+	for _, r := range results {
+		if r.Workload == workload {
+			return r.Total
+		}
+	}
+	return 0
+}
+
+var header = []string{"workload", "metric", "minisched", "kube-scheduler", "minisched / kube-scheduler"}
+
+// printTable writes the rows as an aligned text table.
+func printTable(out io.Writer, rows []Row) error {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	last := ""
+	for _, r := range rows {
+		w := r.Workload
+		if w == last {
+			w = ""
+		}
+		last = r.Workload
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", w, r.Metric, r.Minisched, r.KubeScheduler, r.Ratio)
+	}
+	return tw.Flush()
+}
+
+// markdownTable is the rows as a markdown table.
+func markdownTable(rows []Row) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
+	last := ""
+	for _, r := range rows {
+		w := r.Workload
+		if w == last {
+			w = ""
+		}
+		last = r.Workload
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", w, r.Metric, r.Minisched, r.KubeScheduler, r.Ratio)
+	}
+	return b.String()
+}
+
+// runsTable lists every run, with its notes and errors.
+func runsTable(results []Result) string {
+	var b strings.Builder
+	b.WriteString("| round | workload | scheduler | bound | pods/s | p50 ms | p99 ms | CPU s/1000 | peak RSS MiB | notes |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		notes := strings.Join(r.Notes, "; ")
+		if r.Err != nil {
+			notes = strings.TrimPrefix(notes+"; error: "+r.Err.Error(), "; ")
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %d/%d | %s | %s | %s | %s | %s | %s |\n", r.Round, r.Workload, r.Engine,
+			r.Bound, r.Total, format("%.1f", r.Throughput), format("%.2f", r.P50*1000), format("%.2f", r.P99*1000),
+			format("%.2f", r.CPUPer1000), format("%.0f", float64(r.PeakRSSBytes)/(1<<20)),
+			strings.ReplaceAll(notes, "|", `\|`))
+	}
+	return b.String()
+}
+
+// Machine describes where the numbers came from.
+type Machine struct {
+	CPU      string
+	Cores    int
+	MemoryGB float64
+	Go       string
+	Date     time.Time
+}
+
+func thisMachine(now time.Time) Machine {
+	m := Machine{Cores: runtime.NumCPU(), Go: runtime.Version(), Date: now, CPU: "unknown CPU"}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(l, "MemTotal:"); ok {
+				var kb float64
+				if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%f kB", &kb); err == nil {
+					m.MemoryGB = kb / (1 << 20)
+				}
+			}
+		}
+	}
+	return m
+}
+
+func (m Machine) String() string {
+	return fmt.Sprintf("%s, %d cores, %.0f GiB of memory, %s, %s", m.CPU, m.Cores, m.MemoryGB, m.Go,
+		m.Date.UTC().Format("2006-01-02 15:04 MST"))
+}
+
+// writeChart draws the median throughput of each workload, both schedulers
+// side by side, to path (PNG or SVG by its extension).
+func writeChart(path string, results []Result, workloads []string) error {
+	p := plot.New()
+	p.Title.Text = "Scheduling throughput (median over rounds)"
+	p.Y.Label.Text = "pods/s"
+	p.Y.Min = 0
+	width := vg.Points(18)
+	highest := 0.0
+	for i, e := range []Engine{Minisched, KubeScheduler} {
+		values := make(plotter.Values, len(workloads))
+		for j, w := range workloads {
+			v := medianOf(results, w, e, func(r Result) float64 { return r.Throughput })
+			if math.IsNaN(v) {
+				v = 0
+			}
+			values[j] = v
+			highest = math.Max(highest, v)
+		}
+		bars, err := plotter.NewBarChart(values, width)
+		if err != nil {
+			return fmt.Errorf("chart of %s: %w", e, err)
+		}
+		bars.LineStyle.Width = 0
+		bars.Color = plotColors[i]
+		bars.Offset = vg.Length(float64(2*i-1)/2) * width
+		p.Add(bars)
+		p.Legend.Add(string(e), bars)
+	}
+	// Room above the bars for the legend (rounded up to a number the
+	// ticks can name), and beside the outer bars.
+	if highest > 0 {
+		step := math.Pow(10, math.Floor(math.Log10(highest)))
+		p.Y.Max = math.Ceil(highest*1.3/step) * step
+	}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	p.NominalX(workloads...)
+	p.X.Min, p.X.Max = -0.7, float64(len(workloads))-0.3
+	p.X.Tick.Label.Rotation = 0.35
+	p.X.Tick.Label.XAlign = -0.9
+	if err := p.Save(vg.Length(2+1.2*float64(len(workloads)))*vg.Inch, 4*vg.Inch, path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,570 @@
+package main
+
+// One run: a fresh apiserver, one scheduler process, one workload.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/minisched/minisched/scenario"
+)
+
+// Engine is one of the two schedulers under comparison.
+type Engine string
+
+const (
+	// Minisched is bin/minisched.
+	Minisched Engine = "minisched"
+	// KubeScheduler is the real kube-scheduler, built by `make kube-scheduler`.
+	KubeScheduler Engine = "kube-scheduler"
+)
+
+// Result is what one run measured.
+type Result struct {
+	Workload string
+	Engine   Engine
+	Round    int
+	// Bound of Total measured pods were bound.
+	Bound, Total int
+	// Throughput is Bound over the time from the first to the last binding
+	// of a measured pod, in pods per second.
+	Throughput float64
+	// P50 and P99 are scheduling-attempt latencies in seconds over the
+	// measured phase; NaN when the scheduler's /metrics lacks the histogram.
+	P50, P99 float64
+	// CPUPer1000 is the scheduler's CPU seconds during the measured phase
+	// per 1000 measured pods bound.
+	CPUPer1000 float64
+	// PeakRSSBytes is the scheduler's VmHWM just before it was stopped.
+	PeakRSSBytes int64
+	// Notes say why a value is missing; Err, if set, ended the run.
+	Notes []string
+	Err   error
+}
+
+// Options are the program's settings shared by every run.
+type Options struct {
+	// Minisched and KubeScheduler are the two binaries.
+	Minisched, KubeScheduler string
+	// MinischedMetrics is whether minisched accepts --metrics-bind-address.
+	MinischedMetrics bool
+	// Stall ends the wait for bindings when none came for this long.
+	Stall time.Duration
+	// LogDir receives each scheduler's log.
+	LogDir string
+	// Progress prints a progress line (to stderr).
+	Progress func(format string, args ...any)
+}
+
+// runOne measures one engine on one workload on a fresh apiserver.
+func runOne(ctx context.Context, o Options, w Workload, engine Engine, round int, label string) Result {
+	res := Result{Workload: w.Name, Engine: engine, Round: round, Total: w.Pods, P50: math.NaN(), P99: math.NaN()}
+	res.Err = measure(ctx, o, w, engine, label, &res)
+	return res
+}
+
+func measure(ctx context.Context, o Options, w Workload, engine Engine, label string, res *Result) error {
+	env, err := scenario.StartEnvironment()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = env.Stop() }()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS, cfg.Burst = 5000, 5000
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("client for the apiserver: %w", err)
+	}
+
+	dir, err := os.MkdirTemp("", "minisched-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, env.Kubeconfig, 0o600); err != nil {
+		return err
+	}
+	cfgPath := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfgPath, []byte(schedulerConfig(kubeconfig)), 0o600); err != nil {
+		return err
+	}
+
+	if err := prepareNamespace(ctx, client, w); err != nil {
+		return err
+	}
+	tr := newTracker()
+	stopInformer, err := tr.start(ctx, client)
+	if err != nil {
+		return err
+	}
+	defer stopInformer()
+
+	proc, err := startScheduler(ctx, o, engine, kubeconfig, cfgPath,
+		filepath.Join(o.LogDir, fmt.Sprintf("%s-%s-round%d.log", w.Name, engine, res.Round)))
+	if err != nil {
+		return err
+	}
+	defer proc.stop()
+	if proc.metricsURL == "" {
+		res.Notes = append(res.Notes, fmt.Sprintf("%s has no --metrics-bind-address: latency n/a", engine))
+	} else if err := proc.waitServing(ctx); err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("latency n/a: %v", err))
+		proc.metricsURL = ""
+	}
+
+	o.Progress("%s: creating %d nodes", label, w.Nodes)
+	if err := createNodes(ctx, client, w); err != nil {
+		return err
+	}
+	if w.InitPods > 0 {
+		o.Progress("%s: creating %d init pods", label, w.InitPods)
+		if err := createPods(ctx, client, w.InitPods, "init", w.InitPod); err != nil {
+			return err
+		}
+		n, err := tr.wait(ctx, roleInit, w.InitPods, o.Stall, func(n int) {
+			o.Progress("%s: %d/%d init pods bound", label, n, w.InitPods)
+		})
+		if err != nil {
+			return err
+		}
+		if n < w.InitPods {
+			return fmt.Errorf("only %d of %d init pods were bound (none for %s); log: %s", n, w.InitPods, o.Stall, proc.logPath)
+		}
+	}
+
+	// The measured phase: what the scheduler did before it is subtracted.
+	var before Histogram
+	if proc.metricsURL != "" {
+		if before, err = scrape(proc.metricsURL); err != nil {
+			res.Notes = append(res.Notes, fmt.Sprintf("latency n/a: %v", err))
+			proc.metricsURL = ""
+		}
+	}
+	usageBefore, err := readProcUsage(proc.cmd.Process.Pid)
+	if err != nil {
+		return fmt.Errorf("%s's usage: %w", engine, err)
+	}
+
+	churnCtx, stopChurn := context.WithCancel(ctx)
+	churnDone := make(chan error, 1)
+	if w.Churn {
+		go func() { churnDone <- runChurn(churnCtx, client) }()
+	} else {
+		churnDone <- nil
+	}
+	created := make(chan error, 1)
+	go func() { created <- createPods(ctx, client, w.Pods, "pod", w.Pod) }()
+	bound, waitErr := tr.wait(ctx, roleMeasured, w.Pods, o.Stall, func(n int) {
+		o.Progress("%s: %d/%d bound", label, n, w.Pods)
+	})
+	stopChurn()
+	if err := errors.Join(waitErr, <-created, <-churnDone); err != nil {
+		return err
+	}
+	o.Progress("%s: %d/%d bound", label, bound, w.Pods)
+	select {
+	case <-proc.exited:
+		return fmt.Errorf("%s exited during the run (%v); log: %s", engine, proc.err, proc.logPath)
+	default:
+	}
+	if bound < w.Pods {
+		res.Notes = append(res.Notes, fmt.Sprintf("gave up with %d of %d bound: none for %s", bound, w.Pods, o.Stall))
+	}
+
+	res.Bound = bound
+	first, last := tr.span(roleMeasured)
+	if bound > 1 && last.After(first) {
+		res.Throughput = float64(bound) / last.Sub(first).Seconds()
+	}
+	if proc.metricsURL != "" {
+		after, err := scrape(proc.metricsURL)
+		switch {
+		case err != nil:
+			res.Notes = append(res.Notes, fmt.Sprintf("latency n/a: %v", err))
+		case after == nil:
+			res.Notes = append(res.Notes, fmt.Sprintf("latency n/a: %s's /metrics has no %s", engine, attemptHistogram))
+		default:
+			d := after.Sub(before)
+			res.P50, res.P99 = d.Quantile(0.5), d.Quantile(0.99)
+		}
+	}
+	usage, err := readProcUsage(proc.cmd.Process.Pid)
+	if err != nil {
+		return fmt.Errorf("%s's usage: %w", engine, err)
+	}
+	if bound > 0 {
+		res.CPUPer1000 = (usage.CPUSeconds - usageBefore.CPUSeconds) / float64(bound) * 1000
+	}
+	res.PeakRSSBytes = usage.PeakRSSBytes
+	return nil
+}
+
+// schedulerConfig is the configuration both schedulers read: the default
+// profile, a fast client, no leader election.
+func schedulerConfig(kubeconfig string) string {
+	return fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: false
+clientConnection:
+  kubeconfig: %s
+  qps: 5000
+  burst: 5000
+`, kubeconfig)
+}
+
+// prepareNamespace creates the namespace and, if the workload needs them,
+// the priority classes.
+func prepareNamespace(ctx context.Context, client kubernetes.Interface, w Workload) error {
+	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", namespace, err)
+	}
+	if !w.PriorityClasses {
+		return nil
+	}
+	for name, value := range map[string]int32{lowPriority: 1, highPriority: 1000} {
+		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
+		if _, err := client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating priority class %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// workers is how many requests the program has in flight when it creates
+// nodes and pods.
+const workers = 16
+
+// parallel runs do(i) for i in [0, n) on workers goroutines and returns the
+// first error.
+func parallel(ctx context.Context, n int, do func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := do(ctx, i); err != nil {
+					errs <- err
+					cancel()
+					return
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// createNodes creates the workload's nodes with their status (capacity,
+// Ready), as scenario.Env.CreateNodes does, in parallel.
+func createNodes(ctx context.Context, client kubernetes.Interface, w Workload) error {
+	return parallel(ctx, w.Nodes, func(ctx context.Context, i int) error {
+		b := scenario.MakeNode(fmt.Sprintf("node-%d", i))
+		if w.NodeLabels != nil {
+			for k, v := range w.NodeLabels(i) {
+				b.Label(k, v)
+			}
+		}
+		n := b.Obj()
+		created, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("creating node %s: %w", n.Name, err)
+		}
+		created.Status = n.Status
+		if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("setting status of node %s: %w", n.Name, err)
+		}
+		return nil
+	})
+}
+
+// createPods creates n pods named prefix-<i>, made by newPod, in parallel.
+func createPods(ctx context.Context, client kubernetes.Interface, n int, prefix string, newPod func(string) *v1.Pod) error {
+	return parallel(ctx, n, func(ctx context.Context, i int) error {
+		p := newPod(fmt.Sprintf("%s-%d", prefix, i))
+		if _, err := client.CoreV1().Pods(namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating pod %s: %w", p.Name, err)
+		}
+		return nil
+	})
+}
+
+// churnInterval is how often the churn workload creates (and, once
+// churnKeep exist, deletes) a pod.
+const churnInterval = 20 * time.Millisecond
+
+// runChurn creates a pod every churnInterval and deletes the oldest once more
+// than churnKeep exist, until ctx ends.
+func runChurn(ctx context.Context, client kubernetes.Interface) error {
+	tick := time.NewTicker(churnInterval)
+	defer tick.Stop()
+	var live []string
+	for i := 0; ; i++ {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		p := defaultPod(fmt.Sprintf("churn-%d", i), roleChurn).Obj()
+		if _, err := client.CoreV1().Pods(namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("churn: creating pod %s: %w", p.Name, err)
+		}
+		live = append(live, p.Name)
+		if len(live) > churnKeep {
+			victim := live[0]
+			live = live[1:]
+			err := client.CoreV1().Pods(namespace).Delete(ctx, victim, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+			if err != nil && ctx.Err() == nil {
+				return fmt.Errorf("churn: deleting pod %s: %w", victim, err)
+			}
+		}
+	}
+}
+
+// tracker records when each pod was first seen bound, from an informer on
+// the namespace's pods.
+type tracker struct {
+	mu sync.Mutex
+	// boundAt is the first time each pod (by role, then name) had a node.
+	boundAt map[string]map[string]time.Time
+	// changed is signalled (without blocking) whenever a pod is bound.
+	changed chan struct{}
+}
+
+func newTracker() *tracker {
+	return &tracker{boundAt: map[string]map[string]time.Time{}, changed: make(chan struct{}, 1)}
+}
+
+// start runs an informer on the namespace's pods until the returned stop.
+func (t *tracker) start(ctx context.Context, client kubernetes.Interface) (func(), error) {
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace))
+	inf := factory.Core().V1().Pods().Informer()
+	see := func(obj any) {
+		if p, ok := obj.(*v1.Pod); ok && p.Spec.NodeName != "" {
+			t.bound(p.Labels[roleLabel], p.Name)
+		}
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    see,
+		UpdateFunc: func(_, obj any) { see(obj) },
+	}); err != nil {
+		return nil, fmt.Errorf("watching pods: %w", err)
+	}
+	stop := make(chan struct{})
+	factory.Start(stop)
+	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if !cache.WaitForCacheSync(syncCtx.Done(), inf.HasSynced) {
+		close(stop)
+		return nil, errors.New("the pod informer did not sync within a minute")
+	}
+	return func() { close(stop); factory.Shutdown() }, nil
+}
+
+func (t *tracker) bound(role, name string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m := t.boundAt[role]
+	if m == nil {
+		m = map[string]time.Time{}
+		t.boundAt[role] = m
+	}
+	if _, ok := m[name]; ok {
+		return
+	}
+	m[name] = time.Now()
+	select {
+	case t.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (t *tracker) count(role string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.boundAt[role])
+}
+
+// span is the first and last binding of a role's pods.
+func (t *tracker) span(role string) (first, last time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, at := range t.boundAt[role] {
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+		if at.After(last) {
+			last = at
+		}
+	}
+	return first, last
+}
+
+// progressEvery is how often a waiting run prints its progress.
+const progressEvery = 2 * time.Second
+
+// wait returns once want pods of role are bound, or no pod of role was
+// bound for stall, with the number bound; it calls progress now and then.
+func (t *tracker) wait(ctx context.Context, role string, want int, stall time.Duration, progress func(int)) (int, error) {
+	tick := time.NewTicker(progressEvery)
+	defer tick.Stop()
+	quiet := time.NewTimer(stall)
+	defer quiet.Stop()
+	for {
+		n := t.count(role)
+		if n >= want {
+			return n, nil
+		}
+		select {
+		case <-ctx.Done():
+			return n, fmt.Errorf("waiting for %s pods: %d of %d bound: %w", role, n, want, ctx.Err())
+		case <-t.changed:
+			quiet.Reset(stall)
+		case <-tick.C:
+			progress(n)
+		case <-quiet.C:
+			return n, nil
+		}
+	}
+}
+
+// schedulerProcess is a running scheduler.
+type schedulerProcess struct {
+	cmd *exec.Cmd
+	// metricsURL is its /metrics; empty if it serves none.
+	metricsURL string
+	logPath    string
+	// exited is closed when the process has ended; err is then its end.
+	exited chan struct{}
+	err    error
+}
+
+// startScheduler starts engine with the configuration at cfgPath, its
+// output going to logPath.
+func startScheduler(ctx context.Context, o Options, engine Engine, kubeconfig, cfgPath, logPath string) (*schedulerProcess, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	p := &schedulerProcess{logPath: logPath, exited: make(chan struct{})}
+	switch engine {
+	case Minisched:
+		args := []string{"run", "--kubeconfig", kubeconfig, "--config", cfgPath}
+		if o.MinischedMetrics {
+			args = append(args, "--metrics-bind-address", addr)
+			p.metricsURL = "http://" + addr + "/metrics"
+		}
+		p.cmd = exec.Command(o.Minisched, args...)
+	case KubeScheduler:
+		// kube-scheduler serves /metrics only over HTTPS, with a certificate
+		// it makes in memory. Without --authentication-kubeconfig and
+		// --authorization-kubeconfig it cannot ask the apiserver about
+		// callers, so it treats everyone as system:anonymous (the delegating
+		// authenticator allows anonymous requests by default) and denies
+		// every path except those always allowed.
+		p.cmd = exec.Command(o.KubeScheduler, "--config", cfgPath,
+			"--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1",
+			"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics")
+		p.metricsURL = "https://" + addr + "/metrics"
+	default:
+		return nil, fmt.Errorf("unknown scheduler %q", engine)
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("creating %s's log: %w", engine, err)
+	}
+	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
+	if err := p.cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("starting %s: %w", engine, err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		logFile.Close()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// waitServing polls /metrics until it answers, for up to a minute.
+func (p *schedulerProcess) waitServing(ctx context.Context) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		select {
+		case <-p.exited:
+			return false, fmt.Errorf("the scheduler exited (%v); log: %s", p.err, p.logPath)
+		default:
+		}
+		_, last = scrape(p.metricsURL)
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s never answered: %w (last: %v)", p.metricsURL, err, last)
+	}
+	return nil
+}
+
+// stop interrupts the scheduler and waits for it, killing it after 30s.
+func (p *schedulerProcess) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+// freePort asks the kernel for a free TCP port on the loopback address.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

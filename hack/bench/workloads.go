@@ -1,0 +1,179 @@
+package main
+
+// The workloads, after upstream's scheduler_perf (test/integration/
+// scheduler_perf/config/performance-config.yaml): the same shapes, pods
+// asking for scheduler_perf's default 100m CPU and 500Mi of memory, nodes as
+// scenario.MakeNode makes them (4 CPU, 16Gi, 110 pods).
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minisched/minisched/builders"
+	"github.com/minisched/minisched/scenario"
+)
+
+const (
+	// namespace holds every pod of a run.
+	namespace = "bench"
+	// roleLabel tells the tracker which phase a pod belongs to.
+	roleLabel = "bench/role"
+	// Roles: init pods are placed before measuring, measured pods are the
+	// ones timed, churn pods come and go while they are.
+	roleInit, roleMeasured, roleChurn = "init", "measured", "churn"
+	// Priority classes of the preemption workload.
+	lowPriority, highPriority = "bench-low", "bench-high"
+)
+
+// Workload is one scheduler_perf-like test: nodes, then init pods that must
+// all be bound, then the measured pods, created while the scheduler runs.
+type Workload struct {
+	// Name identifies the workload in flags, progress lines and tables.
+	Name string
+	// Nodes is how many nodes to create.
+	Nodes int
+	// NodeLabels gives node i's labels beyond its hostname (nil: none).
+	NodeLabels func(i int) map[string]string
+	// InitPods are created and waited for before measuring, made by InitPod.
+	InitPods int
+	InitPod  func(name string) *v1.Pod
+	// Pods are the measured pods, made by Pod.
+	Pods int
+	Pod  func(name string) *v1.Pod
+	// PriorityClasses creates bench-low (1) and bench-high (1000) first.
+	PriorityClasses bool
+	// Churn creates a pod every ChurnInterval while measuring and deletes
+	// the oldest once more than churnKeep exist.
+	Churn bool
+}
+
+// churnKeep is how many churn pods exist at most at once.
+const churnKeep = 100
+
+// sizes are the default and the smoke-test sizes of each workload.
+type sizes struct{ nodes, initPods, pods int }
+
+// workloads lists every workload, at smoke sizes (a few pods) or at the
+// sizes scheduler_perf uses for its 500- and 5000-node cases.
+func workloads(smoke bool) []Workload {
+	pick := func(full, tiny sizes) sizes {
+		if smoke {
+			return tiny
+		}
+		return full
+	}
+	return []Workload{
+		basic("SchedulingBasic-500", pick(sizes{500, 0, 1000}, sizes{10, 0, 20})),
+		basic("SchedulingBasic-5000", pick(sizes{5000, 0, 5000}, sizes{20, 0, 20})),
+		podAntiAffinity(pick(sizes{500, 100, 400}, sizes{10, 2, 8})),
+		topologySpreading(pick(sizes{500, 0, 1000}, sizes{10, 0, 20})),
+		nodeAffinity(pick(sizes{500, 0, 1000}, sizes{10, 0, 20})),
+		preemption(pick(sizes{500, 2000, 500}, sizes{5, 20, 5})),
+		churn(pick(sizes{500, 0, 1000}, sizes{10, 0, 20})),
+	}
+}
+
+// smokeDefault are the workloads the smoke run plays unless told otherwise:
+// one of each way of running (plain; init pods and priority classes;
+// churn), since every run costs an apiserver's start, some seconds.
+const smokeDefault = "SchedulingBasic-500,Preemption,Churn"
+
+// defaultPod is scheduler_perf's pod-default.yaml: 100m CPU, 500Mi.
+func defaultPod(name, role string) *builders.PodWrapper {
+	return scenario.MakePod(name).Namespace(namespace).Label(roleLabel, role).
+		Req(map[v1.ResourceName]string{v1.ResourceCPU: "100m", v1.ResourceMemory: "500Mi"})
+}
+
+// basic is SchedulingBasic: plain pods on plain nodes.
+func basic(name string, s sizes) Workload {
+	return Workload{Name: name, Nodes: s.nodes, Pods: s.pods,
+		Pod: func(n string) *v1.Pod { return defaultPod(n, roleMeasured).Obj() }}
+}
+
+// podAntiAffinity is SchedulingPodAntiAffinity: every pod refuses a node
+// that holds another pod of its group, so nodes ≥ init + measured pods.
+func podAntiAffinity(s sizes) Workload {
+	pod := func(role string) func(string) *v1.Pod {
+		return func(n string) *v1.Pod {
+			return defaultPod(n, role).Label("color", "green").PodAntiAffinity(&v1.PodAntiAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+					LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"color": "green"}},
+					TopologyKey:   v1.LabelHostname,
+				}},
+			}).Obj()
+		}
+	}
+	return Workload{Name: "PodAntiAffinity", Nodes: s.nodes, InitPods: s.initPods, InitPod: pod(roleInit),
+		Pods: s.pods, Pod: pod(roleMeasured)}
+}
+
+// zones is how many zones the topology-spreading workload's nodes are in.
+const zones = 10
+
+// topologySpreading is TopologySpreading: nodes in ten zones, each pod
+// spread over zones with maxSkew 1 and DoNotSchedule.
+func topologySpreading(s sizes) Workload {
+	return Workload{Name: "TopologySpreading", Nodes: s.nodes,
+		NodeLabels: func(i int) map[string]string {
+			return map[string]string{v1.LabelTopologyZone: fmt.Sprintf("zone-%d", i%zones)}
+		},
+		Pods: s.pods,
+		Pod: func(n string) *v1.Pod {
+			return defaultPod(n, roleMeasured).Label("app", "spread").SpreadConstraint(v1.TopologySpreadConstraint{
+				MaxSkew:           1,
+				TopologyKey:       v1.LabelTopologyZone,
+				WhenUnsatisfiable: v1.DoNotSchedule,
+				LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "spread"}},
+			}).Obj()
+		}}
+}
+
+// affinityLabel is carried by every other node of the node-affinity workload.
+const affinityLabel = "bench/group"
+
+// nodeAffinity is SchedulingNodeAffinity: pods require a label that half
+// of the nodes carry.
+func nodeAffinity(s sizes) Workload {
+	return Workload{Name: "NodeAffinity", Nodes: s.nodes,
+		NodeLabels: func(i int) map[string]string {
+			if i%2 == 0 {
+				return map[string]string{affinityLabel: "affine"}
+			}
+			return nil
+		},
+		Pods: s.pods,
+		Pod: func(n string) *v1.Pod {
+			return defaultPod(n, roleMeasured).NodeAffinity(&v1.NodeAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+					NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{{
+						Key: affinityLabel, Operator: v1.NodeSelectorOpIn, Values: []string{"affine"},
+					}}}},
+				},
+			}).Obj()
+		}}
+}
+
+// preemption is PreemptionBasic: low-priority pods of one CPU each fill
+// every node's four CPUs, then each high-priority pod of one CPU must
+// preempt one of them. Victims have no grace period, so they go at once.
+func preemption(s sizes) Workload {
+	pod := func(role, class string) func(string) *v1.Pod {
+		return func(n string) *v1.Pod {
+			return scenario.MakePod(n).Namespace(namespace).Label(roleLabel, role).PriorityClassName(class).
+				Req(map[v1.ResourceName]string{v1.ResourceCPU: "1", v1.ResourceMemory: "500Mi"}).Obj()
+		}
+	}
+	return Workload{Name: "Preemption", Nodes: s.nodes, PriorityClasses: true,
+		InitPods: s.initPods, InitPod: pod(roleInit, lowPriority),
+		Pods: s.pods, Pod: pod(roleMeasured, highPriority)}
+}
+
+// churn is scheduler_perf's churn op in recreate mode, for pods: while the
+// measured pods are created, other pods are created and deleted.
+func churn(s sizes) Workload {
+	w := basic("Churn", s)
+	w.Churn = true
+	return w
+}
