@@ -173,6 +173,9 @@ func fitsRequest(podRequest *framework.Resource, nodeInfo *framework.NodeInfo,
 	check(v1.ResourceMemory, "Insufficient memory", podRequest.Memory, alloc.Memory, used.Memory)
 	check(v1.ResourceEphemeralStorage, "Insufficient ephemeral-storage", podRequest.EphemeralStorage,
 		alloc.EphemeralStorage, used.EphemeralStorage)
+	if len(podRequest.ScalarResources) == 0 {
+		return out // most pods: no sorted keys to allocate on every node
+	}
 	for _, name := range slices.Sorted(maps.Keys(podRequest.ScalarResources)) {
 		if isIgnored(name, ignored, ignoredGroups) {
 			continue

@@ -106,9 +106,11 @@ func isBestEffort(podRequests []int64) bool {
 // and a resource the node does not have.
 func (r *resourceAllocationScorer) nodeUsage(ni *framework.NodeInfo,
 	podRequests []int64) (requested, allocated, allocatable []int64) {
-	requested = make([]int64, len(r.resources))
-	allocated = make([]int64, len(r.resources))
-	allocatable = make([]int64, len(r.resources))
+	// One allocation for the three: Score runs this for every feasible
+	// node, twice with the default plugins.
+	n := len(r.resources)
+	figures := make([]int64, 3*n)
+	requested, allocated, allocatable = figures[:n:n], figures[n:2*n:2*n], figures[2*n:]
 	for i, res := range r.resources {
 		name := v1.ResourceName(res.Name)
 		if podRequests[i] == 0 && framework.IsScalarResourceName(name) {
