@@ -106,6 +106,12 @@ func SetDefaults(cfg *configv1.KubeSchedulerConfiguration) {
 	if cfg.LeaderElection.LeaderElect == nil {
 		cfg.LeaderElection.LeaderElect = ptr.To(false)
 	}
+	if cfg.EnableProfiling == nil {
+		cfg.EnableProfiling = ptr.To(true)
+	}
+	if *cfg.EnableProfiling && cfg.EnableContentionProfiling == nil {
+		cfg.EnableContentionProfiling = ptr.To(true)
+	}
 	cc := &cfg.ClientConnection
 	if cc.QPS == 0 {
 		cc.QPS = DefaultQPS

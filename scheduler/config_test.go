@@ -182,6 +182,10 @@ func TestDefaults(t *testing.T) {
 	if cfg.ClientConnection.QPS != 50 || cfg.ClientConnection.Burst != 100 {
 		t.Errorf("qps/burst = %v/%v, want 50/100", cfg.ClientConnection.QPS, cfg.ClientConnection.Burst)
 	}
+	if !*cfg.EnableProfiling || !*cfg.EnableContentionProfiling {
+		t.Errorf("enableProfiling/enableContentionProfiling = %v/%v, want true/true",
+			*cfg.EnableProfiling, *cfg.EnableContentionProfiling)
+	}
 	if len(cfg.Profiles) != 1 || *cfg.Profiles[0].SchedulerName != DefaultSchedulerName {
 		t.Fatalf("profiles = %+v, want one %q", cfg.Profiles, DefaultSchedulerName)
 	}

@@ -254,5 +254,14 @@ func TestMetricsMove(t *testing.T) {
 				t.Errorf("GET %s = %s %q, want 200 ok", path, resp.Status, body)
 			}
 		}
+		// enableProfiling defaults to true, as in kube-scheduler.
+		resp, err := http.Get(base + "/debug/pprof/goroutine?debug=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET /debug/pprof/goroutine = %s, want 200", resp.Status)
+		}
 	})
 }

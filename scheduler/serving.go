@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
+	"runtime"
 	"time"
 
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 )
 
 // DefaultMetricsBindAddress is where `minisched run` serves /metrics and
@@ -22,6 +25,7 @@ const DefaultMetricsBindAddress = "127.0.0.1:10259"
 //	/healthz   ok while the process runs
 //	/livez     the same
 //	/readyz    ok once the informers have synced and scheduling has started, 503 before
+//	/debug/pprof/  Go's profiles, when enableProfiling (default true) says so
 //
 // It returns the address it listens on (useful with port 0) once it does,
 // or an error naming addr when it cannot listen.
@@ -42,6 +46,16 @@ func (s *Service) Serve(ctx context.Context, addr string) (net.Addr, error) {
 		}
 		ok(w, r)
 	})
+	if ptr.Deref(s.Config.EnableProfiling, false) {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		if ptr.Deref(s.Config.EnableContentionProfiling, false) {
+			runtime.SetBlockProfileRate(1)
+		}
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	logger := klog.FromContext(ctx)
 	go func() {
