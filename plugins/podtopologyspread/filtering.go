@@ -182,11 +182,39 @@ func getPreFilterState(state *framework.CycleState) (*preFilterState, error) {
 }
 
 // domainCount is one node's contribution to one constraint: the node's
-// domain and the matching pods on the node.
+// domain and the matching pods on the node. counted is false when the node
+// does not count for the constraint.
 type domainCount struct {
-	constraint int
-	value      string
-	count      int
+	value   string
+	count   int
+	counted bool
+}
+
+// perNodeCounts holds a domainCount for every node and constraint, node n's
+// for constraint i at n*numConstraints+i: one allocation per cycle rather
+// than one per node.
+type perNodeCounts struct {
+	counts         []domainCount
+	numConstraints int
+}
+
+func newPerNodeCounts(numNodes, numConstraints int) perNodeCounts {
+	return perNodeCounts{counts: make([]domainCount, numNodes*numConstraints), numConstraints: numConstraints}
+}
+
+// set records node n's count for constraint i. Each goroutine of the
+// parallel count writes only its own nodes' slots.
+func (p perNodeCounts) set(n, i int, value string, count int) {
+	p.counts[n*p.numConstraints+i] = domainCount{value: value, count: count, counted: true}
+}
+
+// forEach calls fn for every recorded count, by node, then by constraint.
+func (p perNodeCounts) forEach(fn func(constraint int, dc domainCount)) {
+	for j, dc := range p.counts {
+		if dc.counted {
+			fn(j%p.numConstraints, dc)
+		}
+	}
 }
 
 // calPreFilterState counts, for each DoNotSchedule constraint, the matching
@@ -218,31 +246,21 @@ func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *v1.Pod,
 	}
 
 	affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
-	perNode := make([][]domainCount, len(nodes))
+	perNode := newPerNodeCounts(len(nodes), len(cs))
 	pl.parallelizer.Until(ctx, len(nodes), func(n int) {
 		node := nodes[n].Node()
 		if node == nil || !nodeHasAllTopologyKeys(node.Labels, cs) {
 			return
 		}
-		counts := make([]domainCount, 0, len(cs))
 		for i := range cs {
 			c := &cs[i]
 			if !c.includesNode(logger, pod, node, affinity) {
 				continue
 			}
-			counts = append(counts, domainCount{
-				constraint: i,
-				value:      node.Labels[c.TopologyKey],
-				count:      countMatchingPods(nodes[n].Pods, c.Selector, pod.Namespace),
-			})
+			perNode.set(n, i, node.Labels[c.TopologyKey], countMatchingPods(nodes[n].Pods, c.Selector, pod.Namespace))
 		}
-		perNode[n] = counts
 	})
-	for _, counts := range perNode {
-		for _, dc := range counts {
-			s.TpValueToMatchNum[dc.constraint][dc.value] += dc.count
-		}
-	}
+	perNode.forEach(func(i int, dc domainCount) { s.TpValueToMatchNum[i][dc.value] += dc.count })
 	for i := range cs {
 		s.CriticalPaths[i] = newCriticalPaths()
 		for v, num := range s.TpValueToMatchNum[i] {

@@ -72,13 +72,12 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *framework.Cycl
 
 	logger := klog.FromContext(ctx)
 	affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
-	perNode := make([][]domainCount, len(allNodes))
+	perNode := newPerNodeCounts(len(allNodes), len(s.Constraints))
 	pl.parallelizer.Until(ctx, len(allNodes), func(n int) {
 		node := allNodes[n].Node()
 		if node == nil || (requireAllTopologies && !nodeHasAllTopologyKeys(node.Labels, s.Constraints)) {
 			return
 		}
-		var counts []domainCount
 		for i := range s.Constraints {
 			c := &s.Constraints[i]
 			if !c.includesNode(logger, pod, node, affinity) {
@@ -90,16 +89,10 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *framework.Cycl
 			if _, ok := s.TopologyValueToPodCounts[i][v]; !ok {
 				continue
 			}
-			counts = append(counts,
-				domainCount{constraint: i, value: v, count: countMatchingPods(allNodes[n].Pods, c.Selector, pod.Namespace)})
+			perNode.set(n, i, v, countMatchingPods(allNodes[n].Pods, c.Selector, pod.Namespace))
 		}
-		perNode[n] = counts
 	})
-	for _, counts := range perNode {
-		for _, dc := range counts {
-			s.TopologyValueToPodCounts[dc.constraint][dc.value] += int64(dc.count)
-		}
-	}
+	perNode.forEach(func(i int, dc domainCount) { s.TopologyValueToPodCounts[i][dc.value] += int64(dc.count) })
 	state.Write(preScoreStateKey, s)
 	return nil
 }
