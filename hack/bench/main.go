@@ -52,6 +52,8 @@ func main() {
 	}
 }
 
+// mainErr parses the flags, checks the binaries, runs every round and
+// writes the results.
 func mainErr() error {
 	root := flag.String("root", "", "minisched's repository root (default: found above the working directory)")
 	rounds := flag.Int("rounds", 3, "rounds; in each, every workload runs once per scheduler, in alternating order")

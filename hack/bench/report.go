@@ -27,6 +27,7 @@ type metric struct {
 	format string
 }
 
+// metrics are the rows of each workload, in order.
 var metrics = []metric{
 	{"pods bound", func(r Result) float64 { return float64(r.Bound) }, "%.0f"},
 	{"throughput (pods/s)", func(r Result) float64 { return r.Throughput }, "%.1f"},
@@ -70,6 +71,7 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
+// format prints v with f, or n/a if it is unknown.
 func format(f string, v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "n/a"
@@ -109,6 +111,7 @@ func summarize(results []Result, workloads []string) []Row {
 	return rows
 }
 
+// totalOf is how many pods a workload measures.
 func totalOf(results []Result, workload string) int {
 	for _, r := range results {
 		if r.Workload == workload {
@@ -118,6 +121,7 @@ func totalOf(results []Result, workload string) int {
 	return 0
 }
 
+// header names the columns of the summary table.
 var header = []string{"workload", "metric", "minisched", "kube-scheduler", "minisched / kube-scheduler"}
 
 // printTable writes the rows as an aligned text table.
@@ -179,6 +183,7 @@ type Machine struct {
 	Date     time.Time
 }
 
+// thisMachine describes the machine from runtime and /proc.
 func thisMachine(now time.Time) Machine {
 	m := Machine{Cores: runtime.NumCPU(), Go: runtime.Version(), Date: now, CPU: "unknown CPU"}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
@@ -202,6 +207,7 @@ func thisMachine(now time.Time) Machine {
 	return m
 }
 
+// String is one line: CPU, cores, memory, Go version, date.
 func (m Machine) String() string {
 	return fmt.Sprintf("%s, %d cores, %.0f GiB of memory, %s, %s", m.CPU, m.Cores, m.MemoryGB, m.Go,
 		m.Date.UTC().Format("2006-01-02 15:04 MST"))

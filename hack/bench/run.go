@@ -82,6 +82,8 @@ func runOne(ctx context.Context, o Options, w Workload, engine Engine, round int
 	return res
 }
 
+// measure does runOne's work, filling res as it goes: apiserver, namespace,
+// pod informer, scheduler, nodes, init pods, then the measured phase.
 func measure(ctx context.Context, o Options, w Workload, engine Engine, label string, res *Result) error {
 	env, err := scenario.StartEnvironment()
 	if err != nil {
@@ -374,6 +376,7 @@ type tracker struct {
 	changed chan struct{}
 }
 
+// newTracker returns a tracker that has seen no binding.
 func newTracker() *tracker {
 	return &tracker{boundAt: map[string]map[string]time.Time{}, changed: make(chan struct{}, 1)}
 }
@@ -404,6 +407,7 @@ func (t *tracker) start(ctx context.Context, client kubernetes.Interface) (func(
 	return func() { close(stop); factory.Shutdown() }, nil
 }
 
+// bound records a pod seen with a node, the first time only.
 func (t *tracker) bound(role, name string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -422,6 +426,7 @@ func (t *tracker) bound(role, name string) {
 	}
 }
 
+// count is how many pods of role have been seen bound.
 func (t *tracker) count(role string) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
