@@ -76,9 +76,9 @@ func findAssets() (string, error) {
 	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
 		return dir, nil
 	}
-	root, err := repoRoot()
+	root, err := RepoRoot()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%w; set KUBEBUILDER_ASSETS", err)
 	}
 	dir := filepath.Join(root, "bin", "k8s", KubernetesVersion)
 	if _, err := os.Stat(filepath.Join(dir, "kube-apiserver")); err != nil {
@@ -87,8 +87,9 @@ func findAssets() (string, error) {
 	return dir, nil
 }
 
-// repoRoot walks up from the working directory to minisched's go.mod.
-func repoRoot() (string, error) {
+// RepoRoot walks up from the working directory to minisched's go.mod and
+// returns that directory: where bin/ and the envtest binaries live.
+func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
@@ -100,8 +101,7 @@ func repoRoot() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("cannot find minisched's repository root (go.mod) above the working directory; " +
-				"set KUBEBUILDER_ASSETS")
+			return "", errors.New("cannot find minisched's repository root (go.mod) above the working directory")
 		}
 		dir = parent
 	}

@@ -108,7 +108,7 @@ func (k *KWOK) Exited() (bool, string) {
 func findKWOK() (string, []string, error) {
 	bin := os.Getenv("KWOK")
 	if bin == "" {
-		root, err := repoRoot()
+		root, err := RepoRoot()
 		if err != nil {
 			return "", nil, err
 		}

@@ -15,7 +15,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"image/color"
@@ -89,8 +88,8 @@ func mainErr() error {
 	}
 
 	if *root == "" {
-		if *root, err = findRoot(); err != nil {
-			return err
+		if *root, err = scenario.RepoRoot(); err != nil {
+			return fmt.Errorf("%w; pass --root", err)
 		}
 	}
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
@@ -269,25 +268,6 @@ func checkBinaries(need map[string]string) error {
 func acceptsFlag(bin, name string) bool {
 	out, _ := exec.Command(bin, "run", "--help").CombinedOutput()
 	return strings.Contains(string(out), "-"+name)
-}
-
-// findRoot walks up from the working directory to minisched's go.mod.
-func findRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil &&
-			strings.Contains(string(b), "module github.com/minisched/minisched\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("cannot find minisched's repository root (go.mod) above the working directory; pass --root")
-		}
-		dir = parent
-	}
 }
 
 // replaceSection puts section between the markers in the file at path.
