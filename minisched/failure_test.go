@@ -79,6 +79,7 @@ func TestFailedPodIsDoneBeforeTheAPICalls(t *testing.T) {
 		client:    client,
 		podLister: corelisters.NewPodLister(indexer),
 		logger:    logger,
+		bindSlots: make(chan struct{}, maxConcurrentBinds),
 	}
 	s.Queue = queue.New(fwk.QueueSortFunc(), map[string]queue.Profile{plugintesting.ProfileName: fwk},
 		queue.WithClock(clock))

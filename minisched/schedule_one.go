@@ -52,6 +52,15 @@ var clearNominatedNode = &framework.NominatingInfo{NominatingMode: framework.Mod
 //	Pop → snapshot → PreFilter → Filter → (PostFilter) → PreScore → Score → select
 //	    → assume → Reserve → Permit → go runBindingCycle
 func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
+	// Back-pressure: while maxConcurrentBinds Bind calls are in flight the
+	// apiserver is the bottleneck, and a pod scheduled now would only wait
+	// for a slot with its node already chosen. It waits in the queue instead.
+	select {
+	case s.bindSlots <- struct{}{}:
+		<-s.bindSlots
+	case <-ctx.Done():
+		return
+	}
 	podInfo, err := s.Queue.Pop(klog.FromContext(ctx))
 	if err != nil || podInfo == nil {
 		return // the queue was closed
@@ -633,6 +642,13 @@ func (s *Scheduler) selectHost(scores []framework.NodePluginScores) string {
 // ignorable extender passes the turn to the next binder.
 func (s *Scheduler) bind(ctx context.Context, state *framework.CycleState, fwk *framework.Framework,
 	assumed *v1.Pod, node string) *framework.Status {
+	// The bind slot bounds the requests in flight (see maxConcurrentBinds).
+	select {
+	case s.bindSlots <- struct{}{}:
+	case <-ctx.Done():
+		return framework.AsStatus(context.Cause(ctx))
+	}
+	defer func() { <-s.bindSlots }()
 	for _, ext := range fwk.Extenders() {
 		if !ext.IsBinder() || !ext.IsInterested(assumed) {
 			continue
