@@ -6,12 +6,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -67,6 +70,13 @@ type Options struct {
 	Minisched, KubeScheduler string
 	// MinischedMetrics is whether minisched accepts --metrics-bind-address.
 	MinischedMetrics bool
+	// Backlog creates the measured pods before the scheduler starts, in the
+	// workloads without init pods or churn.
+	Backlog bool
+	// ProfileDir, if set, receives a CPU profile of ProfileSeconds of every
+	// minisched run, taken from the start of its measured phase.
+	ProfileDir     string
+	ProfileSeconds int
 	// Stall ends the wait for bindings when none came for this long.
 	Stall time.Duration
 	// LogDir receives each scheduler's log.
@@ -121,6 +131,19 @@ func measure(ctx context.Context, o Options, w Workload, engine Engine, label st
 	}
 	defer stopInformer()
 
+	// A backlog: every measured pod is pending before the scheduler starts,
+	// so its throughput is not bounded by how fast the pods are created.
+	backlog := o.Backlog && backlogFits(w)
+	if backlog {
+		o.Progress("%s: creating %d nodes and a backlog of %d pods", label, w.Nodes, w.Pods)
+		if err := createNodes(ctx, client, w); err != nil {
+			return err
+		}
+		if err := createPods(ctx, client, w.Pods, "pod", w.Pod); err != nil {
+			return err
+		}
+	}
+
 	proc, err := startScheduler(ctx, o, engine, kubeconfig, cfgPath,
 		filepath.Join(o.LogDir, fmt.Sprintf("%s-%s-round%d.log", w.Name, engine, res.Round)))
 	if err != nil {
@@ -132,6 +155,18 @@ func measure(ctx context.Context, o Options, w Workload, engine Engine, label st
 	} else if err := proc.waitServing(ctx); err != nil {
 		res.Notes = append(res.Notes, fmt.Sprintf("latency n/a: %v", err))
 		proc.metricsURL = ""
+	}
+
+	if o.ProfileDir != "" && engine == Minisched && proc.metricsURL != "" {
+		profiled := startProfile(ctx, o, proc, filepath.Join(o.ProfileDir, fmt.Sprintf("%s-round%d.cpu.pprof", w.Name, res.Round)))
+		defer func() {
+			if err := <-profiled; err != nil {
+				res.Notes = append(res.Notes, fmt.Sprintf("no CPU profile: %v", err))
+			}
+		}()
+	}
+	if backlog {
+		return measureBacklog(ctx, o, w, engine, label, tr, proc, res)
 	}
 
 	o.Progress("%s: creating %d nodes", label, w.Nodes)
@@ -183,6 +218,31 @@ func measure(ctx context.Context, o Options, w Workload, engine Engine, label st
 	if err := errors.Join(waitErr, <-created, <-churnDone); err != nil {
 		return err
 	}
+	return finish(o, w, engine, label, tr, proc, bound, before, usageBefore, res)
+}
+
+// backlogFits reports whether w can run as a backlog: it has no init pods to
+// place first and no churn during the measured phase.
+func backlogFits(w Workload) bool {
+	return w.InitPods == 0 && !w.Churn
+}
+
+// measureBacklog measures a scheduler started with every measured pod
+// already pending: its whole /metrics and CPU time count.
+func measureBacklog(ctx context.Context, o Options, w Workload, engine Engine, label string, tr *tracker, proc *schedulerProcess, res *Result) error {
+	bound, err := tr.wait(ctx, roleMeasured, w.Pods, o.Stall, func(n int) {
+		o.Progress("%s: %d/%d bound", label, n, w.Pods)
+	})
+	if err != nil {
+		return err
+	}
+	return finish(o, w, engine, label, tr, proc, bound, nil, ProcUsage{}, res)
+}
+
+// finish fills res once the measured pods are bound (or the wait gave up):
+// throughput from the bindings the tracker saw, latency from /metrics minus
+// before, CPU minus usageBefore.
+func finish(o Options, w Workload, engine Engine, label string, tr *tracker, proc *schedulerProcess, bound int, before Histogram, usageBefore ProcUsage, res *Result) error {
 	o.Progress("%s: %d/%d bound", label, bound, w.Pods)
 	select {
 	case <-proc.exited:
@@ -562,6 +622,43 @@ func (p *schedulerProcess) stop() {
 		_ = p.cmd.Process.Kill()
 		<-p.exited
 	}
+}
+
+// startProfile records a CPU profile of the scheduler for o.ProfileSeconds
+// from its /debug/pprof/profile into path; the channel gets the outcome.
+func startProfile(ctx context.Context, o Options, proc *schedulerProcess, path string) <-chan error {
+	done := make(chan error, 1)
+	url := strings.TrimSuffix(proc.metricsURL, "/metrics") + fmt.Sprintf("/debug/pprof/profile?seconds=%d", o.ProfileSeconds)
+	go func() {
+		done <- func() error {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				return err
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("GET %s: %s", url, resp.Status)
+			}
+			f, err := os.Create(path)
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(f, resp.Body); err != nil {
+				f.Close()
+				return fmt.Errorf("reading %s: %w", url, err)
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+			o.Progress("CPU profile of %ds in %s", o.ProfileSeconds, path)
+			return nil
+		}()
+	}()
+	return done
 }
 
 // freePort asks the kernel for a free TCP port on the loopback address.

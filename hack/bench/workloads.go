@@ -28,7 +28,7 @@ const (
 )
 
 // Workload is one scheduler_perf-like test: nodes, then init pods that must
-// all be bound, then the measured pods, created while the scheduler runs.
+// all be bound, then the measured pods (see --backlog for when they are made).
 type Workload struct {
 	// Name identifies the workload in flags, progress lines and tables.
 	Name string
