@@ -694,12 +694,18 @@ func (c *Cache) UpdateSnapshot(logger klog.Logger, s *Snapshot) error {
 		existing, ok := s.nodeInfoMap[node.Name]
 		if !ok {
 			s.nodeInfoMap[node.Name] = clone
+			s.antiAffinityTerms.addNode(clone, 1)
 			updateAll = true
 			continue
 		}
 		if (len(existing.PodsWithAffinity) > 0) != (len(clone.PodsWithAffinity) > 0) ||
-			(len(existing.PodsWithRequiredAntiAffinity) > 0) != (len(clone.PodsWithRequiredAntiAffinity) > 0) {
+			(len(existing.PodsWithRequiredAntiAffinity) > 0) != (len(clone.PodsWithRequiredAntiAffinity) > 0) ||
+			hasAffinityScoringTerms(existing) != hasAffinityScoringTerms(clone) {
 			updateAffinity = true
+		}
+		if len(existing.PodsWithRequiredAntiAffinity) > 0 || len(clone.PodsWithRequiredAntiAffinity) > 0 {
+			s.antiAffinityTerms.addNode(existing, -1)
+			s.antiAffinityTerms.addNode(clone, 1)
 		}
 		*existing = *clone
 	}
@@ -757,6 +763,7 @@ func (c *Cache) refreshImageCounts(s *Snapshot, since int64) {
 func (c *Cache) removeDeletedNodes(s *Snapshot) {
 	for name := range s.nodeInfoMap {
 		if item, ok := c.nodes[name]; !ok || item.info.Node() == nil {
+			s.antiAffinityTerms.addNode(s.nodeInfoMap[name], -1)
 			delete(s.nodeInfoMap, name)
 		}
 	}
@@ -766,9 +773,12 @@ func (c *Cache) removeDeletedNodes(s *Snapshot) {
 // caller holds the lock.
 func (c *Cache) rebuildSnapshot(s *Snapshot) {
 	s.nodeInfoMap = make(map[string]*framework.NodeInfo, c.nodeTree.numNodes())
+	s.antiAffinityTerms = termIndex{}
 	for name, item := range c.nodes {
 		if item.info.Node() != nil {
-			s.nodeInfoMap[name] = c.cloneNodeInfo(item.info)
+			clone := c.cloneNodeInfo(item.info)
+			s.nodeInfoMap[name] = clone
+			s.antiAffinityTerms.addNode(clone, 1)
 		}
 	}
 	s.rebuildLists(c.nodeTree.list())

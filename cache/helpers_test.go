@@ -35,6 +35,9 @@ type snapshotSummary struct {
 	Nodes                            []nodeSummary
 	HavePodsWithAffinity             []string
 	HavePodsWithRequiredAntiAffinity []string
+	// AntiAffinityTermCounts is RequiredAntiAffinityTermCounts without the
+	// representative terms: term key → domain → count.
+	AntiAffinityTermCounts map[string]map[string]int64
 }
 
 // cmpOpts treat nil and empty maps and slices alike.
@@ -122,16 +125,26 @@ func summarizeSnapshot(t *testing.T, s *Snapshot) snapshotSummary {
 	}
 	// The affinity lists must hold exactly the listed nodes that qualify, in
 	// List order and as the same objects.
-	var wantAff, wantAnti []*framework.NodeInfo
+	var wantAff, wantScoring, wantAnti []*framework.NodeInfo
 	for _, ni := range list {
 		if len(ni.PodsWithAffinity) > 0 {
 			wantAff = append(wantAff, ni)
+		}
+		for _, p := range ni.PodsWithAffinity {
+			if len(p.RequiredAffinityTerms)+len(p.PreferredAffinityTerms)+len(p.PreferredAntiAffinityTerms) > 0 {
+				wantScoring = append(wantScoring, ni)
+				break
+			}
 		}
 		if len(ni.PodsWithRequiredAntiAffinity) > 0 {
 			wantAnti = append(wantAnti, ni)
 		}
 	}
 	aff, _ := s.HavePodsWithAffinityList()
+	scoring, _ := s.HavePodsWithAffinityScoringTermsList()
+	if !slices.Equal(wantScoring, scoring) {
+		t.Errorf("HavePodsWithAffinityScoringTermsList = %v, want %v", names(scoring), names(wantScoring))
+	}
 	anti, _ := s.HavePodsWithRequiredAntiAffinityList()
 	if !slices.Equal(wantAff, aff) {
 		t.Errorf("HavePodsWithAffinityList = %v, want %v", names(aff), names(wantAff))
@@ -141,6 +154,36 @@ func summarizeSnapshot(t *testing.T, s *Snapshot) snapshotSummary {
 	}
 	out.HavePodsWithAffinity = names(aff)
 	out.HavePodsWithRequiredAntiAffinity = names(anti)
+
+	// The term index must count exactly the listed nodes' terms, each
+	// represented by an equal term.
+	wantTerms := map[string]map[string]int64{}
+	for _, ni := range list {
+		for _, p := range ni.PodsWithRequiredAntiAffinity {
+			for i := range p.RequiredAntiAffinityTerms {
+				term := &p.RequiredAntiAffinityTerms[i]
+				value, ok := ni.Node().Labels[term.TopologyKey]
+				if !ok {
+					continue
+				}
+				key := termKey(term)
+				if wantTerms[key] == nil {
+					wantTerms[key] = map[string]int64{}
+				}
+				wantTerms[key][value]++
+			}
+		}
+	}
+	out.AntiAffinityTermCounts = map[string]map[string]int64{}
+	for key, tc := range s.RequiredAntiAffinityTermCounts() {
+		if termKey(tc.Term) != key {
+			t.Errorf("term index: the term under %q has key %q", key, termKey(tc.Term))
+		}
+		out.AntiAffinityTermCounts[key] = tc.Counts
+	}
+	if !reflect.DeepEqual(wantTerms, out.AntiAffinityTermCounts) {
+		t.Errorf("RequiredAntiAffinityTermCounts = %v, want %v", out.AntiAffinityTermCounts, wantTerms)
+	}
 	return out
 }
 

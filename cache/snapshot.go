@@ -33,9 +33,16 @@ type Snapshot struct {
 	// havePodsWithAffinityNodeInfoList are the nodes with at least one pod
 	// that has pod affinity, in the same order.
 	havePodsWithAffinityNodeInfoList []*framework.NodeInfo
+	// havePodsWithAffinityScoringTermsNodeInfoList are the nodes with at
+	// least one pod that has required affinity or preferred (anti-)affinity
+	// terms (see hasAffinityScoringTerms), in the same order.
+	havePodsWithAffinityScoringTermsNodeInfoList []*framework.NodeInfo
 	// havePodsWithRequiredAntiAffinityNodeInfoList are the nodes with at
 	// least one pod that has required pod anti-affinity, in the same order.
 	havePodsWithRequiredAntiAffinityNodeInfoList []*framework.NodeInfo
+	// antiAffinityTerms indexes the required anti-affinity terms of the pods
+	// on the nodes of nodeInfoMap; whoever changes the map keeps it up to date.
+	antiAffinityTerms termIndex
 	// generation is the cache generation the snapshot reflects: every
 	// NodeInfo change up to it is included.
 	generation int64
@@ -49,7 +56,7 @@ var (
 // NewEmptySnapshot returns a snapshot with no nodes, ready for
 // Cache.UpdateSnapshot.
 func NewEmptySnapshot() *Snapshot {
-	return &Snapshot{nodeInfoMap: map[string]*framework.NodeInfo{}}
+	return &Snapshot{nodeInfoMap: map[string]*framework.NodeInfo{}, antiAffinityTerms: termIndex{}}
 }
 
 // NewSnapshot builds a snapshot from scratch, without a cache: one NodeInfo
@@ -81,6 +88,9 @@ func NewSnapshot(pods []*v1.Pod, nodes []*v1.Node) *Snapshot {
 			ni.AddPod(pod)
 		}
 	}
+	for _, ni := range s.nodeInfoMap {
+		s.antiAffinityTerms.addNode(ni, 1)
+	}
 	tree := newNodeTree(klog.Background(), nodes)
 	s.rebuildLists(tree.list())
 	return s
@@ -105,10 +115,23 @@ func (s *Snapshot) HavePodsWithAffinityList() ([]*framework.NodeInfo, error) {
 	return s.havePodsWithAffinityNodeInfoList, nil
 }
 
+// HavePodsWithAffinityScoringTermsList returns the nodes that have pods with
+// required pod affinity or preferred pod (anti-)affinity, in List order.
+func (s *Snapshot) HavePodsWithAffinityScoringTermsList() ([]*framework.NodeInfo, error) {
+	return s.havePodsWithAffinityScoringTermsNodeInfoList, nil
+}
+
 // HavePodsWithRequiredAntiAffinityList returns the nodes that have pods with
 // required pod anti-affinity, in List order.
 func (s *Snapshot) HavePodsWithRequiredAntiAffinityList() ([]*framework.NodeInfo, error) {
 	return s.havePodsWithRequiredAntiAffinityNodeInfoList, nil
+}
+
+// RequiredAntiAffinityTermCounts returns the distinct required anti-affinity
+// terms of the pods on the snapshot's nodes, keyed by what they select, with
+// their counts per domain. The map is the snapshot's own: read only.
+func (s *Snapshot) RequiredAntiAffinityTermCounts() map[string]*framework.TermCounts {
+	return s.antiAffinityTerms
 }
 
 // Get returns the NodeInfo of the node called nodeName, or an error if the
@@ -133,16 +156,31 @@ func (s *Snapshot) rebuildLists(names []string) {
 	s.rebuildAffinityLists()
 }
 
-// rebuildAffinityLists refills the two affinity lists from the node list.
+// rebuildAffinityLists refills the three affinity lists from the node list.
 func (s *Snapshot) rebuildAffinityLists() {
 	s.havePodsWithAffinityNodeInfoList = make([]*framework.NodeInfo, 0, len(s.nodeInfoList))
+	s.havePodsWithAffinityScoringTermsNodeInfoList = make([]*framework.NodeInfo, 0, len(s.nodeInfoList))
 	s.havePodsWithRequiredAntiAffinityNodeInfoList = make([]*framework.NodeInfo, 0, len(s.nodeInfoList))
 	for _, ni := range s.nodeInfoList {
 		if len(ni.PodsWithAffinity) > 0 {
 			s.havePodsWithAffinityNodeInfoList = append(s.havePodsWithAffinityNodeInfoList, ni)
 		}
+		if hasAffinityScoringTerms(ni) {
+			s.havePodsWithAffinityScoringTermsNodeInfoList = append(s.havePodsWithAffinityScoringTermsNodeInfoList, ni)
+		}
 		if len(ni.PodsWithRequiredAntiAffinity) > 0 {
 			s.havePodsWithRequiredAntiAffinityNodeInfoList = append(s.havePodsWithRequiredAntiAffinityNodeInfoList, ni)
 		}
 	}
+}
+
+// hasAffinityScoringTerms reports whether a pod on ni has required pod
+// affinity or preferred pod (anti-)affinity terms.
+func hasAffinityScoringTerms(ni *framework.NodeInfo) bool {
+	for _, p := range ni.PodsWithAffinity {
+		if len(p.RequiredAffinityTerms) > 0 || len(p.PreferredAffinityTerms) > 0 || len(p.PreferredAntiAffinityTerms) > 0 {
+			return true
+		}
+	}
+	return false
 }

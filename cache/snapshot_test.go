@@ -71,6 +71,7 @@ func (m *clusterModel) randomNode(name string) *v1.Node {
 	if zone[0] != "" {
 		b.Region(zone[0]).Zone(zone[1])
 	}
+	b.Label(v1.LabelHostname, name)
 	for _, img := range modelImages {
 		if m.rng.Intn(3) == 0 {
 			b.Images(img.size, img.names...)
@@ -108,7 +109,11 @@ func (m *clusterModel) randomPod(old *v1.Pod, nodeName string) *v1.Pod {
 		b.PodAffinity(requiredPodAffinity("web"))
 	}
 	if m.rng.Intn(6) == 0 {
-		b.PodAntiAffinity(requiredPodAntiAffinity("db"))
+		// Anti-affinity per node or per zone (which some nodes lack), to
+		// one of two groups: the snapshot's term index counts them.
+		term := affinityTerm(pick(m.rng, []string{"db", "cache"}))
+		term.TopologyKey = pick(m.rng, []string{v1.LabelHostname, v1.LabelTopologyZone})
+		b.PodAntiAffinity(&v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term}})
 	}
 	return b.Obj()
 }

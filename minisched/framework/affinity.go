@@ -35,6 +35,17 @@ func (at *AffinityTerm) Matches(pod *v1.Pod, nsLabels labels.Set) bool {
 	return false
 }
 
+// TermCounts is one distinct pod-affinity term of the pods on a set of nodes
+// and where they are: Counts maps a value of Term.TopologyKey (a domain) to
+// how many of the pods' terms equal to Term are on nodes in that domain.
+// Terms on nodes without the label are not counted.
+type TermCounts struct {
+	// Term is one of the equal terms, standing for all of them.
+	Term *AffinityTerm
+	// Counts holds only domains with a non-zero count.
+	Counts map[string]int64
+}
+
 // WeightedAffinityTerm is a preferred term with its weight.
 type WeightedAffinityTerm struct {
 	AffinityTerm

@@ -232,9 +232,21 @@ type NodeInfoLister interface {
 	List() ([]*NodeInfo, error)
 	// HavePodsWithAffinityList returns the nodes that have pods with affinity.
 	HavePodsWithAffinityList() ([]*NodeInfo, error)
+	// HavePodsWithAffinityScoringTermsList returns the nodes that have pods
+	// with required affinity or preferred (anti-)affinity: the terms by which
+	// existing pods score an incoming one. Pods whose only terms are required
+	// anti-affinity (one replica per node, the common case) only filter.
+	HavePodsWithAffinityScoringTermsList() ([]*NodeInfo, error)
 	// HavePodsWithRequiredAntiAffinityList returns the nodes that have pods
 	// with required anti-affinity.
 	HavePodsWithRequiredAntiAffinityList() ([]*NodeInfo, error)
+	// RequiredAntiAffinityTermCounts returns the required anti-affinity terms
+	// of the pods on the nodes, one entry per distinct term (two terms are
+	// the same when they select the same pods with the same topology key),
+	// each with how many pods' terms it stands for in each domain. It lets a
+	// plugin match each distinct term once instead of each pod's. The map
+	// and its entries belong to the snapshot: read them, never modify them.
+	RequiredAntiAffinityTermCounts() map[string]*TermCounts
 	// Get returns one node's NodeInfo, or an error if it is not in the snapshot.
 	Get(nodeName string) (*NodeInfo, error)
 }

@@ -9,6 +9,7 @@ package interpodaffinity
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,6 +80,17 @@ func (m topologyCounts) merge(other topologyCounts) {
 	}
 }
 
+// keys returns the distinct topology keys of the domains counted.
+func (m topologyCounts) keys() []string {
+	var out []string
+	for pair := range m {
+		if !slices.Contains(out, pair.key) {
+			out = append(out, pair.key)
+		}
+	}
+	return out
+}
+
 // clone returns a copy.
 func (m topologyCounts) clone() topologyCounts {
 	c := make(topologyCounts, len(m))
@@ -125,6 +137,11 @@ type preFilterState struct {
 	// existingAntiAffinityCounts counts, per domain, the required
 	// anti-affinity terms of existing pods that select the incoming pod.
 	existingAntiAffinityCounts topologyCounts
+	// existingAntiAffinityKeys are the distinct topology keys of the domains
+	// in existingAntiAffinityCounts (usually one or two), so that Filter
+	// looks up those instead of every label of the node. Replaced, never
+	// modified, when the counts change.
+	existingAntiAffinityKeys []string
 	// affinityCounts counts, per domain of each of the incoming pod's
 	// required affinity terms, the existing pods matching all those terms.
 	affinityCounts topologyCounts
@@ -146,6 +163,7 @@ func (s *preFilterState) Clone() framework.StateData {
 	}
 	return &preFilterState{
 		existingAntiAffinityCounts: s.existingAntiAffinityCounts.clone(),
+		existingAntiAffinityKeys:   s.existingAntiAffinityKeys,
 		affinityCounts:             s.affinityCounts.clone(),
 		antiAffinityCounts:         s.antiAffinityCounts.clone(),
 		podInfo:                    s.podInfo,
@@ -157,6 +175,7 @@ func (s *preFilterState) Clone() framework.StateData {
 // contributes to every count.
 func (s *preFilterState) updateWithPod(pi *framework.PodInfo, node *v1.Node, delta int64) {
 	s.existingAntiAffinityCounts.addExistingAntiAffinity(pi, s.podInfo.Pod, s.namespaceLabels, node, delta)
+	s.existingAntiAffinityKeys = s.existingAntiAffinityCounts.keys()
 	s.affinityCounts.addAffinity(s.podInfo.RequiredAffinityTerms, pi.Pod, node, delta)
 	s.antiAffinityCounts.addAntiAffinity(s.podInfo.RequiredAntiAffinityTerms, pi.Pod, node, delta)
 }
@@ -189,11 +208,8 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, cycleState *framework
 	}
 	s := &preFilterState{podInfo: podInfo, namespaceLabels: pl.namespaceLabels(logger, pod.Namespace)}
 
-	withAntiAffinity, err := pl.sharedLister.NodeInfos().HavePodsWithRequiredAntiAffinityList()
-	if err != nil {
-		return nil, framework.AsStatus(fmt.Errorf("failed to list NodeInfos with pods with affinity: %w", err))
-	}
-	s.existingAntiAffinityCounts = pl.existingAntiAffinityCounts(ctx, pod, s.namespaceLabels, withAntiAffinity)
+	s.existingAntiAffinityCounts = existingAntiAffinityCounts(pl.sharedLister.NodeInfos(), pod, s.namespaceLabels)
+	s.existingAntiAffinityKeys = s.existingAntiAffinityCounts.keys()
 	s.affinityCounts, s.antiAffinityCounts = pl.incomingTermCounts(ctx, podInfo, nodes)
 
 	if len(s.existingAntiAffinityCounts) == 0 && len(podInfo.RequiredAffinityTerms) == 0 &&
@@ -209,25 +225,22 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, cycleState *framework
 	return nil, nil
 }
 
-// existingAntiAffinityCounts counts, over nodes (those holding pods with
-// required anti-affinity), the anti-affinity terms that select incoming.
-func (pl *InterPodAffinity) existingAntiAffinityCounts(ctx context.Context, incoming *v1.Pod, nsLabels labels.Set,
-	nodes []*framework.NodeInfo) topologyCounts {
-	perNode := make([]topologyCounts, len(nodes))
-	pl.parallelizer.Until(ctx, len(nodes), func(i int) {
-		node := nodes[i].Node()
-		if node == nil {
-			return
-		}
-		var counts topologyCounts // allocated by the first match
-		for _, existing := range nodes[i].PodsWithRequiredAntiAffinity {
-			counts.addExistingAntiAffinity(existing, incoming, nsLabels, node, 1)
-		}
-		perNode[i] = counts
-	})
+// existingAntiAffinityCounts counts, per domain, the required anti-affinity
+// terms of existing pods that select incoming. Upstream visits every pod with
+// such terms (on the nodes of HavePodsWithRequiredAntiAffinityList); the
+// snapshot keeps those terms grouped by what they select, with their counts
+// per domain, so each distinct term is matched once: in a cluster where many
+// pods share a few terms (replicas of a Deployment do), the cost no longer
+// grows with the number of nodes.
+func existingAntiAffinityCounts(lister framework.NodeInfoLister, incoming *v1.Pod, nsLabels labels.Set) topologyCounts {
 	result := topologyCounts{}
-	for _, c := range perNode {
-		result.merge(c)
+	for _, tc := range lister.RequiredAntiAffinityTermCounts() {
+		if !tc.Term.Matches(incoming, nsLabels) {
+			continue
+		}
+		for value, n := range tc.Counts {
+			result[topologyPair{key: tc.Term.TopologyKey, value: value}] += n
+		}
 	}
 	return result
 }
@@ -390,8 +403,9 @@ func satisfiesExistingPodsAntiAffinity(s *preFilterState, node *v1.Node) bool {
 	if len(s.existingAntiAffinityCounts) == 0 {
 		return true
 	}
-	for key, value := range node.Labels {
-		if s.existingAntiAffinityCounts[topologyPair{key: key, value: value}] > 0 {
+	for _, key := range s.existingAntiAffinityKeys {
+		value, ok := node.Labels[key]
+		if ok && s.existingAntiAffinityCounts[topologyPair{key: key, value: value}] > 0 {
 			return false
 		}
 	}

@@ -103,14 +103,18 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *framework.
 
 	// Domains are scored over the whole snapshot, not only the feasible
 	// nodes: a pod on an infeasible node still attracts to its zone. Without
-	// preferred terms of its own, only pods with affinity can contribute.
+	// preferred terms of its own, only the terms of existing pods can score
+	// it: their required affinity and preferred terms. Upstream visits every
+	// pod with any affinity; pods with only required anti-affinity add
+	// nothing, and skipping their nodes keeps a cluster of such replicas from
+	// costing every cycle a pass over all its nodes.
 	var nodes []*framework.NodeInfo
 	var err error
 	if hasPreferred {
 		if nodes, err = pl.sharedLister.NodeInfos().List(); err != nil {
 			return framework.AsStatus(fmt.Errorf("failed to get all nodes from shared lister: %w", err))
 		}
-	} else if nodes, err = pl.sharedLister.NodeInfos().HavePodsWithAffinityList(); err != nil {
+	} else if nodes, err = pl.sharedLister.NodeInfos().HavePodsWithAffinityScoringTermsList(); err != nil {
 		return framework.AsStatus(fmt.Errorf("failed to get pods with affinity list: %w", err))
 	}
 
