@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 // buckets builds a histogram from bound, count pairs.
@@ -266,5 +269,38 @@ func TestCheckBinaries(t *testing.T) {
 	err := checkBinaries(map[string]string{"/nonexistent/minisched": "make build"})
 	if err == nil || !strings.Contains(err.Error(), "/nonexistent/minisched (run `make build`)") {
 		t.Errorf("error = %v, want one naming the missing binary and its make target", err)
+	}
+}
+
+// TestBacklogPlacesInitPods checks which workloads run on a backlog and that
+// their init pods are created bound, round robin over the nodes.
+func TestBacklogPlacesInitPods(t *testing.T) {
+	for _, w := range workloads(true) {
+		t.Run(w.Name, func(t *testing.T) {
+			if got, want := backlogFits(w), !w.Churn; got != want {
+				t.Fatalf("backlogFits = %v, want %v", got, want)
+			}
+			client := fake.NewClientset()
+			if err := placeInitPods(context.Background(), client, w); err != nil {
+				t.Fatal(err)
+			}
+			pods, err := client.CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pods.Items) != w.InitPods {
+				t.Fatalf("%d init pods created, want %d", len(pods.Items), w.InitPods)
+			}
+			perNode := map[string]int{}
+			for _, p := range pods.Items {
+				perNode[p.Spec.NodeName]++
+			}
+			for node, n := range perNode {
+				if !strings.HasPrefix(node, "node-") || n > (w.InitPods+w.Nodes-1)/w.Nodes {
+					t.Errorf("%d init pods on %q; want at most %d on each of the workload's nodes",
+						n, node, (w.InitPods+w.Nodes-1)/w.Nodes)
+				}
+			}
+		})
 	}
 }

@@ -70,8 +70,8 @@ type Options struct {
 	Minisched, KubeScheduler string
 	// MinischedMetrics is whether minisched accepts --metrics-bind-address.
 	MinischedMetrics bool
-	// Backlog creates the measured pods before the scheduler starts, in the
-	// workloads without init pods or churn.
+	// Backlog creates the measured pods (and the init pods, bound) before
+	// the scheduler starts, in the workloads without churn.
 	Backlog bool
 	// ProfileDir, if set, receives a CPU profile of ProfileSeconds of every
 	// minisched run, taken from the start of its measured phase.
@@ -135,8 +135,11 @@ func measure(ctx context.Context, o Options, w Workload, engine Engine, label st
 	// so its throughput is not bounded by how fast the pods are created.
 	backlog := o.Backlog && backlogFits(w)
 	if backlog {
-		o.Progress("%s: creating %d nodes and a backlog of %d pods", label, w.Nodes, w.Pods)
+		o.Progress("%s: creating %d nodes, %d init pods on them and a backlog of %d pods", label, w.Nodes, w.InitPods, w.Pods)
 		if err := createNodes(ctx, client, w); err != nil {
+			return err
+		}
+		if err := placeInitPods(ctx, client, w); err != nil {
 			return err
 		}
 		if err := createPods(ctx, client, w.Pods, "pod", w.Pod); err != nil {
@@ -221,10 +224,26 @@ func measure(ctx context.Context, o Options, w Workload, engine Engine, label st
 	return finish(o, w, engine, label, tr, proc, bound, before, usageBefore, res)
 }
 
-// backlogFits reports whether w can run as a backlog: it has no init pods to
-// place first and no churn during the measured phase.
+// backlogFits reports whether w can run as a backlog: it has no churn during
+// the measured phase.
 func backlogFits(w Workload) bool {
-	return w.InitPods == 0 && !w.Churn
+	return !w.Churn
+}
+
+// placeInitPods creates w's init pods already bound, init pod i on node
+// i mod Nodes, for a backlog run: the scheduler starts only after the
+// measured pods exist, so it cannot place the init pods first. Round robin
+// is where any scheduler puts them in these workloads, up to the nodes'
+// names: one anti-affinity pod per node, four 1-CPU pods per 4-CPU node.
+func placeInitPods(ctx context.Context, client kubernetes.Interface, w Workload) error {
+	return parallel(ctx, w.InitPods, func(ctx context.Context, i int) error {
+		p := w.InitPod(fmt.Sprintf("init-%d", i))
+		p.Spec.NodeName = fmt.Sprintf("node-%d", i%w.Nodes)
+		if _, err := client.CoreV1().Pods(namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating init pod %s: %w", p.Name, err)
+		}
+		return nil
+	})
 }
 
 // measureBacklog measures a scheduler started with every measured pod
