@@ -3,11 +3,12 @@
 // scheduling-attempt latency each reports on /metrics, CPU and peak memory.
 //
 // Each run gets a fresh envtest apiserver and one scheduler process with the
-// same KubeSchedulerConfiguration. By default every workload but Churn runs
-// on a backlog: the nodes, the init pods (created bound, round robin) and
-// every measured pod exist before the scheduler starts, so the throughput is
-// the scheduler's and not how fast this program creates pods. Churn (and
-// all, with --backlog=false) runs as upstream's scheduler_perf does: the
+// same KubeSchedulerConfiguration. By default every workload but Churn and
+// Preemption runs on a backlog: the nodes, the init pods (created bound,
+// round robin) and every measured pod exist before the scheduler starts, so
+// the throughput is the scheduler's and not how fast this program creates
+// pods. Churn and Preemption (and all, with --backlog=false) run as
+// upstream's scheduler_perf does: the
 // scheduler first, then the nodes, then any init pods (scheduled, waited
 // for), then the measured pods, created while it runs. The two schedulers take turns, for several rounds, and the table
 // shows medians over rounds.
@@ -68,7 +69,7 @@ func mainErr() error {
 	docs := flag.String("docs", "", "markdown file whose "+docsBegin+" … "+docsEnd+" part gets the results (none by default)")
 	stall := flag.Duration("stall", 60*time.Second, "give up waiting for bindings after this long without one")
 	list := flag.Bool("list", false, "list the workloads and exit")
-	backlog := flag.Bool("backlog", true, "create the measured pods (and any init pods, already bound) before the scheduler starts, in every workload but Churn; --backlog=false creates them while it runs, as scheduler_perf does")
+	backlog := flag.Bool("backlog", true, "create the measured pods (and any init pods, already bound) before the scheduler starts, in every workload but Churn and Preemption; --backlog=false creates them while it runs, as scheduler_perf does")
 	minischedBin := flag.String("minisched", "", "the minisched binary (default: bin/minisched under --root)")
 	kubeSchedulerBin := flag.String("kube-scheduler", "", "the kube-scheduler binary (default: kube-scheduler in KUBEBUILDER_ASSETS or bin/k8s/<version>)")
 	profileDir := flag.String("profile", "", "directory for a CPU profile of each minisched run (go tool pprof reads it)")

@@ -71,7 +71,7 @@ type Options struct {
 	// MinischedMetrics is whether minisched accepts --metrics-bind-address.
 	MinischedMetrics bool
 	// Backlog creates the measured pods (and the init pods, bound) before
-	// the scheduler starts, in the workloads without churn.
+	// the scheduler starts, in the workloads backlogFits allows.
 	Backlog bool
 	// ProfileDir, if set, receives a CPU profile of ProfileSeconds of every
 	// minisched run, taken from the start of its measured phase.
@@ -135,7 +135,11 @@ func measure(ctx context.Context, o Options, w Workload, engine Engine, label st
 	// so its throughput is not bounded by how fast the pods are created.
 	backlog := o.Backlog && backlogFits(w)
 	if backlog {
-		o.Progress("%s: creating %d nodes, %d init pods on them and a backlog of %d pods", label, w.Nodes, w.InitPods, w.Pods)
+		if w.InitPods > 0 {
+			o.Progress("%s: creating %d nodes, %d init pods on them and a backlog of %d pods", label, w.Nodes, w.InitPods, w.Pods)
+		} else {
+			o.Progress("%s: creating %d nodes and a backlog of %d pods", label, w.Nodes, w.Pods)
+		}
 		if err := createNodes(ctx, client, w); err != nil {
 			return err
 		}
@@ -224,10 +228,13 @@ func measure(ctx context.Context, o Options, w Workload, engine Engine, label st
 	return finish(o, w, engine, label, tr, proc, bound, before, usageBefore, res)
 }
 
-// backlogFits reports whether w can run as a backlog: it has no churn during
-// the measured phase.
+// backlogFits reports whether w can run as a backlog: not with churn during
+// the measured phase, and not with preemption, whose preemptors are all
+// bound in a burst once their victims are gone, so that on a backlog the
+// span from the first to the last binding times that burst and not the
+// scheduler.
 func backlogFits(w Workload) bool {
-	return !w.Churn
+	return !w.Churn && !w.PriorityClasses
 }
 
 // placeInitPods creates w's init pods already bound, init pod i on node
