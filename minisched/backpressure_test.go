@@ -8,14 +8,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
-	corelisters "k8s.io/client-go/listers/core/v1"
-	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	st "github.com/minisched/minisched/builders"
-	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins"
 	"github.com/minisched/minisched/plugins/plugintesting"
@@ -47,39 +42,17 @@ func TestBindSlotsHoldBackTheNextPod(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			logger := klog.Background()
 			pod := st.MakePod().Namespace("ns").Name("p").UID("p-uid").SchedulerName(plugintesting.ProfileName).Obj()
-			client := fake.NewClientset(pod)
-			indexer := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
-			if err := indexer.Add(pod); err != nil {
-				t.Fatal(err)
-			}
 			binder := signallingBinder{calls: make(chan string, 1)}
 			registry := plugins.NewInTreeRegistry()
 			registry[binder.Name()] = func(context.Context, *runtime.RawExtension, framework.Handle) (framework.Plugin, error) {
 				return binder, nil
 			}
-			snapshot := cache.NewEmptySnapshot()
-			fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
+			s := newLoopTestScheduler(ctx, t, fake.NewClientset(pod), pod, registry, &configv1.Plugins{
 				QueueSort: plugintesting.Enable("PrioritySort"),
 				Bind:      plugintesting.Enable(binder.Name()),
-			}, nil, framework.WithSnapshotSharedLister(snapshot), framework.WithEventRecorder(events.NewFakeRecorder(10)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := &Scheduler{
-				Cache:     cache.New(0),
-				Profiles:  map[string]*framework.Framework{plugintesting.ProfileName: fwk},
-				snapshot:  snapshot,
-				client:    client,
-				podLister: corelisters.NewPodLister(indexer),
-				logger:    logger,
-				rng:       newTestScheduler().rng,
-				bindSlots: make(chan struct{}, tt.slots),
-			}
-			s.Queue = queue.New(fwk.QueueSortFunc(), map[string]queue.Profile{plugintesting.ProfileName: fwk})
-			s.Cache.AddNode(logger, st.MakeNode().Name("node-1").Obj())
-			s.Queue.Add(logger, pod)
+			})
+			s.bindSlots = make(chan struct{}, tt.slots)
 			for range tt.taken {
 				s.bindSlots <- struct{}{}
 			}

@@ -53,38 +53,16 @@ func TestFailedPodIsDoneBeforeTheAPICalls(t *testing.T) {
 		<-release
 		return false, nil, nil
 	})
-	indexer := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
-	if err := indexer.Add(pod); err != nil {
-		t.Fatal(err)
-	}
-
 	registry := plugins.NewInTreeRegistry()
 	registry["BrokenFilter"] = func(context.Context, *runtime.RawExtension, framework.Handle) (framework.Plugin, error) {
 		return brokenFilter{}, nil
 	}
-	snapshot := cache.NewEmptySnapshot()
-	fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
+	clock := testingclock.NewFakeClock(time.Now())
+	s := newLoopTestScheduler(ctx, t, client, pod, registry, &configv1.Plugins{
 		QueueSort: plugintesting.Enable("PrioritySort"),
 		Filter:    plugintesting.Enable("BrokenFilter"),
 		Bind:      plugintesting.Enable("DefaultBinder"),
-	}, nil, framework.WithSnapshotSharedLister(snapshot), framework.WithEventRecorder(events.NewFakeRecorder(10)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := testingclock.NewFakeClock(time.Now())
-	s := &Scheduler{
-		Cache:     cache.New(0),
-		Profiles:  map[string]*framework.Framework{plugintesting.ProfileName: fwk},
-		snapshot:  snapshot,
-		client:    client,
-		podLister: corelisters.NewPodLister(indexer),
-		logger:    logger,
-		bindSlots: make(chan struct{}, maxConcurrentBinds),
-	}
-	s.Queue = queue.New(fwk.QueueSortFunc(), map[string]queue.Profile{plugintesting.ProfileName: fwk},
-		queue.WithClock(clock))
-	s.Cache.AddNode(logger, st.MakeNode().Name("node-1").Obj())
-	s.Queue.Add(logger, pod)
+	}, queue.WithClock(clock))
 
 	// Attempt 1 fails with an error; its handler blocks in the patch.
 	firstDone := make(chan struct{})
@@ -114,4 +92,38 @@ func TestFailedPodIsDoneBeforeTheAPICalls(t *testing.T) {
 		t.Errorf("after the first attempt's handler returned, the second attempt's pod is in %q, want %q",
 			loc, queue.InFlight)
 	}
+}
+
+// newLoopTestScheduler builds a Scheduler for tests that run scheduleOne:
+// one profile (plugintesting.ProfileName) with the plugins given, a queue
+// holding pod, a cache holding node-1, a pod lister that knows pod, and
+// client for the API calls.
+func newLoopTestScheduler(ctx context.Context, t *testing.T, client *fake.Clientset, pod *v1.Pod,
+	registry framework.Registry, enabled *configv1.Plugins, queueOpts ...queue.Option) *Scheduler {
+	t.Helper()
+	logger := klog.Background()
+	indexer := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
+	if err := indexer.Add(pod); err != nil {
+		t.Fatal(err)
+	}
+	snapshot := cache.NewEmptySnapshot()
+	fwk, err := plugintesting.NewFramework(ctx, registry, enabled, nil,
+		framework.WithSnapshotSharedLister(snapshot), framework.WithEventRecorder(events.NewFakeRecorder(10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Scheduler{
+		Cache:     cache.New(0),
+		Profiles:  map[string]*framework.Framework{plugintesting.ProfileName: fwk},
+		snapshot:  snapshot,
+		client:    client,
+		podLister: corelisters.NewPodLister(indexer),
+		logger:    logger,
+		rng:       newTestScheduler().rng,
+		bindSlots: make(chan struct{}, maxConcurrentBinds),
+	}
+	s.Queue = queue.New(fwk.QueueSortFunc(), map[string]queue.Profile{plugintesting.ProfileName: fwk}, queueOpts...)
+	s.Cache.AddNode(logger, st.MakeNode().Name("node-1").Obj())
+	s.Queue.Add(logger, pod)
+	return s
 }
