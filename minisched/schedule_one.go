@@ -49,7 +49,7 @@ var clearNominatedNode = &framework.NominatingInfo{NominatingMode: framework.Mod
 // ends its in-flight period in the queue exactly once (see
 // queue.PriorityQueue.Done for where).
 //
-//	Pop → snapshot → PreFilter → Filter → (PostFilter) → PreScore → Score → select
+//	(a free bind slot) → Pop → snapshot → PreFilter → Filter → (PostFilter) → PreScore → Score → select
 //	    → assume → Reserve → Permit → go runBindingCycle
 func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
 	// Back-pressure: while maxConcurrentBinds Bind calls are in flight the
