@@ -124,10 +124,10 @@ func totalOf(results []Result, workload string) int {
 // header names the columns of the summary table.
 var header = []string{"workload", "metric", "minisched", "kube-scheduler", "minisched / kube-scheduler"}
 
-// printTable writes the rows as an aligned text table.
-func printTable(out io.Writer, rows []Row) error {
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
+// cells returns the rows' cells in header order, the workload named only on
+// its first row.
+func cells(rows []Row) [][]string {
+	out := make([][]string, 0, len(rows))
 	last := ""
 	for _, r := range rows {
 		w := r.Workload
@@ -135,7 +135,17 @@ func printTable(out io.Writer, rows []Row) error {
 			w = ""
 		}
 		last = r.Workload
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", w, r.Metric, r.Minisched, r.KubeScheduler, r.Ratio)
+		out = append(out, []string{w, r.Metric, r.Minisched, r.KubeScheduler, r.Ratio})
+	}
+	return out
+}
+
+// printTable writes the rows as an aligned text table.
+func printTable(out io.Writer, rows []Row) error {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, c := range cells(rows) {
+		fmt.Fprintln(tw, strings.Join(c, "\t"))
 	}
 	return tw.Flush()
 }
@@ -144,14 +154,8 @@ func printTable(out io.Writer, rows []Row) error {
 func markdownTable(rows []Row) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
-	last := ""
-	for _, r := range rows {
-		w := r.Workload
-		if w == last {
-			w = ""
-		}
-		last = r.Workload
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", w, r.Metric, r.Minisched, r.KubeScheduler, r.Ratio)
+	for _, c := range cells(rows) {
+		fmt.Fprintf(&b, "| %s |\n", strings.Join(c, " | "))
 	}
 	return b.String()
 }

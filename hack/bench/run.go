@@ -93,7 +93,9 @@ func runOne(ctx context.Context, o Options, w Workload, engine Engine, round int
 }
 
 // measure does runOne's work, filling res as it goes: apiserver, namespace,
-// pod informer, scheduler, nodes, init pods, then the measured phase.
+// pod informer, then either nodes, init pods (bound) and the measured pods
+// before the scheduler (a backlog, see backlogFits), or the scheduler, the
+// nodes, the init pods (scheduled) and the measured phase.
 func measure(ctx context.Context, o Options, w Workload, engine Engine, label string, res *Result) error {
 	env, err := scenario.StartEnvironment()
 	if err != nil {
@@ -240,8 +242,8 @@ func backlogFits(w Workload) bool {
 // placeInitPods creates w's init pods already bound, init pod i on node
 // i mod Nodes, for a backlog run: the scheduler starts only after the
 // measured pods exist, so it cannot place the init pods first. Round robin
-// is where any scheduler puts them in these workloads, up to the nodes'
-// names: one anti-affinity pod per node, four 1-CPU pods per 4-CPU node.
+// is where any scheduler puts them, up to the nodes' names, in the one
+// backlog workload that has init pods: PodAntiAffinity, one per node.
 func placeInitPods(ctx context.Context, client kubernetes.Interface, w Workload) error {
 	return parallel(ctx, w.InitPods, func(ctx context.Context, i int) error {
 		p := w.InitPod(fmt.Sprintf("init-%d", i))
