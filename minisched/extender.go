@@ -292,7 +292,9 @@ func podByUID(nodeInfo *framework.NodeInfo, uid string) *v1.Pod {
 }
 
 // send POSTs args as JSON to <urlPrefix>/<verb> and decodes the answer
-// into result; anything but 200 OK is an error.
+// into result; anything but 200 OK is an error, and so is an answer that
+// does not decode into result (the error names the verb and the URL, so
+// that an extender answering garbage is easy to find).
 func (h *HTTPExtender) send(verb string, args, result any) error {
 	body, err := json.Marshal(args)
 	if err != nil {
@@ -312,5 +314,8 @@ func (h *HTTPExtender) send(verb string, args, result any) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("failed %v with extender at URL %v, code %v", verb, url, resp.StatusCode)
 	}
-	return json.NewDecoder(resp.Body).Decode(result)
+	if err := json.NewDecoder(resp.Body).Decode(result); err != nil {
+		return fmt.Errorf("decoding the answer to %v from extender at URL %v: %w", verb, url, err)
+	}
+	return nil
 }

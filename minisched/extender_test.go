@@ -211,6 +211,53 @@ func TestHTTPExtenderVerbs(t *testing.T) {
 	})
 }
 
+// TestHTTPExtenderGarbage checks that an extender answering 200 with a body
+// that is not the answer the verb expects fails the call with an error that
+// names the verb, the URL and what was wrong, for every verb.
+func TestHTTPExtenderGarbage(t *testing.T) {
+	nodes := nodeInfos(st.MakeNode().Name("a").Obj())
+	pod := st.MakePod().Name("p").Obj()
+	verbs := []struct {
+		verb string
+		call func(*HTTPExtender) error
+	}{
+		{"filter", func(e *HTTPExtender) error { _, _, _, err := e.Filter(pod, nodes); return err }},
+		{"prioritize", func(e *HTTPExtender) error { _, _, err := e.Prioritize(pod, nodes); return err }},
+		{"bind", func(e *HTTPExtender) error { return e.Bind(&v1.Binding{}) }},
+		{"preempt", func(e *HTTPExtender) error {
+			_, err := e.ProcessPreemption(pod, map[string]*extenderv1.Victims{}, nil)
+			return err
+		}},
+	}
+	bodies := []struct {
+		name, body, want string
+	}{
+		{"HTML", "<html>oops</html>", "invalid character '<'"},
+		{"a JSON answer of another shape", `"all good"`, "cannot unmarshal string"},
+		{"a truncated answer", `{"NodeNames": [`, "unexpected EOF"},
+	}
+	for _, b := range bodies {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			_, _ = io.WriteString(w, b.body)
+		}))
+		t.Cleanup(srv.Close)
+		for _, v := range verbs {
+			t.Run(b.name+"/"+v.verb, func(t *testing.T) {
+				ext, err := NewHTTPExtender(&configv1.Extender{URLPrefix: srv.URL, FilterVerb: "filter",
+					PrioritizeVerb: "prioritize", BindVerb: "bind", PreemptVerb: "preempt", Weight: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = v.call(ext)
+				wantPrefix := "decoding the answer to " + v.verb + " from extender at URL " + srv.URL + "/" + v.verb + ": "
+				if err == nil || !strings.HasPrefix(err.Error(), wantPrefix) || !strings.Contains(err.Error(), b.want) {
+					t.Errorf("err = %v, want %q followed by an error containing %q", err, wantPrefix, b.want)
+				}
+			})
+		}
+	}
+}
+
 func TestHTTPExtenderProcessPreemption(t *testing.T) {
 	a := st.MakeNode().Name("a").Obj()
 	victim := st.MakePod().Name("v").UID("uid-v").NodeName("a").Obj()
