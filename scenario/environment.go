@@ -12,7 +12,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -31,6 +33,10 @@ type Environment struct {
 	// Kubeconfig is the same access as a kubeconfig file's contents.
 	Kubeconfig []byte
 	env        *envtest.Environment
+	// certDir holds the apiserver's serving certificate and client CA. It
+	// is ours, not envtest's, so that they survive CrashAPIServer: a
+	// restarted apiserver must be the same server to its clients.
+	certDir string
 }
 
 // StartEnvironment starts etcd and kube-apiserver from KUBEBUILDER_ASSETS or,
@@ -51,9 +57,16 @@ func StartEnvironment() (*Environment, error) {
 		ControlPlaneStartTimeout: 2 * time.Minute,
 		ControlPlaneStopTimeout:  time.Minute,
 	}
-	env.ControlPlane.GetAPIServer().Configure().Set("disable-admission-plugins", "ServiceAccount", "TaintNodesByCondition")
+	certDir, err := os.MkdirTemp("", "minisched-apiserver-")
+	if err != nil {
+		return nil, err
+	}
+	apiserver := env.ControlPlane.GetAPIServer()
+	apiserver.CertDir = certDir
+	apiserver.Configure().Set("disable-admission-plugins", "ServiceAccount", "TaintNodesByCondition")
 	cfg, err := env.Start()
 	if err != nil {
+		_ = os.RemoveAll(certDir)
 		return nil, fmt.Errorf("starting envtest with binaries from %s: %w", assets, err)
 	}
 	user, err := env.ControlPlane.AddUser(envtest.User{Name: "minisched-admin", Groups: []string{"system:masters"}}, nil)
@@ -66,11 +79,72 @@ func StartEnvironment() (*Environment, error) {
 		_ = env.Stop()
 		return nil, fmt.Errorf("writing a kubeconfig: %w", err)
 	}
-	return &Environment{Config: cfg, Kubeconfig: kubeconfig, env: env}, nil
+	return &Environment{Config: cfg, Kubeconfig: kubeconfig, env: env, certDir: certDir}, nil
 }
 
 // Stop stops the apiserver and etcd and removes their data.
-func (e *Environment) Stop() error { return e.env.Stop() }
+func (e *Environment) Stop() error {
+	err := e.env.Stop()
+	return errors.Join(err, os.RemoveAll(e.certDir))
+}
+
+// CrashAPIServer kills kube-apiserver (SIGKILL) and leaves etcd running:
+// clients see their connections reset and every request fail, as when a
+// control-plane node dies. StartAPIServer brings it back. (A graceful stop
+// is no quicker: kube-apiserver waits up to a minute for the connections of
+// open watches to close.) It finds the process by its certificate
+// directory, which is unique to this environment, in /proc: Linux only,
+// like envtest's binaries here.
+func (e *Environment) CrashAPIServer() error {
+	pid, err := e.apiserverPID()
+	if err != nil {
+		return err
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("killing kube-apiserver (pid %d): %w", pid, err)
+	}
+	// envtest reaps its child; Stop then finds it exited and tidies up.
+	if err := e.env.ControlPlane.APIServer.Stop(); err != nil {
+		return fmt.Errorf("after killing kube-apiserver: %w", err)
+	}
+	return nil
+}
+
+// apiserverPID finds the kube-apiserver started with this environment's
+// certificate directory.
+func (e *Environment) apiserverPID() (int, error) {
+	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	if err != nil {
+		return 0, err
+	}
+	want := "--cert-dir=" + e.certDir
+	for _, f := range procs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // the process is gone
+		}
+		args := strings.Split(string(b), "\x00")
+		if len(args) == 0 || filepath.Base(args[0]) != "kube-apiserver" {
+			continue
+		}
+		for _, a := range args[1:] {
+			if a == want {
+				return strconv.Atoi(filepath.Base(filepath.Dir(f)))
+			}
+		}
+	}
+	return 0, fmt.Errorf("no kube-apiserver with %s is running", want)
+}
+
+// StartAPIServer starts kube-apiserver again after CrashAPIServer, on the
+// same port, with the same certificates and the same etcd, and returns once
+// it is healthy: the clients of Config and Kubeconfig work again unchanged.
+func (e *Environment) StartAPIServer() error {
+	if err := e.env.ControlPlane.APIServer.Start(); err != nil {
+		return fmt.Errorf("starting kube-apiserver again: %w", err)
+	}
+	return nil
+}
 
 func findAssets() (string, error) {
 	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {

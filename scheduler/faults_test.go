@@ -1,0 +1,293 @@
+package scheduler_test
+
+// Faults of the apiserver and of other clients: a bind that loses to
+// another scheduler, and an apiserver that goes away in the middle of a
+// backlog and comes back on the same etcd.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/scenario"
+	"github.com/minisched/minisched/scheduler"
+)
+
+// holder is a PreBind plugin that holds every pod labelled hold=true until
+// the test releases it: the binding cycle is then past Permit, where a
+// pod bound by someone else would have been rejected.
+type holder struct {
+	held    chan string
+	release chan struct{}
+}
+
+func (h *holder) Name() string { return "Holder" }
+func (h *holder) PreBindPreFlight(_ context.Context, _ *framework.CycleState, p *v1.Pod, _ string) *framework.Status {
+	if p.Labels["hold"] != "true" {
+		return framework.NewStatus(framework.Skip)
+	}
+	return nil
+}
+func (h *holder) PreBind(ctx context.Context, _ *framework.CycleState, p *v1.Pod, _ string) *framework.Status {
+	h.held <- p.Name
+	select {
+	case <-h.release:
+		return nil
+	case <-ctx.Done():
+		return framework.AsStatus(ctx.Err())
+	}
+}
+
+// TestPodBoundByAnotherClient: another scheduler binds a pod while
+// minisched is still binding it. Either way it ends on the other client's
+// node, is not tried again, and the node minisched chose is free again.
+func TestPodBoundByAnotherClient(t *testing.T) {
+	ctx := context.Background()
+	const ns = "bound-elsewhere"
+	client, err := kubernetes.NewForConfig(testEnv.Config)
+	require.NoError(t, err)
+	_, err = client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		metav1.CreateOptions{})
+	require.NoError(t, err)
+	hold := &holder{held: make(chan string, 1), release: make(chan struct{})}
+	calls := &calls{m: map[string][]string{}}
+	registry := framework.Registry{
+		"Holder": func(context.Context, *runtime.RawExtension, framework.Handle) (framework.Plugin, error) {
+			return hold, nil
+		},
+		"Recorder": func(context.Context, *runtime.RawExtension, framework.Handle) (framework.Plugin, error) {
+			return &recorder{c: calls}, nil
+		},
+		"Gatekeeper": func(_ context.Context, _ *runtime.RawExtension, fh framework.Handle) (framework.Plugin, error) {
+			return &gatekeeper{h: fh}, nil
+		},
+	}
+	cfg, err := scheduler.DecodeConfig([]byte(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: false
+podInitialBackoffSeconds: 1
+podMaxBackoffSeconds: 1
+profiles:
+- schedulerName: ` + ns + `
+  plugins:
+    multiPoint:
+      enabled:
+      - name: Recorder
+      - name: Gatekeeper
+      - name: Holder
+`))
+	require.NoError(t, err)
+	attemptLog := scenario.NewAttemptLog()
+	runCtx, stop := context.WithCancel(ctx)
+	svc, err := scheduler.New(runCtx, cfg, testEnv.Config, scheduler.WithOutOfTreeRegistry(registry),
+		scheduler.WithObserver(attemptLog.Record))
+	require.NoError(t, err)
+	runErr := make(chan error, 1)
+	go func() { runErr <- svc.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-runErr; err != nil {
+			t.Errorf("Run = %v, want nil on a clean stop", err)
+		}
+	})
+	env := &scenario.Env{Client: client, Namespace: ns, SchedulerName: ns, Attempts: attemptLog}
+	cpu2 := map[v1.ResourceName]string{v1.ResourceCPU: "2"}
+	bindElsewhere := func(pod, node string) {
+		t.Helper()
+		require.NoError(t, env.CreateNodes(ctx, scenario.MakeNode(node).Capacity(cpu2).Obj()))
+		require.NoError(t, client.CoreV1().Pods(ns).Bind(ctx, &v1.Binding{
+			ObjectMeta: metav1.ObjectMeta{Name: pod},
+			Target:     v1.ObjectReference{Kind: "Node", Name: node},
+		}, metav1.CreateOptions{}))
+	}
+	// expectFreed checks that the node minisched chose holds nothing: a pod
+	// that needs all of it is bound there.
+	expectFreed := func(filler, node string) {
+		t.Helper()
+		require.NoError(t, env.CreatePods(ctx, scenario.MakePod(filler).Req(cpu2).Obj()))
+		bound, err := env.WaitForPodBound(ctx, filler, scenario.DefaultWait)
+		require.NoError(t, err)
+		if bound.Spec.NodeName != node {
+			t.Errorf("%s on %q, want %q, the node freed", filler, bound.Spec.NodeName, node)
+		}
+	}
+	expectOn := func(pod, node string) {
+		t.Helper()
+		require.NoError(t, env.ExpectNoNewAttempts(ctx, pod, 3*time.Second), "the pod was tried again")
+		got, err := client.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+		require.NoError(t, err)
+		if got.Spec.NodeName != node {
+			t.Errorf("%s on %q, want %q where the other client bound it", pod, got.Spec.NodeName, node)
+		}
+		if got := calls.of(pod); len(got) != 2 || got[1] != "Unreserve" {
+			t.Errorf("calls = %v, want Reserve then Unreserve", got)
+		}
+	}
+
+	t.Run("while it waits in Permit: the waiting pod is rejected", func(t *testing.T) {
+		require.NoError(t, env.CreateNodes(ctx, scenario.MakeNode("permit-chosen").Capacity(cpu2).Obj()))
+		p := scenario.MakePod("permit-contested").Req(cpu2).Obj()
+		p.Labels = map[string]string{"wait": "1h"} // the Gatekeeper holds it in Permit
+		require.NoError(t, env.CreatePods(ctx, p))
+		require.NoError(t, wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, scenario.DefaultWait, true,
+			func(context.Context) (bool, error) { return len(calls.of("permit-contested")) > 0, nil }))
+		bindElsewhere("permit-contested", "permit-other")
+		attempts, err := env.WaitForAttempts(ctx, "permit-contested", 1, scenario.DefaultWait)
+		require.NoError(t, err)
+		// As kube-scheduler: the update that shows the pod bound rejects it
+		// in Permit ("removed"), and the pod, now bound, is not requeued.
+		if a := attempts[0]; a.Result != "Unschedulable" || a.Message != "0/1 nodes are available: 1 removed." {
+			t.Errorf("attempt = %s (%s), want Unschedulable (0/1 nodes are available: 1 removed.)", a.Result, a.Message)
+		}
+		expectOn("permit-contested", "permit-other")
+		expectFreed("permit-filler", "permit-chosen")
+	})
+
+	t.Run("past Permit: the bind is answered 409 Conflict", func(t *testing.T) {
+		require.NoError(t, env.CreateNodes(ctx, scenario.MakeNode("bind-chosen").Capacity(cpu2).Obj()))
+		p := scenario.MakePod("bind-contested").Req(cpu2).Obj()
+		p.Labels = map[string]string{"hold": "true"}
+		require.NoError(t, env.CreatePods(ctx, p))
+		select {
+		case <-hold.held:
+		case <-time.After(scenario.DefaultWait):
+			t.Fatal("the pod never reached PreBind")
+		}
+		bindElsewhere("bind-contested", "bind-other")
+		close(hold.release)
+		attempts, err := env.WaitForAttempts(ctx, "bind-contested", 1, scenario.DefaultWait)
+		require.NoError(t, err)
+		if a := attempts[0]; a.Result != "SchedulerError" || !strings.Contains(a.Message, "already assigned") {
+			t.Errorf("attempt = %s (%s), want SchedulerError with the apiserver's 409", a.Result, a.Message)
+		}
+		expectOn("bind-contested", "bind-other")
+		expectFreed("bind-filler", "bind-chosen")
+	})
+}
+
+// TestAPIServerRestart stops kube-apiserver (etcd stays) while minisched
+// works through a backlog that exactly fills the nodes, and starts it again.
+// Every pod must end bound and no node overcommitted: a binding lost in the
+// outage must have been forgotten (else its room stays taken and the last
+// pods do not fit), and nothing may be bound twice.
+func TestAPIServerRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an apiserver of its own")
+	}
+	env, err := scenario.StartEnvironment()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = env.Stop() })
+	ctx := context.Background()
+	client, err := kubernetes.NewForConfig(env.Config)
+	require.NoError(t, err)
+
+	const nodes, podsPerNode = 10, 20
+	e := &scenario.Env{Client: client, Namespace: "restart", SchedulerName: "restart"}
+	_, err = client.CoreV1().Namespaces().Create(ctx,
+		&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.Namespace}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	for i := range nodes {
+		require.NoError(t, e.CreateNodes(ctx, scenario.MakeNode(fmt.Sprintf("restart-%d", i)).
+			Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "2", v1.ResourcePods: "110"}).Obj()))
+	}
+	// 100m each: the pods fill every node's 2 CPUs exactly.
+	for i := range nodes * podsPerNode {
+		require.NoError(t, e.CreatePods(ctx, scenario.MakePod(fmt.Sprintf("p-%03d", i)).
+			Req(map[v1.ResourceName]string{v1.ResourceCPU: "100m"}).Obj()))
+	}
+
+	// A slow client (20 requests a second) keeps the backlog going long
+	// enough to cut the apiserver off in the middle of it.
+	cfg, err := scheduler.DecodeConfig([]byte(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: false
+clientConnection:
+  qps: 20
+  burst: 20
+podInitialBackoffSeconds: 1
+podMaxBackoffSeconds: 2
+profiles:
+- schedulerName: restart
+`))
+	require.NoError(t, err)
+	runCtx, stop := context.WithCancel(ctx)
+	svc, err := scheduler.New(runCtx, cfg, env.Config)
+	require.NoError(t, err)
+	runErr := make(chan error, 1)
+	go func() { runErr <- svc.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		select {
+		case err := <-runErr:
+			if err != nil {
+				t.Errorf("Run = %v, want nil on a clean stop", err)
+			}
+		case <-time.After(time.Minute):
+			t.Errorf("Run did not return within a minute of being stopped")
+		}
+	})
+
+	boundCount := func() (int, error) {
+		list, err := client.CoreV1().Pods(e.Namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return 0, err
+		}
+		n := 0
+		for _, p := range list.Items {
+			if p.Spec.NodeName != "" {
+				n++
+			}
+		}
+		return n, nil
+	}
+	require.NoError(t, wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true,
+		func(context.Context) (bool, error) { n, err := boundCount(); return n >= 30, err }))
+	before, err := boundCount()
+	require.NoError(t, err)
+	if before == nodes*podsPerNode {
+		t.Fatalf("the backlog was done before the apiserver stopped; slow the client down")
+	}
+
+	require.NoError(t, env.CrashAPIServer())
+	// While it is away, minisched's requests and watches fail; give it
+	// several backoff periods to retry into the void.
+	outage := time.NewTimer(5 * time.Second)
+	<-outage.C
+	require.NoError(t, env.StartAPIServer())
+	t.Logf("%d of %d pods were bound when the apiserver stopped", before, nodes*podsPerNode)
+
+	require.NoError(t, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true,
+		func(context.Context) (bool, error) { n, err := boundCount(); return n == nodes*podsPerNode, err }),
+		"not every pod was bound after the apiserver came back")
+
+	list, err := client.CoreV1().Pods(e.Namespace).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	perNode := map[string]*resource.Quantity{}
+	for _, p := range list.Items {
+		q, ok := perNode[p.Spec.NodeName]
+		if !ok {
+			q = resource.NewMilliQuantity(0, resource.DecimalSI)
+			perNode[p.Spec.NodeName] = q
+		}
+		q.Add(p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU])
+	}
+	for node, q := range perNode {
+		if q.MilliValue() > 2000 {
+			t.Errorf("node %s: %dm CPU requested by its pods, allocatable 2000m", node, q.MilliValue())
+		}
+	}
+}
