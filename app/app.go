@@ -80,15 +80,21 @@ func NewCommand(opts ...Option) *Command {
 var errUsage = errors.New("usage")
 
 // Main runs the subcommand named by os.Args until SIGINT or SIGTERM, and
-// exits: 0 on success, 1 on an error, 2 on a bad command line.
+// exits: 0 on success (and after -h), 1 on an error, 2 on a bad command
+// line. A `run` that lost its leader election Lease exits 1 too, so that
+// its supervisor restarts it with a fresh cache, as kube-scheduler does.
 func (c *Command) Main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := c.Run(ctx, os.Args[1:])
 	stop()
 	klog.Flush()
 	switch {
+	case errors.Is(err, flag.ErrHelp):
 	case errors.Is(err, errUsage):
 		os.Exit(2)
+	case errors.Is(err, scheduler.ErrLostLease):
+		fmt.Fprintf(os.Stderr, "%s: %v; exiting so that a supervisor restarts it\n", c.name, err)
+		os.Exit(1)
 	case err != nil:
 		fmt.Fprintf(os.Stderr, "%s: %v\n", c.name, err)
 		os.Exit(1)
@@ -126,7 +132,7 @@ func (c *Command) Run(ctx context.Context, args []string) error {
 func (c *Command) usage(w io.Writer) {
 	fmt.Fprintf(w, `usage:
   %[1]s start [--scenario NAME ...] [--config FILE]   run scenarios on an embedded apiserver (envtest)
-  %[1]s run --kubeconfig FILE [--config FILE]         run against any apiserver until SIGINT/SIGTERM
+  %[1]s run --kubeconfig FILE [--config FILE]         run against any apiserver until SIGINT/SIGTERM, while it leads (run -h)
       [--metrics-bind-address HOST:PORT]              /metrics, /healthz, /readyz, /livez (default 127.0.0.1:10259; 0: off)
   %[1]s apiserver --kubeconfig-out FILE               start an embedded apiserver and wait
   %[1]s annotate --kubeconfig K --policy F --prometheus URL   copy node load from Prometheus to annotations (Dynamic)
@@ -208,6 +214,10 @@ func (c *Command) run(ctx context.Context, args []string) error {
 	configPath := fs.String("config", "", "KubeSchedulerConfiguration file")
 	metricsAddr := fs.String("metrics-bind-address", scheduler.DefaultMetricsBindAddress,
 		"HOST:PORT to serve /metrics, /healthz, /readyz and /livez on, over plain HTTP (0 turns it off)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), runUsage, c.name)
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -234,6 +244,24 @@ func (c *Command) run(ctx context.Context, args []string) error {
 	}
 	return nil
 }
+
+// runUsage is `run -h`'s text before the flags; %[1]s is the binary.
+const runUsage = `usage: %[1]s run --kubeconfig FILE [--config FILE] [--metrics-bind-address HOST:PORT]
+
+Schedules the pods whose spec.schedulerName names one of the configuration's
+profiles, until SIGINT or SIGTERM.
+
+Leader election is on unless the configuration sets leaderElection.leaderElect
+to false, as in kube-scheduler: every replica keeps its cache warm, and only
+the one holding the Lease leaderElection.resourceNamespace/resourceName
+schedules (defaults: kube-system/kube-scheduler, kube-scheduler's own Lease, so
+beside kube-scheduler name another; leaseDuration 15s, renewDeadline 10s,
+retryPeriod 2s). On SIGINT or SIGTERM the leader finishes its binding cycles,
+then releases the Lease. A replica that loses the Lease stops scheduling and
+exits with status 1, for its supervisor to restart it.
+
+Flags:
+`
 
 // apiserver starts envtest, writes a kubeconfig and waits until ctx ends.
 func apiserver(ctx context.Context, args []string) error {

@@ -111,8 +111,9 @@ func (r *Runner) RunAll(ctx context.Context, scenarios []Scenario) error {
 	return nil
 }
 
-// Run runs one scenario: start a scheduler with its configuration, run it,
-// print where each pod went, stop the scheduler and clean up.
+// Run runs one scenario: start a scheduler with its configuration (leader
+// election turned off), run it, print where each pod went, stop the
+// scheduler and clean up.
 func (r *Runner) Run(ctx context.Context, s Scenario) (err error) {
 	start := time.Now()
 	fmt.Fprintf(r.Out, "=== %s (chapter %d): %s\n", s.Name, s.Chapter, s.Description)
@@ -134,6 +135,11 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (err error) {
 	if cfg == nil {
 		cfg = scheduler.DefaultConfig()
 	}
+	// One scheduler per scenario, one after another, on a private
+	// apiserver: there is no one to elect against, and waiting for a Lease a
+	// previous scenario held would only slow the story down.
+	cfg = cfg.DeepCopy()
+	cfg.LeaderElection.LeaderElect = ptr.To(false)
 	client, err := kubernetes.NewForConfig(r.RestConfig)
 	if err != nil {
 		return err

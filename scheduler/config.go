@@ -8,9 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/tools/leaderelection"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
 	sigsjson "sigs.k8s.io/json"
@@ -86,10 +89,24 @@ func DefaultConfig() *configv1.KubeSchedulerConfiguration {
 	return cfg
 }
 
+// Leader election defaults, as kube-scheduler's v1 defaulting and
+// component-base's RecommendedDefaultLeaderElectionConfiguration set them.
+// The lease they name is kube-scheduler's own: a scheduler running beside
+// kube-scheduler must name another (leaderElection.resourceName).
+const (
+	DefaultLeaseDuration = 15 * time.Second
+	DefaultRenewDeadline = 10 * time.Second
+	DefaultRetryPeriod   = 2 * time.Second
+	// DefaultResourceLock is the only lock kube-scheduler accepts.
+	DefaultResourceLock      = "leases"
+	DefaultResourceNamespace = configv1.SchedulerDefaultLockObjectNamespace // kube-system
+	DefaultResourceName      = configv1.SchedulerDefaultLockObjectName      // kube-scheduler
+)
+
 // SetDefaults fills in what the configuration leaves out, as kube-scheduler's
 // v1 defaulting does, and merges each profile's plugins with the defaults.
-// Leader election defaults to off here (kube-scheduler defaults it on):
-// minisched does not elect leaders yet.
+// Leader election is on by default, on the Lease kube-system/kube-scheduler,
+// as in kube-scheduler.
 func SetDefaults(cfg *configv1.KubeSchedulerConfiguration) {
 	if cfg.Parallelism == nil {
 		cfg.Parallelism = ptr.To[int32](16)
@@ -103,9 +120,7 @@ func SetDefaults(cfg *configv1.KubeSchedulerConfiguration) {
 	if cfg.PodMaxBackoffSeconds == nil {
 		cfg.PodMaxBackoffSeconds = ptr.To[int64](10)
 	}
-	if cfg.LeaderElection.LeaderElect == nil {
-		cfg.LeaderElection.LeaderElect = ptr.To(false)
-	}
+	setLeaderElectionDefaults(cfg)
 	if cfg.EnableProfiling == nil {
 		cfg.EnableProfiling = ptr.To(true)
 	}
@@ -164,9 +179,7 @@ func Validate(cfg *configv1.KubeSchedulerConfiguration) error {
 		errs = append(errs, field.Invalid(field.NewPath("clientConnection", "burst"), cfg.ClientConnection.Burst,
 			"must be non-negative"))
 	}
-	if *cfg.LeaderElection.LeaderElect {
-		errs = append(errs, field.NotSupported(field.NewPath("leaderElection", "leaderElect"), true, []string{"false"}))
-	}
+	errs = append(errs, validateLeaderElection(field.NewPath("leaderElection"), cfg)...)
 	errs = append(errs, validateExtenders(field.NewPath("extenders"), cfg.Extenders)...)
 
 	names := sets.New[string]()
@@ -195,6 +208,84 @@ func Validate(cfg *configv1.KubeSchedulerConfiguration) error {
 		}
 	}
 	return errs.ToAggregate()
+}
+
+// setLeaderElectionDefaults fills in leaderElection as kube-scheduler does:
+// its own lock (kind, namespace, name) first, then component-base's
+// recommended durations and leaderElect true. A zero duration means unset.
+func setLeaderElectionDefaults(cfg *configv1.KubeSchedulerConfiguration) {
+	le := &cfg.LeaderElection
+	if le.ResourceLock == "" {
+		le.ResourceLock = DefaultResourceLock
+	}
+	if le.ResourceNamespace == "" {
+		le.ResourceNamespace = DefaultResourceNamespace
+	}
+	if le.ResourceName == "" {
+		le.ResourceName = DefaultResourceName
+	}
+	if le.LeaseDuration.Duration == 0 {
+		le.LeaseDuration = metav1.Duration{Duration: DefaultLeaseDuration}
+	}
+	if le.RenewDeadline.Duration == 0 {
+		le.RenewDeadline = metav1.Duration{Duration: DefaultRenewDeadline}
+	}
+	if le.RetryPeriod.Duration == 0 {
+		le.RetryPeriod = metav1.Duration{Duration: DefaultRetryPeriod}
+	}
+	if le.LeaderElect == nil {
+		le.LeaderElect = ptr.To(true)
+	}
+}
+
+// validateLeaderElection checks leaderElection when it is on, with
+// component-base's ValidateLeaderElectionConfiguration rules and messages
+// plus kube-scheduler's own (the lock must be a Lease). Two differences: the
+// leaseDuration error shows leaseDuration's value (upstream shows
+// renewDeadline's), and renewDeadline must exceed retryPeriod × 1.2, which
+// upstream leaves to client-go's NewLeaderElector to refuse at start.
+func validateLeaderElection(path *field.Path, cfg *configv1.KubeSchedulerConfiguration) field.ErrorList {
+	le := &cfg.LeaderElection
+	if !ptr.Deref(le.LeaderElect, false) {
+		return nil
+	}
+	var errs field.ErrorList
+	if le.LeaseDuration.Duration <= 0 {
+		errs = append(errs, field.Invalid(path.Child("leaseDuration"), le.LeaseDuration, "must be greater than zero"))
+	}
+	if le.RenewDeadline.Duration <= 0 {
+		errs = append(errs, field.Invalid(path.Child("renewDeadline"), le.RenewDeadline, "must be greater than zero"))
+	}
+	if le.RetryPeriod.Duration <= 0 {
+		errs = append(errs, field.Invalid(path.Child("retryPeriod"), le.RetryPeriod, "must be greater than zero"))
+	}
+	if le.LeaseDuration.Duration <= le.RenewDeadline.Duration {
+		errs = append(errs, field.Invalid(path.Child("leaseDuration"), le.LeaseDuration,
+			"must be greater than `RenewDeadline`"))
+	}
+	// Candidates retry every retryPeriod with up to 20% jitter, and a leader
+	// gives up renewing after renewDeadline: client-go refuses a deadline
+	// that a single jittered retry period can overrun.
+	jittered := time.Duration(leaderelection.JitterFactor * float64(le.RetryPeriod.Duration))
+	if le.RetryPeriod.Duration > 0 && le.RenewDeadline.Duration > 0 && le.RenewDeadline.Duration <= jittered {
+		errs = append(errs, field.Invalid(path.Child("renewDeadline"), le.RenewDeadline,
+			fmt.Sprintf("must be greater than retryPeriod × %v (%v)", leaderelection.JitterFactor, jittered)))
+	}
+	switch le.ResourceLock {
+	case "":
+		errs = append(errs, field.Required(path.Child("resourceLock"), ""))
+	case DefaultResourceLock:
+	default:
+		errs = append(errs, field.Invalid(path.Child("resourceLock"), le.ResourceLock,
+			`resourceLock value must be "leases"`))
+	}
+	if le.ResourceNamespace == "" {
+		errs = append(errs, field.Required(path.Child("resourceNamespace"), ""))
+	}
+	if le.ResourceName == "" {
+		errs = append(errs, field.Required(path.Child("resourceName"), ""))
+	}
+	return errs
 }
 
 // validatePlugins rejects an enabled plugin without a name and a negative

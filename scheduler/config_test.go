@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	configv1 "k8s.io/kube-scheduler/config/v1"
@@ -95,9 +97,35 @@ func TestDecodeConfigErrors(t *testing.T) {
 			wantErr: "profiles[0].plugins.score.enabled[0].weight",
 		},
 		{
-			name:    "leader election on",
-			yaml:    header + "leaderElection:\n  leaderElect: true\n",
-			wantErr: "leaderElection.leaderElect: Unsupported value: true",
+			name:    "lease not longer than the renew deadline",
+			yaml:    header + "leaderElection:\n  leaseDuration: 10s\n",
+			wantErr: "leaderElection.leaseDuration: Invalid value: \"10s\": must be greater than `RenewDeadline`",
+		},
+		{
+			name:    "negative lease duration",
+			yaml:    header + "leaderElection:\n  leaseDuration: -1s\n",
+			wantErr: "leaderElection.leaseDuration: Invalid value: \"-1s\": must be greater than zero",
+		},
+		{
+			name:    "negative renew deadline",
+			yaml:    header + "leaderElection:\n  renewDeadline: -5s\n",
+			wantErr: "leaderElection.renewDeadline: Invalid value: \"-5s\": must be greater than zero",
+		},
+		{
+			name:    "negative retry period",
+			yaml:    header + "leaderElection:\n  retryPeriod: -2s\n",
+			wantErr: "leaderElection.retryPeriod: Invalid value: \"-2s\": must be greater than zero",
+		},
+		{
+			// client-go's elector refuses it at start; we refuse it at load.
+			name:    "renew deadline within one jittered retry period",
+			yaml:    header + "leaderElection:\n  renewDeadline: 2s\n  retryPeriod: 2s\n",
+			wantErr: "leaderElection.renewDeadline: Invalid value: \"2s\": must be greater than retryPeriod × 1.2 (2.4s)",
+		},
+		{
+			name:    "a lock other than a Lease",
+			yaml:    header + "leaderElection:\n  resourceLock: endpointsleases\n",
+			wantErr: `leaderElection.resourceLock: Invalid value: "endpointsleases": resourceLock value must be "leases"`,
 		},
 		{
 			name:    "a prioritizing extender without weight",
@@ -186,11 +214,73 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("enableProfiling/enableContentionProfiling = %v/%v, want true/true",
 			*cfg.EnableProfiling, *cfg.EnableContentionProfiling)
 	}
+	// kube-scheduler's leader election defaults: on, on its own Lease.
+	wantLE := configv1.KubeSchedulerConfiguration{}.LeaderElection
+	wantLE.LeaderElect = ptr.To(true)
+	wantLE.LeaseDuration = metav1.Duration{Duration: 15 * time.Second}
+	wantLE.RenewDeadline = metav1.Duration{Duration: 10 * time.Second}
+	wantLE.RetryPeriod = metav1.Duration{Duration: 2 * time.Second}
+	wantLE.ResourceLock = "leases"
+	wantLE.ResourceNamespace = "kube-system"
+	wantLE.ResourceName = "kube-scheduler"
+	if diff := cmp.Diff(wantLE, cfg.LeaderElection); diff != "" {
+		t.Errorf("leaderElection (-want +got):\n%s", diff)
+	}
 	if len(cfg.Profiles) != 1 || *cfg.Profiles[0].SchedulerName != DefaultSchedulerName {
 		t.Fatalf("profiles = %+v, want one %q", cfg.Profiles, DefaultSchedulerName)
 	}
 	if diff := cmp.Diff(DefaultPlugins(), cfg.Profiles[0].Plugins); diff != "" {
 		t.Errorf("default plugins (-want +got):\n%s", diff)
+	}
+}
+
+// TestLeaderElectionConfig: what leaderElection accepts, and what the
+// defaults fill in around what is given.
+func TestLeaderElectionConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want func(*configv1.KubeSchedulerConfiguration)
+	}{
+		{
+			name: "short durations, as the tests use",
+			yaml: "leaderElection:\n  leaseDuration: 2s\n  renewDeadline: 1500ms\n  retryPeriod: 300ms\n",
+			want: func(cfg *configv1.KubeSchedulerConfiguration) {
+				le := &cfg.LeaderElection
+				le.LeaseDuration.Duration, le.RenewDeadline.Duration = 2*time.Second, 1500*time.Millisecond
+				le.RetryPeriod.Duration = 300 * time.Millisecond
+			},
+		},
+		{
+			name: "a lease of one's own keeps the other defaults",
+			yaml: "leaderElection:\n  resourceName: my-scheduler\n  resourceNamespace: scheduling\n",
+			want: func(cfg *configv1.KubeSchedulerConfiguration) {
+				cfg.LeaderElection.ResourceName, cfg.LeaderElection.ResourceNamespace = "my-scheduler", "scheduling"
+			},
+		},
+		{
+			// As upstream: nothing else is checked when election is off.
+			name: "off, with durations that would not do",
+			yaml: "leaderElection:\n  leaderElect: false\n  leaseDuration: 1s\n  resourceLock: configmaps\n",
+			want: func(cfg *configv1.KubeSchedulerConfiguration) {
+				cfg.LeaderElection.LeaderElect = ptr.To(false)
+				cfg.LeaderElection.LeaseDuration.Duration = time.Second
+				cfg.LeaderElection.ResourceLock = "configmaps"
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := DecodeConfig([]byte(header + tt.yaml))
+			if err != nil {
+				t.Fatalf("DecodeConfig: %v", err)
+			}
+			want := DefaultConfig()
+			tt.want(want)
+			if diff := cmp.Diff(want.LeaderElection, cfg.LeaderElection); diff != "" {
+				t.Errorf("leaderElection (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

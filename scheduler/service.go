@@ -48,9 +48,17 @@ type Service struct {
 	// under kube-scheduler's names; Serve exposes it.
 	Metrics *metrics.Metrics
 
-	// ready is set once the informers have synced and scheduling starts
-	// (/readyz).
+	// ready is set once the informers have synced (/readyz): a standby
+	// replica is ready too, its cache warm for the moment it leads.
 	ready atomic.Bool
+	// leading is set while this replica schedules (IsLeader).
+	leading atomic.Bool
+	// identity is the name this replica competes for the Lease under
+	// (Identity); set when Run starts electing.
+	identity atomic.Pointer[string]
+	// restConfig is the clients' configuration; leader election builds a
+	// client of its own from it.
+	restConfig *rest.Config
 
 	// host is the apiserver's address, for messages.
 	host string
@@ -199,13 +207,15 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 		return nil, err
 	}
 	return &Service{Config: cfg, Client: client, Scheduler: sched, Metrics: m, host: rc.Host, factory: factory,
-		broadcaster: broadcaster}, nil
+		broadcaster: broadcaster, restConfig: rc}, nil
 }
 
 // Run checks that the apiserver answers (giving up after APIServerTimeout),
 // starts events and informers, and schedules until ctx is cancelled; then it
 // lets binding cycles finish and stops everything. It returns nil on a clean
-// stop.
+// stop. With leaderElection.leaderElect, it schedules only while it holds
+// the Lease (see leaderelection.go), releases the Lease on a clean stop, and
+// returns ErrLostLease if the Lease was lost. Run is called once.
 func (s *Service) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	if err := waitForAPIServer(ctx, s.Client, s.host, APIServerTimeout); err != nil {
@@ -215,8 +225,14 @@ func (s *Service) Run(ctx context.Context) error {
 		return fmt.Errorf("starting event recording: %w", err)
 	}
 	defer s.broadcaster.Shutdown()
-	s.factory.Start(ctx.Done())
-	defer s.factory.Shutdown()
+	// The informers stop when Run returns, whatever the reason: a lost
+	// Lease returns while ctx still runs.
+	informersCtx, stopInformers := context.WithCancel(ctx)
+	s.factory.Start(informersCtx.Done())
+	defer func() {
+		stopInformers()
+		s.factory.Shutdown()
+	}()
 	// Plugins' listers (namespaces, services...) must be filled before the
 	// first cycle, like the pods and nodes the scheduler waits for itself.
 	for typ, ok := range s.factory.WaitForCacheSync(ctx.Done()) {
@@ -227,7 +243,10 @@ func (s *Service) Run(ctx context.Context) error {
 	logger.Info("Starting minisched", "profiles", len(s.Config.Profiles), "apiserver", s.host)
 	s.ready.Store(true)
 	defer s.ready.Store(false)
-	return s.Scheduler.Run(ctx)
+	if *s.Config.LeaderElection.LeaderElect {
+		return s.runElected(ctx)
+	}
+	return s.schedule(ctx)
 }
 
 // waitForAPIServer polls /version until it answers or timeout passes.
