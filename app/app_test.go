@@ -5,6 +5,7 @@ package app
 import (
 	"context"
 	"errors"
+	"flag"
 	"strings"
 	"testing"
 
@@ -63,6 +64,11 @@ func TestRun(t *testing.T) {
 		{name: "plugin named like an in-tree one", opts: []Option{WithPlugin("NodeName", factoryFor("NodeName"))},
 			args: []string{"help"}, wantErr: `WithPlugin("NodeName"): an in-tree plugin has that name`},
 		{name: "apiserver without its flag", args: []string{"apiserver"}, wantErr: "--kubeconfig-out is required"},
+		{name: "run -h", args: []string{"run", "-h"}, wantErr: flag.ErrHelp.Error()},
+		{name: "a kubeconfig that does not exist", args: []string{"run", "--kubeconfig", "/nonexistent/kubeconfig",
+			"--metrics-bind-address", "0"}, wantErr: `loading kubeconfig "/nonexistent/kubeconfig"`},
+		{name: "a config file that does not exist", args: []string{"run", "--config", "/nonexistent/config.yaml"},
+			wantErr: "/nonexistent/config.yaml"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

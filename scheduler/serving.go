@@ -24,7 +24,7 @@ const DefaultMetricsBindAddress = "127.0.0.1:10259"
 //	/metrics   the scheduler's metrics (kube-scheduler's names) in Prometheus' text format
 //	/healthz   ok while the process runs
 //	/livez     the same
-//	/readyz    ok once the informers have synced and scheduling has started, 503 before
+//	/readyz    ok once the informers have synced (a standby replica is ready too), 503 before
 //	/debug/pprof/  Go's profiles, when enableProfiling (default true) says so
 //
 // It returns the address it listens on (useful with port 0) once it does,
