@@ -18,7 +18,9 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // KubernetesVersion is the version of the control plane built by hack/tools.
@@ -57,6 +59,9 @@ func StartEnvironment() (*Environment, error) {
 		ControlPlaneStartTimeout: 2 * time.Minute,
 		ControlPlaneStopTimeout:  time.Minute,
 	}
+	// envtest logs through controller-runtime's logger: to klog, like the
+	// rest of minisched (unset, it complains with a stack trace).
+	ctrllog.SetLogger(klog.Background())
 	certDir, err := os.MkdirTemp("", "minisched-apiserver-")
 	if err != nil {
 		return nil, err
