@@ -97,6 +97,20 @@ else
 	$(BIN)/bench --root $(CURDIR) --docs $(CURDIR)/docs/performance.md $(ARGS)
 endif
 
+.PHONY: chaos
+## chaos: a seeded chaos run against envtest (nodes, pods, priorities, preemption, another binder) with
+## invariants checked during and at the end; CHAOS_SEED=<n> replays a run's operations, CHAOS_OPS and
+## CHAOS_TIME lengthen it (a new seed each time by default)
+ifeq ($(origin CHAOS_SEED),undefined)
+CHAOS_SEED := $(shell date +%s)
+endif
+CHAOS_OPS ?= 1000
+CHAOS_TIME ?= 10m
+chaos: envtest
+	@echo "chaos run: CHAOS_SEED=$(CHAOS_SEED) CHAOS_OPS=$(CHAOS_OPS)"
+	CHAOS_SEED=$(CHAOS_SEED) CHAOS_OPS=$(CHAOS_OPS) CHAOS_TIME=$(CHAOS_TIME) \
+		$(GO) test -race -count=1 -timeout 30m -run TestChaos -v ./chaos/
+
 .PHONY: bench-go
 ## bench-go: the in-process benchmarks of the queue, the cache and the scheduling cycle
 bench-go:

@@ -274,6 +274,21 @@ profiles:
 		func(context.Context) (bool, error) { n, err := boundCount(); return n == nodes*podsPerNode, err }),
 		"not every pod was bound after the apiserver came back")
 
+	// The cache agrees with the informers again: no assumed pod left over
+	// from a binding lost in the outage, no pod counted twice.
+	var diff string
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, scenario.DefaultWait, true,
+		func(context.Context) (bool, error) {
+			c, err := svc.Scheduler.CompareCache()
+			if err != nil {
+				return false, err
+			}
+			diff = c.String()
+			return c.IsEmpty() && len(c.AssumedPods) == 0, nil
+		}); err != nil {
+		t.Errorf("the cache differs from the informers after the restart: %s", diff)
+	}
+
 	list, err := client.CoreV1().Pods(e.Namespace).List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	perNode := map[string]*resource.Quantity{}

@@ -241,6 +241,9 @@ func (s *Service) Run(ctx context.Context) error {
 		}
 	}
 	logger.Info("Starting minisched", "profiles", len(s.Config.Profiles), "apiserver", s.host)
+	// kill -USR2 <pid> logs how the cache compares with the informers, and
+	// dumps it, as kube-scheduler's cache debugger does.
+	s.Scheduler.ListenForDebugSignal(ctx)
 	s.ready.Store(true)
 	defer s.ready.Store(false)
 	if *s.Config.LeaderElection.LeaderElect {

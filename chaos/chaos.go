@@ -1,0 +1,383 @@
+// This file is a chaos run: its set-up, the loop that draws and applies
+// operations, and the final wait for the scheduler to settle. The
+// operations are in operations.go, the invariants in invariants.go.
+
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/minisched/minisched/minisched"
+	"github.com/minisched/minisched/scenario"
+)
+
+// Config says what a Run does.
+type Config struct {
+	// Seed determines the operations and their arguments.
+	Seed uint64
+	// Ops is how many operations to apply; TimeLimit stops the run sooner
+	// if applying them takes longer.
+	Ops       int
+	TimeLimit time.Duration
+	// CheckEvery is how many operations pass between two checks of the
+	// invariants (they are checked at the end too).
+	CheckEvery int
+	// InitialNodes is how many nodes exist before the first operation.
+	InitialNodes int
+	// Namespace holds the run's pods (Start creates it); SchedulerName is
+	// the profile they ask for.
+	Namespace, SchedulerName string
+	// Logf narrates the run: every operation and what came of it.
+	Logf func(format string, args ...any)
+}
+
+// Waits bound how long a run waits for the scheduler.
+const (
+	// settleTimeout bounds a wait for the scheduler's cache to take in a
+	// change (a node deleted, a pod bound by another client).
+	settleTimeout = 30 * time.Second
+	// quiescenceTimeout bounds the final wait for every pending pod that
+	// fits somewhere to be bound: far more than the backoff (2s at most)
+	// and far less than the 5 minutes after which the queue retries
+	// unschedulable pods anyway, so that a pod no event woke up is caught.
+	quiescenceTimeout = 60 * time.Second
+	pollInterval      = 100 * time.Millisecond
+)
+
+// The priority classes of the run's pods, lowest first. Start creates them.
+var priorityClasses = []schedulingv1.PriorityClass{
+	{ObjectMeta: metav1.ObjectMeta{Name: "chaos-low"}, Value: 10},
+	{ObjectMeta: metav1.ObjectMeta{Name: "chaos-mid"}, Value: 100},
+	{ObjectMeta: metav1.ObjectMeta{Name: "chaos-high"}, Value: 1000},
+}
+
+// Run is one chaos run against an apiserver and a scheduler running in the
+// same process. Create it with New, pass Observe to the scheduler, then
+// Start, Apply and Finish.
+type Run struct {
+	cfg    Config
+	client kubernetes.Interface
+	// sched is the scheduler under test: the run waits for its cache to take
+	// in some changes, and compares that cache with its informers at the
+	// end.
+	sched *minisched.Scheduler
+	// env holds the scenarios' helpers (creating nodes, cordoning).
+	env *scenario.Env
+	rng *rand.Rand
+
+	// The run's own bookkeeping, changed only by operations as they are
+	// drawn, so that which operations can be drawn depends on the seed
+	// alone. nodes and pods are what the run created and did not delete
+	// (a pod in pods may have been preempted since).
+	nodes, pods      []string
+	nodeSeq, podSeq  int
+	createdNodes     map[string]bool
+	deletions        map[string]nodeDeletion
+	racesReported    map[types.UID]bool
+	watch            *bindingWatch
+	scheduledReports *scheduledReports
+}
+
+// nodeDeletion brackets the deletion of a node in resource versions: before
+// it, and once the scheduler's cache had dropped the node, no pod was
+// assumed on it any more and the pods it was trying then were done with
+// (settled). A pod bound to the node after settled
+// is a bug; one bound between the two is a binding that was in flight when
+// the node went, which kube-scheduler lets through too.
+type nodeDeletion struct {
+	before, settled uint64
+}
+
+// New prepares a run; nothing talks to the apiserver until Start.
+func New(cfg Config, client kubernetes.Interface) *Run {
+	return &Run{
+		cfg:              cfg,
+		client:           client,
+		env:              &scenario.Env{Client: client, Namespace: cfg.Namespace, SchedulerName: cfg.SchedulerName},
+		rng:              rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed5eed5eed5eed)),
+		createdNodes:     map[string]bool{},
+		deletions:        map[string]nodeDeletion{},
+		racesReported:    map[types.UID]bool{},
+		watch:            &bindingWatch{first: map[types.UID]binding{}},
+		scheduledReports: &scheduledReports{nodes: map[types.UID]string{}},
+	}
+}
+
+// Observe is a minisched.Observer: pass it to the scheduler under test so
+// that the run can check that every pod it reports Scheduled is bound where
+// it says.
+func (r *Run) Observe(a minisched.Attempt) {
+	if a.Result == minisched.Scheduled {
+		r.scheduledReports.record(a.UID, a.Node)
+	}
+}
+
+// Start creates the namespace, the priority classes and the initial nodes,
+// and starts watching every pod of the namespace for bindings. sched is the
+// scheduler under test, already running or about to.
+func (r *Run) Start(ctx context.Context, sched *minisched.Scheduler) error {
+	r.sched = sched
+	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.cfg.Namespace}}
+	if _, err := r.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", r.cfg.Namespace, err)
+	}
+	for i := range priorityClasses {
+		pc := priorityClasses[i]
+		_, err := r.client.SchedulingV1().PriorityClasses().Create(ctx, &pc, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating priority class %s: %w", pc.Name, err)
+		}
+	}
+	if err := r.watch.start(ctx, r.client, r.cfg.Namespace); err != nil {
+		return err
+	}
+	for range r.cfg.InitialNodes {
+		s := addNode.draw(r)
+		outcome, err := s.apply(ctx)
+		if err != nil {
+			return fmt.Errorf("initial node: %w", err)
+		}
+		r.cfg.Logf("setup: %s → %s", s.what, outcome)
+	}
+	return nil
+}
+
+// Apply draws and applies the operations, checking the invariants every
+// CheckEvery operations. It stops at the first error or broken invariant,
+// after Ops operations, or when TimeLimit has passed.
+func (r *Run) Apply(ctx context.Context) error {
+	start := time.Now()
+	for i := 1; i <= r.cfg.Ops; i++ {
+		if elapsed := time.Since(start); elapsed > r.cfg.TimeLimit {
+			r.cfg.Logf("time limit %v reached after %d of %d operations", r.cfg.TimeLimit, i-1, r.cfg.Ops)
+			break
+		}
+		s := r.pick().draw(r)
+		outcome, err := s.apply(ctx)
+		if err != nil {
+			return fmt.Errorf("op %d (%s): %w", i, s.what, err)
+		}
+		r.cfg.Logf("op %d: %s → %s", i, s.what, outcome)
+		if i%r.cfg.CheckEvery == 0 {
+			if err := r.CheckInvariants(ctx); err != nil {
+				return fmt.Errorf("after op %d: %w", i, err)
+			}
+		}
+	}
+	r.cfg.Logf("applied the operations in %v", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// pick draws an operation among those that can apply now, by weight.
+func (r *Run) pick() operation {
+	total := 0
+	for _, op := range operations {
+		if op.applies(r) {
+			total += op.weight
+		}
+	}
+	x := r.rng.IntN(total)
+	for _, op := range operations {
+		if !op.applies(r) {
+			continue
+		}
+		if x < op.weight {
+			return op
+		}
+		x -= op.weight
+	}
+	panic("unreachable: weights add up to total")
+}
+
+// Finish lets the scheduler settle, then checks what must hold once it
+// has: every pending pod that fits on some node is bound, every other
+// pending pod carries PodScheduled=False with a reason, the scheduler's
+// cache equals its informers, and the invariants hold.
+func (r *Run) Finish(ctx context.Context) error {
+	start := time.Now()
+	var stuck []string
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, quiescenceTimeout, true, func(ctx context.Context) (bool, error) {
+		c, err := r.readCluster(ctx)
+		if err != nil {
+			return false, err
+		}
+		stuck = c.pendingThatFit()
+		return len(stuck) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%d pending pods fit on a node but were not bound within %v: %v: %w",
+			len(stuck), quiescenceTimeout, stuck, err)
+	}
+	r.cfg.Logf("no pending pod fits on any node after %v", time.Since(start).Round(time.Millisecond))
+
+	var unexplained []string
+	err = wait.PollUntilContextTimeout(ctx, pollInterval, settleTimeout, true, func(ctx context.Context) (bool, error) {
+		c, err := r.readCluster(ctx)
+		if err != nil {
+			return false, err
+		}
+		unexplained = c.pendingWithoutReason()
+		return len(unexplained) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("pending pods without PodScheduled=False and a reason after %v: %v: %w",
+			settleTimeout, unexplained, err)
+	}
+
+	var diff *minisched.CacheComparison
+	err = wait.PollUntilContextTimeout(ctx, pollInterval, settleTimeout, true, func(context.Context) (bool, error) {
+		var err error
+		diff, err = r.sched.CompareCache()
+		return err == nil && diff.IsEmpty(), err
+	})
+	if err != nil {
+		return fmt.Errorf("the scheduler's cache differs from its informers for %v: %v: %w", settleTimeout, diff, err)
+	}
+	if err := r.CheckInvariants(ctx); err != nil {
+		return err
+	}
+	c, err := r.readCluster(ctx)
+	if err != nil {
+		return err
+	}
+	r.cfg.Logf("settled: %s; cache: %s", c.summary(), diff)
+	if odd := c.boundNotScheduled(); len(odd) > 0 {
+		// Not an invariant: kube-scheduler does the same (see
+		// boundNotScheduled).
+		r.cfg.Logf("bound pods whose PodScheduled is not True: %v", odd)
+	}
+	return nil
+}
+
+// listRV returns the apiserver's current resource version, as a quorum list
+// of the namespace's pods reports it.
+func (r *Run) listRV(ctx context.Context) (uint64, error) {
+	list, err := r.client.CoreV1().Pods(r.cfg.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("listing pods: %w", err)
+	}
+	return parseRV(list.ResourceVersion)
+}
+
+// parseRV reads a resource version as a number. Resource versions are
+// opaque to clients, but an apiserver on etcd gives them as etcd's
+// revision, which only grows: that is what lets the run order a binding and
+// a node deletion.
+func parseRV(rv string) (uint64, error) {
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("resource version %q is not a number: %w", rv, err)
+	}
+	return n, nil
+}
+
+// binding is a pod's binding as the watch first saw it.
+type binding struct {
+	pod, node string
+	// rv is the resource version of the first sighting: the binding's own
+	// write, unless the watch missed it.
+	rv uint64
+}
+
+// bindingWatch watches the run's pods and records, per pod UID, the node
+// it was first seen bound to; a pod later seen on another node was bound
+// twice.
+type bindingWatch struct {
+	mu         sync.Mutex
+	first      map[types.UID]binding
+	violations []string
+}
+
+// start runs an informer of its own (not the scheduler's) on the
+// namespace's pods and waits for its first list.
+func (w *bindingWatch) start(ctx context.Context, client kubernetes.Interface, namespace string) error {
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace))
+	inf := factory.Core().V1().Pods().Informer()
+	observe := func(obj any) {
+		if p, ok := obj.(*v1.Pod); ok {
+			w.observe(p)
+		}
+	}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    observe,
+		UpdateFunc: func(_, obj any) { observe(obj) },
+	}); err != nil {
+		return fmt.Errorf("watching pods: %w", err)
+	}
+	factory.Start(ctx.Done())
+	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		return errors.New("the pod watch did not sync")
+	}
+	return nil
+}
+
+func (w *bindingWatch) observe(p *v1.Pod) {
+	if p.Spec.NodeName == "" {
+		return
+	}
+	rv, err := parseRV(p.ResourceVersion)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		w.violations = append(w.violations, err.Error())
+		return
+	}
+	prev, ok := w.first[p.UID]
+	switch {
+	case !ok:
+		w.first[p.UID] = binding{pod: p.Name, node: p.Spec.NodeName, rv: rv}
+	case prev.node != p.Spec.NodeName:
+		w.violations = append(w.violations, fmt.Sprintf("pod %s (uid %s) was bound to %s, then to %s",
+			p.Name, p.UID, prev.node, p.Spec.NodeName))
+	}
+}
+
+// snapshot returns a copy of the bindings seen and of the violations.
+func (w *bindingWatch) snapshot() (map[types.UID]binding, []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	first := make(map[types.UID]binding, len(w.first))
+	for uid, b := range w.first {
+		first[uid] = b
+	}
+	return first, append([]string(nil), w.violations...)
+}
+
+// scheduledReports records the node of every Scheduled attempt the
+// scheduler reported, per pod UID.
+type scheduledReports struct {
+	mu    sync.Mutex
+	nodes map[types.UID]string
+}
+
+func (s *scheduledReports) record(uid types.UID, node string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nodes[uid] = node
+}
+
+func (s *scheduledReports) snapshot() map[types.UID]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[types.UID]string, len(s.nodes))
+	for uid, n := range s.nodes {
+		out[uid] = n
+	}
+	return out
+}
