@@ -111,6 +111,19 @@ chaos: envtest
 	CHAOS_SEED=$(CHAOS_SEED) CHAOS_OPS=$(CHAOS_OPS) CHAOS_TIME=$(CHAOS_TIME) \
 		$(GO) test -race -count=1 -timeout 30m -run TestChaos -v ./chaos/
 
+.PHONY: fuzz
+## fuzz: the queue's and the cache's fuzzers, FUZZTIME each (go test -fuzz takes one package and one
+## target per run; the first run builds everything with coverage instrumentation, which takes minutes)
+FUZZTIME ?= 20s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzQueue$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./queue/
+	$(GO) test -run '^$$' -fuzz '^FuzzCacheSnapshot$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./cache/
+
+.PHONY: image
+## image: the container image deploy/ runs (needs docker)
+image:
+	docker build -f deploy/Dockerfile -t minisched:latest .
+
 .PHONY: bench-go
 ## bench-go: the in-process benchmarks of the queue, the cache and the scheduling cycle
 bench-go:

@@ -95,6 +95,16 @@ func RestConfigFromKubeconfig(path string, cfg *configv1.KubeSchedulerConfigurat
 	if path == "" {
 		path = cfg.ClientConnection.Kubeconfig
 	}
+	if path == "" {
+		// In a pod (deploy/): the service account's token and the cluster's
+		// CA, without clientcmd's warning that no kubeconfig was given.
+		rc, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("no kubeconfig (--kubeconfig or clientConnection.kubeconfig) "+
+				"and not in a cluster: %w", err)
+		}
+		return rc, nil
+	}
 	rc, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig %q: %w", path, err)

@@ -1,0 +1,977 @@
+// This file fuzzes the scheduling queue: FuzzQueue decodes its input into a
+// sequence of queue operations on a handful of pods, keeps a model of where
+// each pod must be, and after every operation checks the queue's inner
+// structure, its counts and every pod's place against the model.
+
+package queue
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/minisched/metrics"
+)
+
+// The fuzzed universe: few pod names, so that operations collide, and an
+// upper bound on the operations one input may run, so that one input stays
+// cheap.
+const (
+	fuzzPodNames = 6
+	fuzzMaxOps   = 120
+)
+
+// The events a MoveAllToActiveOrBackoffQueue operation may deliver.
+var (
+	podLabelUpdate = framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodLabel}
+	podScaleDown   = framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodScaleDown}
+)
+
+// queueIfHighPriority is a QueueingHintFn that answers Queue only for pods
+// of positive priority.
+func queueIfHighPriority(_ klog.Logger, pod *v1.Pod, _, _ interface{}) (framework.QueueingHint, error) {
+	if podPriority(pod) > 0 {
+		return framework.Queue, nil
+	}
+	return framework.QueueSkip, nil
+}
+
+// newFuzzProfile returns the profile every fuzzed queue uses: Foo, Bar and
+// Wait register the events below (one of Bar's hints is broken and errs,
+// which counts as Queue); SchedulingGates gates pods with gates.
+func newFuzzProfile() *fakeProfile {
+	return newProfile(map[string][]framework.ClusterEventWithHint{
+		fooPlugin: {on(framework.NodeAdd), on(podLabelUpdate)},
+		barPlugin: {
+			onWithHint(framework.AssignedPodDelete, queueIfHighPriority),
+			onWithHint(nodeLabelChange, hintReturning(framework.QueueSkip, errors.New("broken hint"))),
+		},
+		waitPlugin: {on(framework.AssignedPodAdd), on(podScaleDown)},
+	})
+}
+
+// fuzzPluginHelps is the model's own reading of newFuzzProfile: whether an
+// event makes plugin answer Queue for pod.
+func fuzzPluginHelps(plugin string, pod *v1.Pod, e framework.ClusterEvent) bool {
+	switch plugin {
+	case fooPlugin:
+		return (e.Resource == framework.Node && e.ActionType&framework.Add != 0) ||
+			(e.Resource == framework.UnscheduledPod && e.ActionType&framework.UpdatePodLabel != 0)
+	case barPlugin:
+		return (e.Resource == framework.Pod && e.ActionType&framework.Delete != 0 && podPriority(pod) > 0) ||
+			(e.Resource == framework.Node && e.ActionType&framework.UpdateNodeLabel != 0)
+	case waitPlugin:
+		return (e.Resource == framework.Pod && e.ActionType&framework.Add != 0) ||
+			(e.Resource == framework.UnscheduledPod && e.ActionType&framework.UpdatePodScaleDown != 0)
+	case gatesPlugin:
+		return e.Resource == framework.UnscheduledPod && e.ActionType&framework.UpdatePodSchedulingGatesEliminated != 0
+	}
+	return false
+}
+
+// fuzzStrategy is the model's verdict on an event for a pod that failed
+// with the given plugins (none: an error).
+func fuzzStrategy(pod *v1.Pod, unschedulable, pending sets.Set[string], e framework.ClusterEvent) queueingStrategy {
+	if unschedulable.Len() == 0 && pending.Len() == 0 {
+		return queueAfterBackoff
+	}
+	if e.Resource == framework.WildCard && e.ActionType == framework.All {
+		return queueAfterBackoff
+	}
+	for plugin := range pending {
+		if fuzzPluginHelps(plugin, pod, e) {
+			return queueImmediately
+		}
+	}
+	for plugin := range unschedulable {
+		if fuzzPluginHelps(plugin, pod, e) {
+			return queueAfterBackoff
+		}
+	}
+	return queueSkip
+}
+
+// locSet is a set of Locations a pod may be in after an operation.
+type locSet []Location
+
+// allowedBy reports where strategy sends a pod taken out of the
+// unschedulable pods: queueAfterBackoff may mean activeQ (its backoff is
+// over) or backoffQ.
+func allowedBy(s queueingStrategy, gated bool) locSet {
+	switch {
+	case gated || s == queueSkip:
+		return locSet{UnschedulablePods}
+	case s == queueImmediately:
+		return locSet{ActiveQ}
+	}
+	return locSet{ActiveQ, BackoffQ}
+}
+
+// fuzzEvent is an event logged for a pod in flight. (The hint functions
+// see the pod's newest object, which the model has, not the event's.)
+type fuzzEvent struct {
+	event framework.ClusterEvent
+}
+
+// fuzzPod is the model of one pod (one UID).
+type fuzzPod struct {
+	slot int
+	// pod is the newest object handed to the queue.
+	pod *v1.Pod
+	// loc is where the pod was after the last operation; NotQueued once it
+	// is deleted or bound, and the record dropped after the check.
+	loc Location
+	// allowed is where the current operation may have put it.
+	allowed locSet
+	// byBackoff: this operation placed the pod by its backoff, so it is
+	// backing off if it is in backoffQ, and not if it is in activeQ.
+	byBackoff bool
+	// deleted: deleted while in flight; it must not come back.
+	deleted bool
+	// nominated is the node the nominator must hold the pod under: its
+	// status.nominatedNodeName, or what preemption (AddNominatedPod) set
+	// and no update has contradicted since.
+	nominated string
+	// popped is the entry Pop returned, while in flight.
+	popped *framework.QueuedPodInfo
+	// seen are the events logged since the pod was popped.
+	seen []fuzzEvent
+}
+
+// queueModel drives a queue and holds what it must contain.
+type queueModel struct {
+	t      *testing.T
+	q      *PriorityQueue
+	clk    *testingclock.FakeClock
+	logger klog.Logger
+	// pods maps UID to model, for every pod the queue must know.
+	pods map[types.UID]*fuzzPod
+	// current is each name's incarnation that is not deleted, or nil.
+	current [fuzzPodNames]*fuzzPod
+	// incarnations counts the UIDs each name had.
+	incarnations [fuzzPodNames]int
+	// version stamps each object handed to the queue (ResourceVersion), so
+	// the check can tell the newest object from an older one.
+	version int
+	// history describes the operations run so far, for failure messages.
+	history []string
+}
+
+// fuzzReader hands out the fuzz input one byte at a time.
+type fuzzReader struct{ data []byte }
+
+// next returns the next byte, and false once the input is exhausted.
+func (r *fuzzReader) next() (byte, bool) {
+	if len(r.data) == 0 {
+		return 0, false
+	}
+	b := r.data[0]
+	r.data = r.data[1:]
+	return b, true
+}
+
+// arg returns the next byte, or 0 once the input is exhausted.
+func (r *fuzzReader) arg() byte {
+	b, _ := r.next()
+	return b
+}
+
+// FuzzQueue checks the queue's central promise, that nothing is lost: after
+// every operation of a fuzzed sequence, each pod that was added and not
+// deleted or bound is in exactly one of activeQ, backoffQ, the unschedulable
+// pods (gated or not) or in flight, where the model says it must be, and the
+// queue's counts, nominations and in-flight event log agree.
+//
+// Each operation is one opcode byte and up to two argument bytes (see
+// queueModel.step).
+func FuzzQueue(f *testing.F) {
+	for _, seed := range [][]byte{
+		// Add p0, p1 and a gated p2; pop, fail on Foo, NodeAdd; pop and bind.
+		{opAdd, 0, 0, opAdd, 1, 1, opAdd, 2, 3, opPop, opRequeue, 0, 1, opMoveAll, 0, opPop, opDone, 0},
+		// A gated pod's gate is removed; popped, it fails with an error and
+		// leaves backoffQ with the flush.
+		{opAdd, 3, 2, opUpdate, 0, 4, opPop, opRequeue, 0, 0, opFlushBackoff, 3, opFlushBackoff, 3, opPop, opDone, 0},
+		// Events while in flight: NodeAdd, Activate, an update, AssignedPodAdd.
+		{opAdd, 0, 0, opAdd, 1, 1, opPop, opMoveAll, 0, opActivate, 0xff, opRequeue, 0, 4, opPop, opUpdate, 0, 2,
+			opMoveAll, 6, opRequeue, 0, 5, opRequeueQueued, 0},
+		// Deleted while in flight, then re-created under a new UID.
+		{opAdd, 4, 1, opPop, opDelete, 0, opAdd, 4, 0, opAdd, 4, 0, opPop, opDone, 0, opRequeue, 0, 1, opDone, 0x80},
+		// The leftover flush after a long wait; a filtered move; a big update.
+		{opAdd, 5, 4, opPop, opRequeue, 0, 1, opFlushLeftover, 5, opFlushLeftover, 5, opPop, opRequeue, 0, 2,
+			opMoveAll, 0x84, opFlushBackoff, 4, opUpdate, 0, 0x1b},
+		// Preemption nominates a pod; updates keep or replace the nomination.
+		{opAdd, 0, 0, opNominate, 0, 1, opUpdate, 0, 2, opPop, opNominate, 0, 0x80, opUpdate, 0, 8, opRequeue, 0, 1,
+			opNominate, 0, 2, opAdd, 0, 0, opDelete, 0},
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m := newQueueModel(t)
+		r := &fuzzReader{data: data}
+		for range fuzzMaxOps {
+			op, ok := r.next()
+			if !ok {
+				break
+			}
+			m.step(op, r)
+			m.check()
+		}
+	})
+}
+
+// newQueueModel returns an empty queue over newFuzzProfile, with a fake
+// clock, and its empty model.
+func newQueueModel(t *testing.T) *queueModel {
+	q, clk := newTestQueue(newFuzzProfile())
+	return &queueModel{t: t, q: q, clk: clk, logger: logr.Discard(), pods: map[types.UID]*fuzzPod{}}
+}
+
+// fail reports a broken promise with the last operations.
+func (m *queueModel) fail(format string, args ...any) {
+	m.t.Helper()
+	last := m.history[max(0, len(m.history)-8):]
+	m.t.Fatalf("after %d operations (last: %s): %s", len(m.history), strings.Join(last, "; "), fmt.Sprintf(format, args...))
+}
+
+// stamp gives pod the next ResourceVersion.
+func (m *queueModel) stamp(pod *v1.Pod) *v1.Pod {
+	m.version++
+	pod.ResourceVersion = fmt.Sprint(m.version)
+	return pod
+}
+
+// newPod makes a new incarnation of name slot: bits of v choose its
+// priority, scheduling gate, label and nominated node.
+func (m *queueModel) newPod(slot int, v byte) *v1.Pod {
+	m.incarnations[slot]++
+	name := fmt.Sprintf("p%d", slot)
+	w := makePod(name).UID(fmt.Sprintf("%s-%d", name, m.incarnations[slot])).
+		Priority(int32(v&1)*10).Req(cpu("200m")).Label("app", fmt.Sprint(v>>2&1))
+	if v&2 != 0 {
+		w.SchedulingGates("example.com/gate")
+	}
+	if node := (v >> 3) & 3; node >= 2 {
+		w.NominatedNodeName(fmt.Sprintf("n%d", node-1))
+	}
+	return m.stamp(w.Obj())
+}
+
+// updated returns a new version of pod changed as bits of v say: priority,
+// label, scheduling gates removed (gates are never added after creation, as
+// the API forbids), nominated node, requests scaled down. v of 0 changes
+// nothing but the ResourceVersion (a status-only update).
+func (m *queueModel) updated(pod *v1.Pod, v byte) *v1.Pod {
+	pod = pod.DeepCopy()
+	if v&1 != 0 {
+		prio := 10 - podPriority(pod)
+		pod.Spec.Priority = &prio
+	}
+	if v&2 != 0 {
+		pod.Labels["app"] += "x"
+	}
+	if v&4 != 0 {
+		pod.Spec.SchedulingGates = nil
+	}
+	if v&8 != 0 {
+		pod.Status.NominatedNodeName = map[string]string{"": "n1", "n1": "n2", "n2": ""}[pod.Status.NominatedNodeName]
+	}
+	if v&16 != 0 {
+		req := pod.Spec.Containers[0].Resources.Requests
+		if q := req[v1.ResourceCPU]; q.MilliValue() > 50 {
+			req[v1.ResourceCPU] = *resource.NewMilliQuantity(q.MilliValue()-50, resource.DecimalSI)
+		}
+	}
+	return m.stamp(pod)
+}
+
+// live returns the current incarnations in name order, optionally only
+// those at loc.
+func (m *queueModel) live(loc ...Location) []*fuzzPod {
+	var out []*fuzzPod
+	for _, fp := range m.current {
+		if fp != nil && (len(loc) == 0 || slices.Contains(loc, fp.loc)) {
+			out = append(out, fp)
+		}
+	}
+	return out
+}
+
+// inFlight returns the pods in flight (deleted ones included), by UID.
+func (m *queueModel) inFlight() []*fuzzPod {
+	var out []*fuzzPod
+	for _, uid := range slices.Sorted(maps.Keys(m.pods)) {
+		if fp := m.pods[uid]; fp.loc == InFlight {
+			out = append(out, fp)
+		}
+	}
+	return out
+}
+
+// pickFrom chooses one of pods by b, or nil if there is none.
+func pickFrom(pods []*fuzzPod, b byte) *fuzzPod {
+	if len(pods) == 0 {
+		return nil
+	}
+	return pods[int(b)%len(pods)]
+}
+
+// keepAll resets every pod's expectations to "where it was".
+func (m *queueModel) keepAll() {
+	for _, fp := range m.pods {
+		fp.allowed = locSet{fp.loc}
+		fp.byBackoff = false
+	}
+}
+
+// logEvent records e for every pod in flight, as the queue logs it.
+func (m *queueModel) logEvent(e framework.ClusterEvent) {
+	for _, fp := range m.inFlight() {
+		fp.seen = append(fp.seen, fuzzEvent{event: e})
+	}
+}
+
+// offer predicts where e sends each unschedulable pod that passes preCheck,
+// as MoveAllToActiveOrBackoffQueue and the leftover flush do.
+func (m *queueModel) offer(e framework.ClusterEvent, pods []*fuzzPod) {
+	for _, fp := range pods {
+		entry := m.q.entry(fp.pod.UID)
+		if entry == nil {
+			m.fail("pod %s at %s has no entry", fp.pod.UID, fp.loc)
+		}
+		gated := len(fp.pod.Spec.SchedulingGates) > 0
+		wildcard := e.Resource == framework.WildCard && e.ActionType == framework.All
+		if gated && !wildcard {
+			continue // only the gates plugin's own events could lift it
+		}
+		s := fuzzStrategy(fp.pod, entry.UnschedulablePlugins, entry.PendingPlugins, e)
+		fp.allowed = allowedBy(s, gated)
+		fp.byBackoff = !gated && s == queueAfterBackoff
+	}
+}
+
+// The operations, by opcode modulo opCount.
+const (
+	opAdd = iota
+	opUpdate
+	opDelete
+	opPop
+	opRequeue
+	opDone
+	opMoveAll
+	opActivate
+	opFlushBackoff
+	opFlushLeftover
+	opRequeueQueued
+	opNominate
+	opCount
+)
+
+// step decodes and runs one operation, and sets every pod's expectations.
+func (m *queueModel) step(op byte, r *fuzzReader) {
+	m.keepAll()
+	q, logger := m.q, m.logger
+	switch op % opCount {
+	case opAdd: // name, variant: a new pod, a relist of a known one, or another scheduler's
+		slot, v := int(r.arg())%fuzzPodNames, r.arg()
+		if v&0x80 != 0 {
+			pod := makePod("theirs").SchedulerName("other-scheduler").Obj()
+			q.Add(logger, pod)
+			m.history = append(m.history, "Add(other scheduler's pod)")
+			if loc := q.Locate(pod.UID); loc != NotQueued {
+				m.fail("another scheduler's pod is at %s", loc)
+			}
+			return
+		}
+		if fp := m.current[slot]; fp != nil {
+			// An informer relist re-delivers the same object: nothing moves.
+			if node := fp.pod.Status.NominatedNodeName; node != "" {
+				fp.nominated = node
+			}
+			q.Add(logger, fp.pod)
+			m.history = append(m.history, "Add(again "+string(fp.pod.UID)+")")
+			return
+		}
+		pod := m.newPod(slot, v)
+		fp := &fuzzPod{slot: slot, pod: pod, allowed: locSet{ActiveQ}, nominated: pod.Status.NominatedNodeName}
+		if len(pod.Spec.SchedulingGates) > 0 {
+			fp.allowed = locSet{UnschedulablePods}
+		}
+		m.pods[pod.UID], m.current[slot] = fp, fp
+		if v&0x40 != 0 {
+			q.Update(logger, nil, pod) // Update of an unknown pod adds it
+			m.history = append(m.history, fmt.Sprintf("Update(nil, new %s v=%#x)", pod.UID, v))
+		} else {
+			q.Add(logger, pod)
+			m.history = append(m.history, fmt.Sprintf("Add(%s v=%#x)", pod.UID, v))
+		}
+
+	case opUpdate: // name, variant
+		fp := pickFrom(m.live(), r.arg())
+		v := r.arg()
+		if fp == nil {
+			m.history = append(m.history, "Update(nothing)")
+			return
+		}
+		oldPod, newPod := fp.pod, m.updated(fp.pod, v)
+		fp.pod = newPod
+		// An update that says nothing about the nomination keeps one made
+		// in memory: the status patch may not have arrived yet.
+		if oldPod.Status.NominatedNodeName != "" || newPod.Status.NominatedNodeName != "" {
+			fp.nominated = newPod.Status.NominatedNodeName
+		}
+		m.history = append(m.history, fmt.Sprintf("Update(%s v=%#x) at %s", newPod.UID, v, fp.loc))
+		actions := framework.PodUpdateActions(oldPod, newPod)
+		event := unscheduledPodUpdate(actions)
+		switch fp.loc {
+		case InFlight:
+			if actions != 0 {
+				fp.seen = append(fp.seen, fuzzEvent{event: event})
+			}
+		case UnschedulablePods:
+			if actions != 0 {
+				entry := m.q.entry(newPod.UID)
+				s := fuzzStrategy(newPod, entry.UnschedulablePlugins, entry.PendingPlugins, event)
+				gated := len(newPod.Spec.SchedulingGates) > 0
+				fp.allowed = allowedBy(s, gated)
+				fp.byBackoff = !gated && s == queueAfterBackoff
+			}
+		}
+		if v&0x80 != 0 {
+			q.Update(logger, nil, newPod)
+		} else {
+			q.Update(logger, oldPod, newPod)
+		}
+
+	case opDelete: // name
+		fp := pickFrom(m.live(), r.arg())
+		if fp == nil {
+			// Deleting a pod the queue never had changes nothing.
+			q.Delete(makePod("never-added").Obj())
+			m.history = append(m.history, "Delete(unknown)")
+			return
+		}
+		m.history = append(m.history, fmt.Sprintf("Delete(%s) at %s", fp.pod.UID, fp.loc))
+		m.current[fp.slot] = nil
+		if fp.loc == InFlight {
+			fp.deleted = true
+		} else {
+			fp.allowed = locSet{NotQueued}
+		}
+		q.Delete(fp.pod)
+
+	case opPop:
+		m.pop()
+
+	case opRequeue: // which pod in flight, which plugins, then Done or not
+		m.requeue(pickFrom(m.inFlight(), r.arg()), r.arg())
+
+	case opDone: // which pod in flight is bound; or Done on a queued pod
+		b := r.arg()
+		if b&0x80 != 0 {
+			fp := pickFrom(m.live(ActiveQ, BackoffQ, UnschedulablePods), b)
+			if fp != nil {
+				m.history = append(m.history, fmt.Sprintf("Done(%s) at %s", fp.pod.UID, fp.loc))
+				q.Done(fp.pod.UID) // not in flight: nothing happens
+			}
+			return
+		}
+		fp := pickFrom(m.inFlight(), b)
+		if fp == nil {
+			m.history = append(m.history, "Done(nothing in flight)")
+			return
+		}
+		m.history = append(m.history, fmt.Sprintf("assume+Done(%s)", fp.pod.UID))
+		// As the scheduler does: the assumed pod's nomination goes, and its
+		// in-flight period ends once Permit allowed it.
+		q.DeleteNominatedPodIfExists(fp.pod)
+		q.Done(fp.pod.UID)
+		fp.allowed = locSet{NotQueued}
+		if m.current[fp.slot] == fp {
+			m.current[fp.slot] = nil
+		}
+
+	case opMoveAll: // event, preCheck
+		m.moveAll(r.arg())
+
+	case opActivate: // bit set of names
+		bits := r.arg()
+		pods := map[string]*v1.Pod{}
+		for _, fp := range m.live() {
+			if bits&(1<<fp.slot) == 0 {
+				continue
+			}
+			pods[fp.pod.Name] = fp.pod
+			switch fp.loc {
+			case UnschedulablePods:
+				fp.allowed = allowedBy(queueImmediately, len(fp.pod.Spec.SchedulingGates) > 0)
+			case BackoffQ:
+				fp.allowed = locSet{ActiveQ}
+			case InFlight:
+				fp.seen = append(fp.seen, fuzzEvent{event: framework.ForceActivate})
+			}
+		}
+		m.history = append(m.history, fmt.Sprintf("Activate(%#x)", bits))
+		q.Activate(logger, pods)
+
+	case opFlushBackoff: // clock step
+		d := []time.Duration{0, 300 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second, 11 * time.Second}[r.arg()%6]
+		m.clk.Step(d)
+		// Pods whose backoff is over go to activeQ; the others stay.
+		for _, fp := range m.pods {
+			if fp.loc == BackoffQ {
+				fp.allowed, fp.byBackoff = locSet{BackoffQ, ActiveQ}, true
+			}
+		}
+		m.history = append(m.history, fmt.Sprintf("Step(%v)+FlushBackoffQCompleted", d))
+		q.FlushBackoffQCompleted(logger)
+
+	case opFlushLeftover: // clock step
+		d := []time.Duration{0, 30 * time.Second, time.Minute, 4 * time.Minute, 5 * time.Minute, 6 * time.Minute}[r.arg()%6]
+		m.clk.Step(d)
+		var stale []*fuzzPod
+		for _, fp := range m.live(UnschedulablePods) {
+			if entry := m.q.entry(fp.pod.UID); m.clk.Now().Sub(entry.Timestamp) > podMaxInUnschedulablePodsDuration {
+				stale = append(stale, fp)
+			}
+		}
+		// Unlike an event, the flush is not logged for the pods in flight.
+		m.offer(framework.UnschedulableTimeout, stale)
+		m.history = append(m.history, fmt.Sprintf("Step(%v)+FlushUnschedulablePodsLeftover", d))
+		q.FlushUnschedulablePodsLeftover(logger)
+
+	case opRequeueQueued: // putting back a pod the queue holds is refused
+		fp := pickFrom(m.live(ActiveQ, BackoffQ, UnschedulablePods), r.arg())
+		if fp == nil {
+			return
+		}
+		m.history = append(m.history, fmt.Sprintf("AddUnschedulableIfNotPresent(%s at %s)", fp.pod.UID, fp.loc))
+		if err := q.AddUnschedulableIfNotPresent(logger, m.q.entry(fp.pod.UID)); err == nil {
+			m.fail("AddUnschedulableIfNotPresent accepted pod %s, which is at %s", fp.pod.UID, fp.loc)
+		}
+
+	case opNominate: // pod, node and mode: what preemption decides
+		fp, b := pickFrom(m.live(), r.arg()), r.arg()
+		if fp == nil {
+			return
+		}
+		info := &framework.NominatingInfo{NominatedNodeName: []string{"", "n1", "n2"}[b%3], NominatingMode: framework.ModeOverride}
+		if b&0x80 != 0 {
+			info.NominatingMode = framework.ModeNoop // the pod's own status decides
+		}
+		fp.nominated = info.NominatedNodeName
+		if info.Mode() == framework.ModeNoop {
+			fp.nominated = fp.pod.Status.NominatedNodeName
+		}
+		m.history = append(m.history, fmt.Sprintf("AddNominatedPod(%s, %q, mode %v)", fp.pod.UID, info.NominatedNodeName, info.Mode()))
+		q.AddNominatedPod(logger, framework.NewPodInfo(fp.pod), info)
+	}
+}
+
+// pop pops, if Pop would not block, and checks the pod it returns.
+func (m *queueModel) pop() {
+	activeQ, rejected := m.q.popCandidates()
+	if len(activeQ) == 0 && len(rejected) == 0 {
+		m.history = append(m.history, "Pop(would block)")
+		return
+	}
+	pInfo, err := m.q.Pop(m.logger)
+	if err != nil {
+		m.fail("Pop: %v", err)
+	}
+	uid := pInfo.Pod.UID
+	m.history = append(m.history, "Pop() = "+string(uid))
+	fp := m.pods[uid]
+	if fp == nil {
+		m.fail("Pop returned %s, which the model does not know", uid)
+	}
+	candidates := activeQ
+	if len(activeQ) == 0 {
+		candidates = rejected
+	}
+	before := candidates[uid]
+	if before == nil {
+		m.fail("Pop returned %s from %s; activeQ had %d pods, backoffQ's rejected heap %d", uid, fp.loc, len(activeQ), len(rejected))
+	}
+	if len(activeQ) > 0 {
+		for other, o := range activeQ {
+			if prioritySort(o, before) {
+				m.fail("Pop returned %s (priority %d) before %s (priority %d)", uid, podPriority(before.Pod), other, podPriority(o.Pod))
+			}
+		}
+	}
+	if pInfo.Attempts != before.Attempts+1 {
+		m.fail("Pop: %s has %d attempts, had %d", uid, pInfo.Attempts, before.Attempts)
+	}
+	if pInfo.Gated() {
+		m.fail("Pop returned gated pod %s", uid)
+	}
+	fp.allowed = locSet{InFlight}
+	fp.popped, fp.seen = pInfo, nil
+}
+
+// requeue ends the attempt of pod fp (if any) with the plugins b chooses,
+// as the failure handler does, and predicts where it goes.
+func (m *queueModel) requeue(fp *fuzzPod, b byte) {
+	if fp == nil {
+		m.history = append(m.history, "AddUnschedulableIfNotPresent(nothing in flight)")
+		return
+	}
+	verdicts := []struct{ unschedulable, pending []string }{
+		{}, // an error
+		{unschedulable: []string{fooPlugin}},
+		{unschedulable: []string{barPlugin}},
+		{unschedulable: []string{fooPlugin, barPlugin}},
+		{pending: []string{waitPlugin}},
+		{unschedulable: []string{fooPlugin}, pending: []string{waitPlugin}},
+	}
+	verdict := verdicts[int(b&0x7f)%len(verdicts)]
+	pInfo := fp.popped
+	pInfo.ClearRejectorPlugins()
+	pInfo.UnschedulablePlugins.Insert(verdict.unschedulable...)
+	pInfo.PendingPlugins.Insert(verdict.pending...)
+	m.history = append(m.history, fmt.Sprintf("AddUnschedulableIfNotPresent(%s, %v, pending %v) after %d events",
+		fp.pod.UID, verdict.unschedulable, verdict.pending, len(fp.seen)))
+
+	switch {
+	case fp.deleted:
+		fp.allowed = locSet{NotQueued}
+	case len(verdict.unschedulable)+len(verdict.pending) == 0:
+		// An error: backoff of at least a second from now.
+		fp.allowed, fp.byBackoff = locSet{BackoffQ}, true
+	default:
+		best := queueSkip
+		for _, e := range fp.seen {
+			best = max(best, fuzzStrategy(fp.pod, pInfo.UnschedulablePlugins, pInfo.PendingPlugins, e.event))
+		}
+		// The pod was stamped just now, so its backoff is not over.
+		fp.allowed = map[queueingStrategy]locSet{
+			queueSkip: {UnschedulablePods}, queueAfterBackoff: {BackoffQ}, queueImmediately: {ActiveQ}}[best]
+		fp.byBackoff = best == queueAfterBackoff
+	}
+	if err := m.q.AddUnschedulableIfNotPresent(m.logger, pInfo); err != nil {
+		m.fail("AddUnschedulableIfNotPresent(%s): %v", fp.pod.UID, err)
+	}
+	fp.popped, fp.seen = nil, nil
+	if b&0x80 != 0 {
+		m.q.Done(fp.pod.UID) // the scheduler's Done after a requeue: nothing happens
+	}
+}
+
+// moveAll delivers the event b chooses to the unschedulable pods, maybe only
+// to those of positive priority.
+func (m *queueModel) moveAll(b byte) {
+	q, logger := m.q, m.logger
+	node := makeNode("n1")
+	relabelled := node.DeepCopy()
+	relabelled.Labels = map[string]string{"zone": "a"}
+	bound := makePod("bound").NodeName("n1").Label("app", "0").Obj()
+	boundRelabelled := bound.DeepCopy()
+	boundRelabelled.Labels["app"] = "1"
+
+	var preCheck func(*v1.Pod) bool
+	if b&0x80 != 0 {
+		preCheck = func(pod *v1.Pod) bool { return podPriority(pod) > 0 }
+	}
+	var candidates []*fuzzPod
+	for _, fp := range m.live(UnschedulablePods) {
+		if preCheck == nil || preCheck(fp.pod) {
+			candidates = append(candidates, fp)
+		}
+	}
+	deliver := func(e framework.ClusterEvent, call func()) {
+		m.history = append(m.history, fmt.Sprintf("MoveAll(%s, preCheck=%t)", e, preCheck != nil))
+		m.offer(e, candidates)
+		m.logEvent(e)
+		call()
+	}
+	moveAll := func(e framework.ClusterEvent, oldObj, newObj interface{}) func() {
+		return func() { q.MoveAllToActiveOrBackoffQueue(logger, e, oldObj, newObj, preCheck) }
+	}
+	switch (b & 0x7f) % 8 {
+	case 0:
+		deliver(framework.NodeAdd, moveAll(framework.NodeAdd, nil, node))
+	case 1:
+		deliver(framework.NodeDelete, moveAll(framework.NodeDelete, node, nil))
+	case 2:
+		deliver(nodeLabelChange, moveAll(nodeLabelChange, node, relabelled))
+	case 3:
+		deliver(nodeTaintChange, moveAll(nodeTaintChange, node, relabelled))
+	case 4:
+		deliver(framework.AssignedPodDelete, moveAll(framework.AssignedPodDelete, bound, nil))
+	case 5:
+		deliver(framework.UnschedulableTimeout, moveAll(framework.UnschedulableTimeout, nil, nil))
+	case 6: // AssignedPodAdded offers to every pod: no preCheck
+		preCheck, candidates = nil, m.live(UnschedulablePods)
+		deliver(framework.AssignedPodAdd, func() { q.AssignedPodAdded(logger, bound) })
+	case 7:
+		preCheck, candidates = nil, m.live(UnschedulablePods)
+		e := framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodLabel, Label: "AssignedPodUpdate"}
+		deliver(e, func() { q.AssignedPodUpdated(logger, bound, boundRelabelled) })
+	}
+}
+
+// check compares the queue with the model and checks its inner structure,
+// then records where each pod is.
+func (m *queueModel) check() {
+	m.t.Helper()
+	if err := m.q.checkStructure(); err != nil {
+		m.fail("queue structure: %v", err)
+	}
+	// Every pod the model knows is where the operation may have put it.
+	for uid, fp := range m.pods {
+		loc := m.q.Locate(uid)
+		if !slices.Contains(fp.allowed, loc) {
+			m.fail("pod %s is at %q, want one of %q (was at %q)", uid, loc, fp.allowed, fp.loc)
+		}
+		fp.loc = loc
+	}
+	// ... and the queue holds no other pod.
+	held := m.q.heldPods()
+	want := map[types.UID]*v1.Pod{}
+	gated, queued := 0, 0
+	for uid, fp := range m.pods {
+		if fp.loc == NotQueued {
+			delete(m.pods, uid)
+			continue
+		}
+		want[uid] = fp.pod
+		if fp.loc != InFlight {
+			queued++
+			if len(fp.pod.Spec.SchedulingGates) > 0 {
+				gated++
+				if fp.loc != UnschedulablePods {
+					m.fail("pod %s has scheduling gates but is at %s", uid, fp.loc)
+				}
+				if entry := m.q.entry(uid); !entry.Gated() {
+					m.fail("pod %s has scheduling gates but its entry is not gated", uid)
+				}
+			}
+		}
+	}
+	for uid, pod := range held {
+		fp := m.pods[uid]
+		if fp == nil {
+			m.fail("the queue holds pod %s, which the model does not", uid)
+		}
+		// The queue has the newest object: updates are never lost.
+		if pod.ResourceVersion != fp.pod.ResourceVersion {
+			m.fail("the queue holds version %s of pod %s, the newest is %s", pod.ResourceVersion, uid, fp.pod.ResourceVersion)
+		}
+	}
+	if len(held) != len(want) {
+		m.fail("the queue holds %d pods, the model %d", len(held), len(want))
+	}
+
+	// Backoff promises of this operation.
+	for uid, fp := range m.pods {
+		if fp.byBackoff && (fp.loc == BackoffQ || fp.loc == ActiveQ) {
+			if got, want := m.q.backingOff(uid), fp.loc == BackoffQ; got != want {
+				m.fail("pod %s at %s: backing off = %t, want %t", uid, fp.loc, got, want)
+			}
+		}
+	}
+
+	// The counts the queue reports agree.
+	counts := m.q.PendingPodCounts()
+	total := counts[metrics.ActiveQ] + counts[metrics.BackoffQ] + counts[metrics.Unschedulable] + counts[metrics.Gated]
+	if total != queued || counts[metrics.Gated] != gated {
+		m.fail("PendingPodCounts = %v, want %d pods queued, %d gated", counts, queued, gated)
+	}
+	pods, summary := m.q.PendingPods()
+	if len(pods) != queued {
+		m.fail("PendingPods lists %d pods, want %d", len(pods), queued)
+	}
+	if want := fmt.Sprintf(pendingPodsSummary, counts[metrics.ActiveQ], counts[metrics.BackoffQ],
+		counts[metrics.Unschedulable]+counts[metrics.Gated]); summary != want {
+		m.fail("PendingPods summary %q, want %q", summary, want)
+	}
+	byPlugin := 0
+	for _, n := range m.q.UnschedulablePodsByPlugin() {
+		byPlugin += n
+	}
+	if unsched := counts[metrics.Unschedulable] + counts[metrics.Gated]; (byPlugin == 0) != (unsched == 0) {
+		m.fail("UnschedulablePodsByPlugin counts %d, with %d unschedulable pods", byPlugin, unsched)
+	}
+
+	// Nominations follow the newest objects of the pods not deleted nor bound.
+	wantNominated := map[types.UID]string{}
+	for uid, fp := range m.pods {
+		if fp.nominated != "" && !fp.deleted {
+			wantNominated[uid] = fp.nominated
+		}
+	}
+	if err := m.q.checkNominations(wantNominated, func(uid types.UID) string { return m.pods[uid].pod.ResourceVersion }); err != nil {
+		m.fail("nominations: %v", err)
+	}
+}
+
+// popCandidates returns copies of the entries Pop may take: activeQ's and,
+// if activeQ is empty, those of backoffQ's rejected heap.
+func (p *PriorityQueue) popCandidates() (activeQ, rejected map[types.UID]*framework.QueuedPodInfo) {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	activeQ, rejected = map[types.UID]*framework.QueuedPodInfo{}, map[types.UID]*framework.QueuedPodInfo{}
+	for _, pInfo := range p.activeQ.List() {
+		activeQ[pInfo.Pod.UID] = pInfo.DeepCopy()
+	}
+	for _, pInfo := range p.backoffQ.rejected.List() {
+		rejected[pInfo.Pod.UID] = pInfo.DeepCopy()
+	}
+	return activeQ, rejected
+}
+
+// heldPods returns every pod the queue holds, in a sub-queue or in flight,
+// by UID, with the object it holds.
+func (p *PriorityQueue) heldPods() map[types.UID]*v1.Pod {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	out := map[types.UID]*v1.Pod{}
+	for _, pInfo := range append(append(p.activeQ.List(), p.backoffQ.list()...), p.unschedulablePods.list()...) {
+		out[pInfo.Pod.UID] = pInfo.Pod
+	}
+	for uid, rec := range p.inFlight.pods {
+		out[uid] = rec.pod
+	}
+	return out
+}
+
+// backingOff reports whether the pod's entry is still backing off.
+func (p *PriorityQueue) backingOff(uid types.UID) bool {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	pInfo := p.get(uid)
+	return pInfo != nil && p.isPodBackingOff(pInfo)
+}
+
+// checkStructure checks what the queue's parts promise each other: each
+// heap's index and order, no pod in two places, no gated pod outside the
+// unschedulable pods, backoffQ's two heaps holding the right pods, and the
+// in-flight event log trimmed to what the pods in flight need.
+func (p *PriorityQueue) checkStructure() error {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	where := map[string]string{}
+	place := func(key, part string) error {
+		if prev, ok := where[key]; ok {
+			return fmt.Errorf("pod %s is in both %s and %s", key, prev, part)
+		}
+		where[key] = part
+		return nil
+	}
+	heaps := []struct {
+		name string
+		h    *keyedHeap[*framework.QueuedPodInfo]
+	}{{"activeQ", p.activeQ}, {"backoffQ.rejected", p.backoffQ.rejected}, {"backoffQ.errored", p.backoffQ.errored}}
+	for _, h := range heaps {
+		if err := h.h.check(); err != nil {
+			return fmt.Errorf("%s: %w", h.name, err)
+		}
+		for _, pInfo := range h.h.List() {
+			if err := place(uidKey(pInfo), h.name); err != nil {
+				return err
+			}
+			if pInfo.Gated() {
+				return fmt.Errorf("gated pod %s is in %s", pInfo.Pod.UID, h.name)
+			}
+			rejected := pInfo.UnschedulablePlugins.Len()+pInfo.PendingPlugins.Len() > 0
+			if h.h == p.backoffQ.rejected && !rejected || h.h == p.backoffQ.errored && rejected {
+				return fmt.Errorf("pod %s (plugins %v, pending %v) is in %s", pInfo.Pod.UID,
+					pInfo.UnschedulablePlugins, pInfo.PendingPlugins, h.name)
+			}
+		}
+	}
+	for uid, pInfo := range p.unschedulablePods.pods {
+		if pInfo.Pod.UID != uid {
+			return fmt.Errorf("unschedulablePods holds pod %s under %s", pInfo.Pod.UID, uid)
+		}
+		if err := place(string(uid), "unschedulablePods"); err != nil {
+			return err
+		}
+	}
+	for uid, rec := range p.inFlight.pods {
+		if rec.pod.UID != uid {
+			return fmt.Errorf("in flight: pod %s recorded under %s", rec.pod.UID, uid)
+		}
+		if err := place(string(uid), "inFlight"); err != nil {
+			return err
+		}
+	}
+	// The event log holds exactly the events some pod in flight may need.
+	f := p.inFlight
+	if len(f.pods) == 0 {
+		if len(f.events) != 0 {
+			return fmt.Errorf("in-flight event log keeps %d events with no pod in flight", len(f.events))
+		}
+		return nil
+	}
+	oldest := f.next()
+	for uid, rec := range f.pods {
+		if rec.firstEvent < f.offset || rec.firstEvent > f.next() {
+			return fmt.Errorf("pod %s in flight starts at event %d, the log holds %d..%d", uid, rec.firstEvent, f.offset, f.next())
+		}
+		oldest = min(oldest, rec.firstEvent)
+	}
+	if oldest != f.offset {
+		return fmt.Errorf("in-flight event log starts at %d, the oldest pod in flight needs only %d on", f.offset, oldest)
+	}
+	return nil
+}
+
+// checkNominations checks that the nominator holds exactly want (UID →
+// node), each under the newest object (version gives its ResourceVersion).
+func (p *PriorityQueue) checkNominations(want map[types.UID]string, version func(types.UID) string) error {
+	n := p.nominator
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if len(n.nodeOf) != len(want) {
+		return fmt.Errorf("%d pods nominated, want %d (%v, want %v)", len(n.nodeOf), len(want), n.nodeOf, want)
+	}
+	listed := 0
+	for node, pods := range n.byNode {
+		for _, pi := range pods {
+			uid := pi.Pod.UID
+			if want[uid] != node || n.nodeOf[uid] != node {
+				return fmt.Errorf("pod %s listed under %s; nodeOf says %q, want %q", uid, node, n.nodeOf[uid], want[uid])
+			}
+			if v := version(uid); pi.Pod.ResourceVersion != v {
+				return fmt.Errorf("pod %s nominated as version %s, the newest is %s", uid, pi.Pod.ResourceVersion, v)
+			}
+			listed++
+		}
+	}
+	if listed != len(want) {
+		return fmt.Errorf("%d nominations listed by node, want %d", listed, len(want))
+	}
+	return nil
+}
+
+// check verifies the heap's index and its order.
+func (h *keyedHeap[T]) check() error {
+	d := &h.data
+	if len(d.index) != len(d.items) {
+		return fmt.Errorf("index has %d keys for %d items", len(d.index), len(d.items))
+	}
+	for i, item := range d.items {
+		key := d.keyOf(item)
+		if d.index[key] != i {
+			return fmt.Errorf("item %s at %d is indexed at %d", key, i, d.index[key])
+		}
+		if i > 0 && d.less(item, d.items[(i-1)/2]) {
+			return fmt.Errorf("item %s at %d sorts before its parent", key, i)
+		}
+	}
+	return nil
+}
