@@ -7,7 +7,10 @@ package scheduler_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/stretchr/testify/require"
 
@@ -304,5 +308,135 @@ profiles:
 		if q.MilliValue() > 2000 {
 			t.Errorf("node %s: %dm CPU requested by its pods, allocatable 2000m", node, q.MilliValue())
 		}
+	}
+}
+
+// faultyTransport answers some requests itself, as a failing apiserver (or
+// network) would: binding POSTs of the pods named in bindFaults get the
+// fault listed, once per entry, and every request to the events API gets a
+// 500.
+type faultyTransport struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	// bindFaults maps a pod name to the faults its binding POSTs get, in
+	// order: "500" or "timeout".
+	bindFaults map[string][]string
+	// eventWrites counts the event requests refused.
+	eventWrites int
+}
+
+// timeoutError is what a client sees when a request times out on the wire.
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "i/o timeout (injected)" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }
+
+func (f *faultyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	internalError := func() *http.Response {
+		body := `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"injected","reason":"InternalError","code":500}`
+		return &http.Response{StatusCode: http.StatusInternalServerError, Status: "500 Internal Server Error",
+			Header: http.Header{"Content-Type": []string{"application/json"}}, Request: req,
+			Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body))}
+	}
+	if strings.HasPrefix(req.URL.Path, "/apis/events.k8s.io/") {
+		f.eventWrites++
+		return internalError(), nil
+	}
+	if parts := strings.Split(req.URL.Path, "/"); req.Method == http.MethodPost && len(parts) == 8 &&
+		parts[5] == "pods" && parts[7] == "binding" {
+		if faults := f.bindFaults[parts[6]]; len(faults) > 0 {
+			f.bindFaults[parts[6]] = faults[1:]
+			if faults[0] == "timeout" {
+				return nil, timeoutError{}
+			}
+			return internalError(), nil
+		}
+	}
+	return f.next.RoundTrip(req)
+}
+
+// TestAPIErrorsBackOff: a bind answered 500, or timing out, fails the
+// attempt (Unreserve, forget) and the pod is tried again after its backoff;
+// an events API that refuses every write holds nothing up.
+func TestAPIErrorsBackOff(t *testing.T) {
+	ctx := context.Background()
+	const ns = "api-errors"
+	client, err := kubernetes.NewForConfig(testEnv.Config)
+	require.NoError(t, err)
+	_, err = client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		metav1.CreateOptions{})
+	require.NoError(t, err)
+	faults := &faultyTransport{bindFaults: map[string][]string{
+		"five-hundred": {"500", "500"},
+		"timeout":      {"timeout"},
+	}}
+	rc := rest.CopyConfig(testEnv.Config)
+	rc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { faults.next = rt; return faults }
+	cfg, err := scheduler.DecodeConfig([]byte(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: false
+podInitialBackoffSeconds: 1
+podMaxBackoffSeconds: 10
+profiles:
+- schedulerName: ` + ns + `
+`))
+	require.NoError(t, err)
+	attemptLog := scenario.NewAttemptLog()
+	runCtx, stop := context.WithCancel(ctx)
+	svc, err := scheduler.New(runCtx, cfg, rc, scheduler.WithObserver(attemptLog.Record))
+	require.NoError(t, err)
+	runErr := make(chan error, 1)
+	go func() { runErr <- svc.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-runErr; err != nil {
+			t.Errorf("Run = %v, want nil on a clean stop", err)
+		}
+	})
+	env := &scenario.Env{Client: client, Namespace: ns, SchedulerName: ns, Attempts: attemptLog}
+	require.NoError(t, env.CreateNodes(ctx, scenario.MakeNode("api-errors-node").Obj()))
+
+	tests := []struct {
+		pod  string
+		want []string
+		// minGaps are the shortest waits between consecutive attempts: the
+		// backoff doubles from podInitialBackoffSeconds.
+		minGaps []time.Duration
+	}{
+		{pod: "five-hundred", want: []string{"SchedulerError", "SchedulerError", "Scheduled"},
+			minGaps: []time.Duration{time.Second, 2 * time.Second}},
+		{pod: "timeout", want: []string{"SchedulerError", "Scheduled"}, minGaps: []time.Duration{time.Second}},
+		{pod: "plain", want: []string{"Scheduled"}},
+	}
+	for _, tt := range tests {
+		require.NoError(t, env.CreatePods(ctx, scenario.MakePod(tt.pod).Obj()))
+	}
+	for _, tt := range tests {
+		t.Run(tt.pod, func(t *testing.T) {
+			if _, err := env.WaitForPodBound(ctx, tt.pod, scenario.DefaultWait); err != nil {
+				t.Fatal(err)
+			}
+			attempts, err := env.WaitForAttempts(ctx, tt.pod, len(tt.want), scenario.DefaultWait)
+			require.NoError(t, err)
+			if got := results(attempts); strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Fatalf("attempts = %v, want %v", got, tt.want)
+			}
+			// Measured from the end of one attempt to the end of the next,
+			// which includes the next one's own cycle: at least the backoff.
+			for i, gap := range tt.minGaps {
+				if d := attempts[i+1].Time.Sub(attempts[i].Time); d < gap-100*time.Millisecond {
+					t.Errorf("attempt %d came %v after attempt %d, want a backoff of at least %v", i+2, d, i+1, gap)
+				}
+			}
+		})
+	}
+	faults.mu.Lock()
+	defer faults.mu.Unlock()
+	if faults.eventWrites == 0 {
+		t.Errorf("no event was written (and refused): the events API was not exercised")
 	}
 }
