@@ -109,41 +109,50 @@ profiles:
 	})
 	env := &scenario.Env{Client: client, Namespace: ns, SchedulerName: ns, Attempts: attemptLog}
 	cpu2 := map[v1.ResourceName]string{v1.ResourceCPU: "2"}
-	bindElsewhere := func(pod, node string) {
+	// Other tests' nodes share the apiserver: this test's pods go only to
+	// this test's nodes.
+	const testLabel = "minisched.test/bound-elsewhere"
+	node := func(name string) *v1.Node {
+		return scenario.MakeNode(name).Capacity(cpu2).Label(testLabel, "yes").Obj()
+	}
+	pod := func(name string) *v1.Pod {
+		return scenario.MakePod(name).Req(cpu2).NodeSelector(testLabel, "yes").Obj()
+	}
+	bindElsewhere := func(podName, nodeName string) {
 		t.Helper()
-		require.NoError(t, env.CreateNodes(ctx, scenario.MakeNode(node).Capacity(cpu2).Obj()))
+		require.NoError(t, env.CreateNodes(ctx, node(nodeName)))
 		require.NoError(t, client.CoreV1().Pods(ns).Bind(ctx, &v1.Binding{
-			ObjectMeta: metav1.ObjectMeta{Name: pod},
-			Target:     v1.ObjectReference{Kind: "Node", Name: node},
+			ObjectMeta: metav1.ObjectMeta{Name: podName},
+			Target:     v1.ObjectReference{Kind: "Node", Name: nodeName},
 		}, metav1.CreateOptions{}))
 	}
 	// expectFreed checks that the node minisched chose holds nothing: a pod
 	// that needs all of it is bound there.
-	expectFreed := func(filler, node string) {
+	expectFreed := func(filler, nodeName string) {
 		t.Helper()
-		require.NoError(t, env.CreatePods(ctx, scenario.MakePod(filler).Req(cpu2).Obj()))
+		require.NoError(t, env.CreatePods(ctx, pod(filler)))
 		bound, err := env.WaitForPodBound(ctx, filler, scenario.DefaultWait)
 		require.NoError(t, err)
-		if bound.Spec.NodeName != node {
-			t.Errorf("%s on %q, want %q, the node freed", filler, bound.Spec.NodeName, node)
+		if bound.Spec.NodeName != nodeName {
+			t.Errorf("%s on %q, want %q, the node freed", filler, bound.Spec.NodeName, nodeName)
 		}
 	}
-	expectOn := func(pod, node string) {
+	expectOn := func(podName, nodeName string) {
 		t.Helper()
-		require.NoError(t, env.ExpectNoNewAttempts(ctx, pod, 3*time.Second), "the pod was tried again")
-		got, err := client.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+		require.NoError(t, env.ExpectNoNewAttempts(ctx, podName, 3*time.Second), "the pod was tried again")
+		got, err := client.CoreV1().Pods(ns).Get(ctx, podName, metav1.GetOptions{})
 		require.NoError(t, err)
-		if got.Spec.NodeName != node {
-			t.Errorf("%s on %q, want %q where the other client bound it", pod, got.Spec.NodeName, node)
+		if got.Spec.NodeName != nodeName {
+			t.Errorf("%s on %q, want %q where the other client bound it", podName, got.Spec.NodeName, nodeName)
 		}
-		if got := calls.of(pod); len(got) != 2 || got[1] != "Unreserve" {
+		if got := calls.of(podName); len(got) != 2 || got[1] != "Unreserve" {
 			t.Errorf("calls = %v, want Reserve then Unreserve", got)
 		}
 	}
 
 	t.Run("while it waits in Permit: the waiting pod is rejected", func(t *testing.T) {
-		require.NoError(t, env.CreateNodes(ctx, scenario.MakeNode("permit-chosen").Capacity(cpu2).Obj()))
-		p := scenario.MakePod("permit-contested").Req(cpu2).Obj()
+		require.NoError(t, env.CreateNodes(ctx, node("permit-chosen")))
+		p := pod("permit-contested")
 		p.Labels = map[string]string{"wait": "1h"} // the Gatekeeper holds it in Permit
 		require.NoError(t, env.CreatePods(ctx, p))
 		require.NoError(t, wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, scenario.DefaultWait, true,
@@ -161,8 +170,8 @@ profiles:
 	})
 
 	t.Run("past Permit: the bind is answered 409 Conflict", func(t *testing.T) {
-		require.NoError(t, env.CreateNodes(ctx, scenario.MakeNode("bind-chosen").Capacity(cpu2).Obj()))
-		p := scenario.MakePod("bind-contested").Req(cpu2).Obj()
+		require.NoError(t, env.CreateNodes(ctx, node("bind-chosen")))
+		p := pod("bind-contested")
 		p.Labels = map[string]string{"hold": "true"}
 		require.NoError(t, env.CreatePods(ctx, p))
 		select {
