@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	"github.com/minisched/minisched/podstatus"
 	"github.com/minisched/minisched/queue"
 )
 
@@ -202,14 +203,7 @@ func (c *cluster) pendingWithoutReason() []string {
 	return out
 }
 
-func podScheduled(p *v1.Pod) *v1.PodCondition {
-	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == v1.PodScheduled {
-			return &p.Status.Conditions[i]
-		}
-	}
-	return nil
-}
+func podScheduled(p *v1.Pod) *v1.PodCondition { return podstatus.Condition(&p.Status, v1.PodScheduled) }
 
 // scheduledCondition describes the pod's PodScheduled condition.
 func scheduledCondition(p *v1.Pod) string {

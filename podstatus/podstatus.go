@@ -36,6 +36,17 @@ func Patch(ctx context.Context, client kubernetes.Interface, pod *v1.Pod, newSta
 	return err
 }
 
+// Condition returns the condition of type t in status, nil if it has none.
+// The pointer is into status: copy the condition before changing it.
+func Condition(status *v1.PodStatus, t v1.PodConditionType) *v1.PodCondition {
+	for i := range status.Conditions {
+		if status.Conditions[i].Type == t {
+			return &status.Conditions[i]
+		}
+	}
+	return nil
+}
+
 // SetCondition sets cond in status and reports whether anything changed.
 // The transition time moves only when the condition's status changes.
 func SetCondition(status *v1.PodStatus, cond *v1.PodCondition) bool {

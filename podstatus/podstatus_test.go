@@ -57,3 +57,25 @@ func TestSetCondition(t *testing.T) {
 		})
 	}
 }
+
+func TestCondition(t *testing.T) {
+	status := &v1.PodStatus{Conditions: []v1.PodCondition{
+		{Type: v1.PodReady, Status: v1.ConditionFalse},
+		{Type: v1.PodScheduled, Status: v1.ConditionTrue},
+	}}
+	tests := []struct {
+		name string
+		typ  v1.PodConditionType
+		want *v1.PodCondition
+	}{
+		{name: "present", typ: v1.PodScheduled, want: &status.Conditions[1]},
+		{name: "absent", typ: v1.ContainersReady, want: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Condition(status, tt.typ); got != tt.want {
+				t.Errorf("Condition(%s) = %p, want %p (a pointer into the status)", tt.typ, got, tt.want)
+			}
+		})
+	}
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched"
+	"github.com/minisched/minisched/podstatus"
 )
 
 // Env is what a scenario gets: a client, its own namespace, a log of the
@@ -191,7 +192,7 @@ func (e *Env) WaitForPodUnschedulable(ctx context.Context, name string, timeout 
 		if p.Spec.NodeName != "" {
 			return false, fmt.Errorf("pod %s was bound to %s, but should be unschedulable", name, p.Spec.NodeName)
 		}
-		if c := scheduledCondition(p); c != nil && c.Status == v1.ConditionFalse && c.Reason == v1.PodReasonUnschedulable {
+		if c := podstatus.Condition(&p.Status, v1.PodScheduled); c != nil && c.Status == v1.ConditionFalse && c.Reason == v1.PodReasonUnschedulable {
 			msg = c.Message
 			return true, nil
 		}
@@ -264,21 +265,12 @@ func (e *Env) WaitForEvent(ctx context.Context, pod, reason string, timeout time
 	return notes, nil
 }
 
-func scheduledCondition(p *v1.Pod) *v1.PodCondition {
-	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == v1.PodScheduled {
-			return &p.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
 // describePending says why a pod is pending, from its PodScheduled condition.
 func describePending(p *v1.Pod) string {
 	if p == nil {
 		return "pod not found"
 	}
-	if c := scheduledCondition(p); c != nil && c.Status == v1.ConditionFalse {
+	if c := podstatus.Condition(&p.Status, v1.PodScheduled); c != nil && c.Status == v1.ConditionFalse {
 		return fmt.Sprintf("%s: %s", c.Reason, c.Message)
 	}
 	return "not tried yet"

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/stretchr/testify/require"
 
@@ -28,6 +29,32 @@ import (
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
 )
+
+// runService starts a Service built from cfg and rc, which reports its
+// attempts to the log returned, and stops it when the test ends: Run must
+// then return nil within a minute.
+func runService(t *testing.T, cfg *configv1.KubeSchedulerConfiguration, rc *rest.Config,
+	opts ...scheduler.Option) (*scheduler.Service, *scenario.AttemptLog) {
+	t.Helper()
+	attemptLog := scenario.NewAttemptLog()
+	ctx, stop := context.WithCancel(context.Background())
+	svc, err := scheduler.New(ctx, cfg, rc, append(opts, scheduler.WithObserver(attemptLog.Record))...)
+	require.NoError(t, err)
+	runErr := make(chan error, 1)
+	go func() { runErr <- svc.Run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		select {
+		case err := <-runErr:
+			if err != nil {
+				t.Errorf("Run = %v, want nil on a clean stop", err)
+			}
+		case <-time.After(time.Minute):
+			t.Errorf("Run did not return within a minute of being stopped")
+		}
+	})
+	return svc, attemptLog
+}
 
 // holder is a PreBind plugin that holds every pod labelled hold=true until
 // the test releases it: the binding cycle is then past Permit, where a
@@ -94,19 +121,7 @@ profiles:
       - name: Holder
 `))
 	require.NoError(t, err)
-	attemptLog := scenario.NewAttemptLog()
-	runCtx, stop := context.WithCancel(ctx)
-	svc, err := scheduler.New(runCtx, cfg, testEnv.Config, scheduler.WithOutOfTreeRegistry(registry),
-		scheduler.WithObserver(attemptLog.Record))
-	require.NoError(t, err)
-	runErr := make(chan error, 1)
-	go func() { runErr <- svc.Run(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-runErr; err != nil {
-			t.Errorf("Run = %v, want nil on a clean stop", err)
-		}
-	})
+	_, attemptLog := runService(t, cfg, testEnv.Config, scheduler.WithOutOfTreeRegistry(registry))
 	env := &scenario.Env{Client: client, Namespace: ns, SchedulerName: ns, Attempts: attemptLog}
 	cpu2 := map[v1.ResourceName]string{v1.ResourceCPU: "2"}
 	// Other tests' nodes share the apiserver: this test's pods go only to
@@ -237,22 +252,7 @@ profiles:
 - schedulerName: restart
 `))
 	require.NoError(t, err)
-	runCtx, stop := context.WithCancel(ctx)
-	svc, err := scheduler.New(runCtx, cfg, env.Config)
-	require.NoError(t, err)
-	runErr := make(chan error, 1)
-	go func() { runErr <- svc.Run(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		select {
-		case err := <-runErr:
-			if err != nil {
-				t.Errorf("Run = %v, want nil on a clean stop", err)
-			}
-		case <-time.After(time.Minute):
-			t.Errorf("Run did not return within a minute of being stopped")
-		}
-	})
+	svc, _ := runService(t, cfg, env.Config)
 
 	boundCount := func() (int, error) {
 		list, err := client.CoreV1().Pods(e.Namespace).List(ctx, metav1.ListOptions{})
@@ -394,18 +394,7 @@ profiles:
 - schedulerName: ` + ns + `
 `))
 	require.NoError(t, err)
-	attemptLog := scenario.NewAttemptLog()
-	runCtx, stop := context.WithCancel(ctx)
-	svc, err := scheduler.New(runCtx, cfg, rc, scheduler.WithObserver(attemptLog.Record))
-	require.NoError(t, err)
-	runErr := make(chan error, 1)
-	go func() { runErr <- svc.Run(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-runErr; err != nil {
-			t.Errorf("Run = %v, want nil on a clean stop", err)
-		}
-	})
+	_, attemptLog := runService(t, cfg, rc)
 	env := &scenario.Env{Client: client, Namespace: ns, SchedulerName: ns, Attempts: attemptLog}
 	require.NoError(t, env.CreateNodes(ctx, scenario.MakeNode("api-errors-node").Obj()))
 
