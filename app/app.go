@@ -9,6 +9,7 @@
 // The binary has every subcommand of minisched:
 //
 //	start [--scenario NAME ...] [--config FILE]   run the scenarios on an embedded apiserver
+//	    [--scenario-file F.yaml ...]              and scenarios written as YAML (docs/scenarios.md)
 //	run --kubeconfig FILE [--config FILE]         schedule pods of a real cluster, serving
 //	    [--metrics-bind-address HOST:PORT]        /metrics and health (default 127.0.0.1:10259; 0: off)
 //	apiserver --kubeconfig-out FILE               start an embedded apiserver to try `run` against
@@ -132,6 +133,7 @@ func (c *Command) Run(ctx context.Context, args []string) error {
 func (c *Command) usage(w io.Writer) {
 	fmt.Fprintf(w, `usage:
   %[1]s start [--scenario NAME ...] [--config FILE]   run scenarios on an embedded apiserver (envtest)
+      [--scenario-file F.yaml ...]                    and scenarios written as YAML (docs/scenarios.md)
   %[1]s run --kubeconfig FILE [--config FILE]         run against any apiserver until SIGINT/SIGTERM, while it leads (run -h)
       [--metrics-bind-address HOST:PORT]              /metrics, /healthz, /readyz, /livez (default 127.0.0.1:10259; 0: off)
   %[1]s apiserver --kubeconfig-out FILE               start an embedded apiserver and wait
@@ -175,15 +177,27 @@ func loadConfig(path string) (*configv1.KubeSchedulerConfiguration, error) {
 // start runs scenarios against an embedded apiserver.
 func (c *Command) start(ctx context.Context, args []string) error {
 	fs := newFlagSet("start")
-	var names stringList
-	fs.Var(&names, "scenario", "scenario to run (repeatable; default: all)")
+	var names, files stringList
+	fs.Var(&names, "scenario", "scenario to run (repeatable; default: all, unless --scenario-file is given)")
+	fs.Var(&files, "scenario-file", "YAML scenario file to run (repeatable; see docs/scenarios.md)")
 	configPath := fs.String("config", "", "KubeSchedulerConfiguration for scenarios that do not bring their own")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	scenarios, err := scenario.Select(names)
-	if err != nil {
-		return err
+	var scenarios []scenario.Scenario
+	var err error
+	if len(names) > 0 || len(files) == 0 {
+		if scenarios, err = scenario.Select(names); err != nil {
+			return err
+		}
+	}
+	// Files are read before the apiserver starts: a typo fails at once.
+	for _, f := range files {
+		s, err := scenario.ParseFile(f)
+		if err != nil {
+			return err
+		}
+		scenarios = append(scenarios, s)
 	}
 	var base *configv1.KubeSchedulerConfiguration
 	if *configPath != "" {
