@@ -93,18 +93,29 @@ type Runner struct {
 	// Registry holds plugins beyond the in-tree ones (app.WithPlugin's), so
 	// a --config may enable them; nil means none.
 	Registry framework.Registry
+
+	// progress is the opening line of the scenario RunAll runs now.
+	progress string
 }
 
-// RunAll runs the scenarios and prints a PASS/FAIL line for each; it returns
-// an error naming the failed ones.
+// RunAll runs the scenarios, each opened by a progress line ([i/n]) and
+// closed by a PASS/FAIL line, then prints a summary table (in colour on a
+// terminal); it returns an error naming the failed ones.
 func (r *Runner) RunAll(ctx context.Context, scenarios []Scenario) error {
+	var results []Result
 	var failed []string
-	for _, s := range scenarios {
-		if err := r.Run(ctx, s); err != nil {
+	for i, s := range scenarios {
+		r.progress = progress(i+1, len(scenarios), s)
+		start := time.Now()
+		err := r.Run(ctx, s)
+		results = append(results, Result{Name: s.Name, Chapter: s.Chapter, Err: err, Duration: time.Since(start)})
+		if err != nil {
 			failed = append(failed, s.Name)
 		}
 	}
-	fmt.Fprintf(r.Out, "\n%d scenarios: %d passed, %d failed\n", len(scenarios), len(scenarios)-len(failed), len(failed))
+	r.progress = ""
+	fmt.Fprintln(r.Out)
+	writeSummary(r.Out, results, isTerminal(r.Out))
 	if len(failed) > 0 {
 		return fmt.Errorf("failed scenarios: %s", strings.Join(failed, ", "))
 	}
@@ -116,14 +127,16 @@ func (r *Runner) RunAll(ctx context.Context, scenarios []Scenario) error {
 // scheduler and clean up.
 func (r *Runner) Run(ctx context.Context, s Scenario) (err error) {
 	start := time.Now()
-	fmt.Fprintf(r.Out, "=== %s (chapter %d): %s\n", s.Name, s.Chapter, s.Description)
+	header := r.progress
+	if header == "" {
+		header = progress(1, 1, s)
+	}
+	fmt.Fprintln(r.Out, header)
 	defer func() {
-		verdict := "PASS"
 		if err != nil {
-			verdict = "FAIL"
 			fmt.Fprintf(r.Out, "    error: %v\n", err)
 		}
-		fmt.Fprintf(r.Out, "--- %s %s (%.1fs)\n", verdict, s.Name, time.Since(start).Seconds())
+		fmt.Fprintf(r.Out, "--- %s %s (%.1fs)\n", verdict(err, isTerminal(r.Out)), s.Name, time.Since(start).Seconds())
 	}()
 
 	cfg := r.BaseConfig
