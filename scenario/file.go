@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"regexp"
@@ -431,7 +432,7 @@ func (p *parser) manifest(n *yaml.Node, line int, where string) (manifest, error
 	if apiVersion == "" {
 		if apiVersion = defaultAPIVersions[kind]; apiVersion == "" {
 			return manifest{}, p.errorf(line, "%s: apiVersion is missing (only %s may leave it out)", where,
-				strings.Join(sortedKeys(defaultAPIVersions), ", "))
+				strings.Join(slices.Sorted(maps.Keys(defaultAPIVersions)), ", "))
 		}
 		obj["apiVersion"] = apiVersion
 	}
@@ -968,7 +969,7 @@ func (p *parser) patch(arg *yaml.Node, where string) (stepFunc, error) {
 		}
 	} else if apiVersion == "" {
 		return nil, p.errorf(arg.Line, "%s: apiVersion is missing (only %s may leave it out)", where,
-			strings.Join(sortedKeys(defaultAPIVersions), ", "))
+			strings.Join(slices.Sorted(maps.Keys(defaultAPIVersions)), ", "))
 	}
 	var name string
 	switch {
@@ -1248,13 +1249,4 @@ func prefix(where string) string {
 		return ""
 	}
 	return where + ": "
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
