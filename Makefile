@@ -32,9 +32,11 @@ KWOK_VERSION := v0.8.0
 
 .PHONY: start test build envtest kube-scheduler kwok prometheus conformance vet bench clean
 
-## start: build, start envtest, run every scenario (ARGS="--scenario ch6-assume" to pick)
+## start: build, start envtest, run every scenario; CHAPTER=3 (or 1,2) runs a chapter's, with the
+## scheduler of that chapter; ARGS="--scenario ch6-assume" picks (bin/minisched start -h lists the flags)
+CHAPTER ?=
 start: build envtest kwok
-	$(BIN)/minisched start $(ARGS)
+	$(BIN)/minisched start $(if $(CHAPTER),--chapter $(CHAPTER)) $(ARGS)
 
 ## test: go vet and every test (with the race detector) against a real apiserver
 test: envtest kwok vet

@@ -18,13 +18,33 @@ import (
 	"github.com/minisched/minisched/plugins/dynamic"
 )
 
+// annotateHelp is `annotate -h`'s text.
+var annotateHelp = help{
+	usage: "%[1]s annotate --policy FILE --prometheus URL [--kubeconfig FILE]",
+	about: `
+Plays crane-scheduler-controller for the Dynamic plugin, until SIGINT or
+SIGTERM: for every node, it queries Prometheus for each metric of the
+policy's syncPolicy, every period, and writes the result, with a timestamp,
+to the node's annotations; it also counts recent bindings (Scheduled events)
+into the annotation node_hot_value. Dynamic reads those annotations to
+filter overloaded nodes and score the others. The Prometheus server must
+have node_exporter's metrics (crane's recording rules name them).`,
+	examples: []string{
+		"%[1]s annotate --kubeconfig /tmp/minisched.kubeconfig --policy plugins/dynamic/testdata/crane-policy.yaml " +
+			"--prometheus http://127.0.0.1:9090",
+		"%[1]s annotate --policy /etc/kubernetes/policy.yaml --prometheus http://prometheus:9090   # in a pod",
+	},
+}
+
 // annotate copies node load from Prometheus onto node annotations, and
 // recent bindings into node_hot_value, until ctx ends.
-func annotate(ctx context.Context, args []string) error {
-	fs := newFlagSet("annotate")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster (default: in-cluster)")
-	policyPath := fs.String("policy", "", "DynamicSchedulerPolicy file, the one Dynamic's policyConfigPath names (required)")
-	prometheus := fs.String("prometheus", "", "address of the Prometheus server, e.g. http://prometheus:9090 (required)")
+func (c *Command) annotate(ctx context.Context, args []string) error {
+	fs := c.flagSet("annotate", annotateHelp)
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig `FILE` of the cluster (default: in-cluster)")
+	policyPath := fs.String("policy", "",
+		"DynamicSchedulerPolicy `FILE`, the one Dynamic's policyConfigPath names (required)")
+	prometheus := fs.String("prometheus", "",
+		"`URL` of the Prometheus server, e.g. http://prometheus:9090 (required)")
 	heapSize := fs.Int("binding-heap-size", annotator.DefaultBindingHeapSize,
 		"how many recent bindings to remember for hot values")
 	workers := fs.Int("workers", annotator.DefaultWorkers, "how many nodes to sync at once")
@@ -61,10 +81,10 @@ func annotate(ctx context.Context, args []string) error {
 	ctx = klog.NewContext(ctx, klog.Background().WithName("annotator"))
 	factory := informers.NewSharedInformerFactory(client, 0)
 	defer factory.Shutdown()
-	c, err := annotator.NewController(ctx, client, factory, metrics, policy,
+	ctrl, err := annotator.NewController(ctx, client, factory, metrics, policy,
 		annotator.Options{BindingHeapSize: *heapSize, Workers: *workers})
 	if err != nil {
 		return err
 	}
-	return c.Run(ctx)
+	return ctrl.Run(ctx)
 }

@@ -8,11 +8,15 @@
 //
 // The binary has every subcommand of minisched:
 //
-//	start [--scenario NAME ...] [--config FILE]   run the scenarios on an embedded apiserver
-//	    [--scenario-file F.yaml ...]              and scenarios written as YAML (docs/scenarios.md)
+//	start [--chapter N ...] [--scenario NAME ...]   run the scenarios on an embedded apiserver,
+//	    [--scenario-file F.yaml ...] [--config FILE]  a chapter's with the scheduler of that chapter
 //	run --kubeconfig FILE [--config FILE]         schedule pods of a real cluster, serving
 //	    [--metrics-bind-address HOST:PORT]        /metrics and health (default 127.0.0.1:10259; 0: off)
+//	explain POD [-n NS] [--kubeconfig FILE]       why a pod is pending, or why it went where it did
 //	apiserver --kubeconfig-out FILE               start an embedded apiserver to try `run` against
+//	annotate --kubeconfig K --policy F --prometheus URL   copy node load from Prometheus (Dynamic)
+//
+// Each prints its flags and examples on -h.
 //
 // A configuration may enable the added plugins in any profile, and give them
 // args in pluginConfig; each plugin decodes its own args (see
@@ -28,6 +32,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -47,6 +53,9 @@ type Command struct {
 	registry framework.Registry
 	// err is the first error an Option met; Run reports it.
 	err error
+	// stdout gets what was asked for (help); stderr, usage errors and
+	// subcommands' -h (the flag package's habit).
+	stdout, stderr io.Writer
 }
 
 // Option adds to a Command.
@@ -70,7 +79,8 @@ func WithPlugin(name string, factory framework.PluginFactory) Option {
 // NewCommand returns the command with the given options; it is named after
 // the running binary in its usage text.
 func NewCommand(opts ...Option) *Command {
-	c := &Command{name: filepath.Base(os.Args[0]), registry: framework.Registry{}}
+	c := &Command{name: filepath.Base(os.Args[0]), registry: framework.Registry{}, stdout: os.Stdout,
+		stderr: os.Stderr}
 	for _, opt := range opts {
 		opt(c)
 	}
@@ -105,7 +115,7 @@ func (c *Command) Main() {
 // Run runs the subcommand args[0] with the flags that follow.
 func (c *Command) Run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		c.usage(os.Stderr)
+		c.usage(c.stderr)
 		return errUsage
 	}
 	if c.err != nil {
@@ -117,32 +127,78 @@ func (c *Command) Run(ctx context.Context, args []string) error {
 	case "run":
 		return c.run(ctx, rest)
 	case "apiserver":
-		return apiserver(ctx, rest)
+		return c.apiserver(ctx, rest)
 	case "annotate":
-		return annotate(ctx, rest)
+		return c.annotate(ctx, rest)
+	case "explain":
+		return explain(ctx, rest)
 	case "help", "-h", "--help":
-		c.usage(os.Stdout)
+		c.usage(c.stdout)
 		return nil
 	default:
-		fmt.Fprintf(os.Stderr, "unknown command %q\n", cmd)
-		c.usage(os.Stderr)
+		fmt.Fprintf(c.stderr, "unknown command %q\n", cmd)
+		c.usage(c.stderr)
 		return errUsage
 	}
 }
 
+// usage is the top-level help: every subcommand in a line or two, and
+// examples.
 func (c *Command) usage(w io.Writer) {
-	fmt.Fprintf(w, `usage:
-  %[1]s start [--scenario NAME ...] [--config FILE]   run scenarios on an embedded apiserver (envtest)
-      [--scenario-file F.yaml ...]                    and scenarios written as YAML (docs/scenarios.md)
+	fmt.Fprintf(w, `usage: %[1]s COMMAND [flags]   (%[1]s COMMAND -h: its flags and examples)
+
+minisched is a Kubernetes scheduler written from scratch after kube-scheduler
+v1.37, and a tutorial in 15 chapters: each chapter's scenarios run against a
+real apiserver, with the scheduler as it stood at that chapter.
+
+Commands:
+  %[1]s start [--chapter N ...] [--scenario NAME ...]   run scenarios on an embedded apiserver (envtest)
+      [--scenario-file F.yaml ...] [--config FILE]    and scenarios written as YAML (docs/scenarios.md)
   %[1]s run --kubeconfig FILE [--config FILE]         run against any apiserver until SIGINT/SIGTERM, while it leads (run -h)
       [--metrics-bind-address HOST:PORT]              /metrics, /healthz, /readyz, /livez (default 127.0.0.1:10259; 0: off)
   %[1]s apiserver --kubeconfig-out FILE               start an embedded apiserver and wait
   %[1]s annotate --kubeconfig K --policy F --prometheus URL   copy node load from Prometheus to annotations (Dynamic)
+  %[1]s explain POD [-n NS] [--kubeconfig F]          why a pod is pending, or why it went where it did (explain -h)
+  %[1]s help                                          this text
 Each command takes -v N for log verbosity.
+
+Examples:
+  %[1]s start                                    # every scenario, chapters 1 to 15
+  %[1]s start --chapter 3                        # chapter 3's scenarios, with chapter 3's scheduler
+  %[1]s start --scenario ch10-preemption
+  %[1]s start --scenario-file scenarios/ch9-labels.yaml
+  make start CHAPTER=10                              # build, then start --chapter 10
+  %[1]s apiserver --kubeconfig-out /tmp/minisched.kubeconfig
+  %[1]s run --kubeconfig /tmp/minisched.kubeconfig
 `, c.name)
 	if names := c.registry.Names(); len(names) > 0 {
 		fmt.Fprintf(w, "Plugins added to the in-tree ones: %s\n", strings.Join(names, ", "))
 	}
+}
+
+// intList is a repeatable flag of numbers that also splits on commas.
+type intList []int
+
+func (l *intList) String() string {
+	parts := make([]string, len(*l))
+	for i, n := range *l {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (l *intList) Set(v string) error {
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return fmt.Errorf("%q is not a number", p)
+		}
+		*l = append(*l, n)
+	}
+	return nil
 }
 
 // stringList is a repeatable flag that also splits on commas.
@@ -174,64 +230,175 @@ func loadConfig(path string) (*configv1.KubeSchedulerConfiguration, error) {
 	return scheduler.LoadConfigFile(path)
 }
 
+// scenarioDir is where start --chapter looks for YAML scenario files,
+// relative to the working directory (the repository's root, under make).
+const scenarioDir = "scenarios"
+
+// startHelp is `start -h`'s text.
+var startHelp = help{
+	usage: "%[1]s start [--chapter N ...] [--scenario NAME ...] [--scenario-file F.yaml ...] [--config FILE]",
+	about: `
+Starts etcd and kube-apiserver (envtest: bin/k8s/1.37.1, built by make
+envtest, or $KUBEBUILDER_ASSETS), then runs scenarios against them one after
+another, each with a fresh scheduler on a clean cluster, and prints each
+scenario's story, where its pods went, and a summary. With no flag it runs
+every Go scenario, in chapter order.
+
+--chapter N runs chapter N's Go scenarios and the YAML scenario files in
+./scenarios/ whose chapter: is N (none if there is no such directory), with
+the scheduler as it stood at that chapter: chapter 1 has no Filter or Score
+plugin, chapters 2 to 8 add one step each (scenario.ChapterPlugins), and
+from chapter 9 on it is the default profile. A line at the start of each
+chapter names its plugins. --chapter, --scenario and --scenario-file add up.
+
+A scenario with a configuration of its own runs with it; any other, with
+--config if given, else with the default profile. The Go scenarios of
+chapters 1 to 8 and the YAML files in scenarios/ of those chapters bring
+their chapter's.`,
+	examples: []string{
+		"%[1]s start                                    # every Go scenario, chapters 1 to 15",
+		"%[1]s start --chapter 3                        # chapter 3: NodeNumber's Score",
+		"%[1]s start --chapter 1,2 --chapter 10         # three chapters",
+		"%[1]s start --scenario ch10-preemption         # one scenario, by name",
+		"%[1]s start --scenario ch11-profiles --scenario ch14-leader-election",
+		"%[1]s start --scenario-file scenarios/ch9-labels.yaml",
+		"%[1]s start --chapter 15 -v 1                  # with the scheduler's own log lines",
+		"make start CHAPTER=10                              # build, then start --chapter 10",
+		`make start ARGS="--scenario ch6-assume"`,
+	},
+}
+
+// startFlags is what start's command line asks for.
+type startFlags struct {
+	names, files stringList
+	chapters     intList
+	configPath   string
+}
+
+// parseStart parses start's command line.
+func (c *Command) parseStart(args []string) (*startFlags, error) {
+	fs := c.flagSet("start", startHelp)
+	f := &startFlags{}
+	fs.Var(&f.chapters, "chapter",
+		"run chapter `N`'s scenarios, Go and YAML, with the scheduler of that chapter (repeatable, or 1,2,3)")
+	fs.Var(&f.names, "scenario", "run the scenario `NAME` (repeatable, or a,b; default: every Go scenario, "+
+		"unless --chapter or --scenario-file is given)")
+	fs.Var(&f.files, "scenario-file", "run the YAML scenario file `F.yaml` (repeatable; see docs/scenarios.md)")
+	fs.StringVar(&f.configPath, "config", "",
+		"KubeSchedulerConfiguration `FILE` for the scenarios that bring none of their own")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("start takes no arguments, got %q (--scenario NAME?)", fs.Args())
+	}
+	return f, nil
+}
+
+// selectScenarios returns the scenarios f names: those of --scenario, then
+// those of each --chapter (its Go scenarios, then the files in dir of that
+// chapter), then those of --scenario-file; every Go scenario when f names
+// none. A scenario named twice runs once. With --chapter, they run in
+// chapter order. Files are read here, before any apiserver starts, so that a
+// typo fails at once.
+func selectScenarios(f *startFlags, dir string) ([]scenario.Scenario, error) {
+	var out []scenario.Scenario
+	seen := map[string]bool{}
+	add := func(s scenario.Scenario) {
+		if !seen[s.Name] {
+			seen[s.Name] = true
+			out = append(out, s)
+		}
+	}
+	if len(f.names) > 0 || (len(f.chapters) == 0 && len(f.files) == 0) {
+		named, err := scenario.Select(f.names)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range named {
+			add(s)
+		}
+	}
+	if len(f.chapters) > 0 {
+		chapters := map[int]bool{}
+		for _, n := range f.chapters {
+			if _, err := scenario.ChapterPlugins(n); err != nil {
+				return nil, fmt.Errorf("--chapter: %w", err)
+			}
+			chapters[n] = true
+		}
+		for _, s := range scenario.All() {
+			if chapters[s.Chapter] {
+				add(s)
+			}
+		}
+		files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		if err != nil {
+			return nil, err
+		}
+		for _, file := range files {
+			s, err := scenario.ParseFile(file)
+			if err != nil {
+				return nil, err
+			}
+			if chapters[s.Chapter] {
+				add(s)
+			}
+		}
+	}
+	for _, file := range f.files {
+		s, err := scenario.ParseFile(file)
+		if err != nil {
+			return nil, err
+		}
+		add(s)
+	}
+	if len(f.chapters) > 0 {
+		sort.SliceStable(out, func(i, j int) bool { return out[i].Chapter < out[j].Chapter })
+	}
+	return out, nil
+}
+
 // start runs scenarios against an embedded apiserver.
 func (c *Command) start(ctx context.Context, args []string) error {
-	fs := newFlagSet("start")
-	var names, files stringList
-	fs.Var(&names, "scenario", "scenario to run (repeatable; default: all, unless --scenario-file is given)")
-	fs.Var(&files, "scenario-file", "YAML scenario file to run (repeatable; see docs/scenarios.md)")
-	configPath := fs.String("config", "", "KubeSchedulerConfiguration for scenarios that do not bring their own")
-	if err := fs.Parse(args); err != nil {
+	f, err := c.parseStart(args)
+	if err != nil {
 		return err
 	}
-	var scenarios []scenario.Scenario
-	var err error
-	if len(names) > 0 || len(files) == 0 {
-		if scenarios, err = scenario.Select(names); err != nil {
-			return err
-		}
-	}
-	// Files are read before the apiserver starts: a typo fails at once.
-	for _, f := range files {
-		s, err := scenario.ParseFile(f)
-		if err != nil {
-			return err
-		}
-		scenarios = append(scenarios, s)
+	scenarios, err := selectScenarios(f, scenarioDir)
+	if err != nil {
+		return err
 	}
 	var base *configv1.KubeSchedulerConfiguration
-	if *configPath != "" {
-		if base, err = loadConfig(*configPath); err != nil {
+	if f.configPath != "" {
+		if base, err = loadConfig(f.configPath); err != nil {
 			return err
 		}
 	}
-	fmt.Printf("Starting kube-apiserver v%s and etcd (envtest)...\n", scenario.KubernetesVersion)
+	fmt.Fprintf(c.stdout, "Starting kube-apiserver v%s and etcd (envtest)...\n", scenario.KubernetesVersion)
 	env, err := scenario.StartEnvironment()
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping envtest:", err)
+			fmt.Fprintln(c.stderr, "stopping envtest:", err)
 		}
 	}()
-	r := &scenario.Runner{RestConfig: env.Config, BaseConfig: base, Out: os.Stdout, Environment: env,
-		Registry: c.registry}
+	r := &scenario.Runner{RestConfig: env.Config, BaseConfig: base, Out: c.stdout, Environment: env,
+		Registry: c.registry, ChapterHeaders: len(f.chapters) > 0}
 	return r.RunAll(ctx, scenarios)
 }
 
 // run schedules the pods of a real cluster until ctx ends.
 func (c *Command) run(ctx context.Context, args []string) error {
-	fs := newFlagSet("run")
+	fs := c.flagSet("run", runHelp)
 	kubeconfig := fs.String("kubeconfig", "",
-		"kubeconfig of the cluster (default: clientConnection.kubeconfig, else in-cluster)")
-	configPath := fs.String("config", "", "KubeSchedulerConfiguration file")
+		"kubeconfig `FILE` of the cluster (default: clientConnection.kubeconfig, else in-cluster)")
+	configPath := fs.String("config", "", "KubeSchedulerConfiguration `FILE` (default: the default profile)")
+	recordAttempts := fs.Bool("record-attempts", false, recordAttemptsHelp)
 	metricsAddr := fs.String("metrics-bind-address", scheduler.DefaultMetricsBindAddress,
-		"HOST:PORT to serve /metrics, /healthz, /readyz and /livez on, over plain HTTP (0 turns it off)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), runUsage, c.name)
-		fs.PrintDefaults()
-	}
+		"`HOST:PORT` to serve /metrics, /healthz, /readyz and /livez on, over plain HTTP (0 turns it off)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -244,7 +411,8 @@ func (c *Command) run(ctx context.Context, args []string) error {
 		return err
 	}
 	ctx = klog.NewContext(ctx, klog.Background())
-	svc, err := scheduler.New(ctx, cfg, rc, scheduler.WithOutOfTreeRegistry(c.registry))
+	svc, err := scheduler.New(ctx, cfg, rc, append(recordOption(*recordAttempts),
+		scheduler.WithOutOfTreeRegistry(c.registry))...)
 	if err != nil {
 		return err
 	}
@@ -259,9 +427,10 @@ func (c *Command) run(ctx context.Context, args []string) error {
 	return nil
 }
 
-// runUsage is `run -h`'s text before the flags; %[1]s is the binary.
-const runUsage = `usage: %[1]s run --kubeconfig FILE [--config FILE] [--metrics-bind-address HOST:PORT]
-
+// runHelp is `run -h`'s text.
+var runHelp = help{
+	usage: "%[1]s run --kubeconfig FILE [--config FILE] [--metrics-bind-address HOST:PORT]",
+	about: `
 Schedules the pods whose spec.schedulerName names one of the configuration's
 profiles, until SIGINT or SIGTERM.
 
@@ -272,15 +441,34 @@ schedules (defaults: kube-system/kube-scheduler, kube-scheduler's own Lease, so
 beside kube-scheduler name another; leaseDuration 15s, renewDeadline 10s,
 retryPeriod 2s). On SIGINT or SIGTERM the leader finishes its binding cycles,
 then releases the Lease. A replica that loses the Lease stops scheduling and
-exits with status 1, for its supervisor to restart it.
+exits with status 1, for its supervisor to restart it.`,
+	examples: []string{
+		"%[1]s apiserver --kubeconfig-out /tmp/minisched.kubeconfig &   # an apiserver to try it on",
+		"%[1]s run --kubeconfig /tmp/minisched.kubeconfig",
+		"curl -s 127.0.0.1:10259/metrics | grep scheduler_schedule_attempts_total",
+		"%[1]s run --kubeconfig ~/.kube/config --metrics-bind-address 127.0.0.1:10260 -v 2",
+	},
+}
 
-Flags:
-`
+// apiserverHelp is `apiserver -h`'s text.
+var apiserverHelp = help{
+	usage: "%[1]s apiserver --kubeconfig-out FILE",
+	about: `
+Starts etcd and kube-apiserver (envtest, as start does), writes an
+administrator's kubeconfig to FILE and waits until SIGINT or SIGTERM. No
+controller or kubelet runs: nodes are only API objects, and pods stay where
+a scheduler binds them. Try run, explain or kubectl against it.`,
+	examples: []string{
+		"%[1]s apiserver --kubeconfig-out /tmp/minisched.kubeconfig",
+		"kubectl --kubeconfig /tmp/minisched.kubeconfig get namespaces   # from another terminal",
+		"%[1]s run --kubeconfig /tmp/minisched.kubeconfig                # from another terminal",
+	},
+}
 
 // apiserver starts envtest, writes a kubeconfig and waits until ctx ends.
-func apiserver(ctx context.Context, args []string) error {
-	fs := newFlagSet("apiserver")
-	out := fs.String("kubeconfig-out", "", "where to write the kubeconfig (required)")
+func (c *Command) apiserver(ctx context.Context, args []string) error {
+	fs := c.flagSet("apiserver", apiserverHelp)
+	out := fs.String("kubeconfig-out", "", "`FILE` to write the kubeconfig to (required)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -295,7 +483,7 @@ func apiserver(ctx context.Context, args []string) error {
 	if err := os.WriteFile(*out, env.Kubeconfig, 0o600); err != nil {
 		return err
 	}
-	fmt.Printf("kube-apiserver v%s is serving at %s; kubeconfig written to %s. Ctrl-C stops it.\n",
+	fmt.Fprintf(c.stdout, "kube-apiserver v%s is serving at %s; kubeconfig written to %s. Ctrl-C stops it.\n",
 		scenario.KubernetesVersion, env.Config.Host, *out)
 	<-ctx.Done()
 	return nil

@@ -6,12 +6,18 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/scenario"
 )
 
 func TestStringList(t *testing.T) {
@@ -86,5 +92,223 @@ func TestRun(t *testing.T) {
 				t.Errorf("error %v, want one containing %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+func TestIntList(t *testing.T) {
+	tests := []struct {
+		name    string
+		sets    []string
+		want    string
+		wantErr bool
+	}{
+		{name: "repeated", sets: []string{"3", "10"}, want: "3,10"},
+		{name: "comma separated", sets: []string{"1,2", " 5 "}, want: "1,2,5"},
+		{name: "not a number", sets: []string{"three"}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var l intList
+			var err error
+			for _, v := range tt.sets {
+				if err = l.Set(v); err != nil {
+					break
+				}
+			}
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Set error = %v, wantErr %t", err, tt.wantErr)
+			}
+			if !tt.wantErr && l.String() != tt.want {
+				t.Errorf("got %q, want %q", l.String(), tt.want)
+			}
+		})
+	}
+}
+
+// writeScenarioFile writes a YAML scenario file of the chapter into dir.
+func writeScenarioFile(t *testing.T, dir, name string, chapter int) string {
+	t.Helper()
+	file := filepath.Join(dir, name+".yaml")
+	doc := fmt.Sprintf("name: %s\nchapter: %d\nsteps:\n- create: [{kind: Node, metadata: {name: n}}]\n", name, chapter)
+	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// TestStartSelection checks which scenarios start's command line selects,
+// in which order, and its errors, without starting an apiserver.
+func TestStartSelection(t *testing.T) {
+	dir := t.TempDir()
+	ch3File := writeScenarioFile(t, dir, "ch3-extra-yaml", 3)
+	writeScenarioFile(t, dir, "ch9-extra-yaml", 9)
+	var allGo []string
+	var ch10 []string
+	for _, s := range scenario.All() {
+		allGo = append(allGo, s.Name)
+		if s.Chapter == 10 {
+			ch10 = append(ch10, s.Name)
+		}
+	}
+	tests := []struct {
+		name string
+		args []string
+		// dir is where --chapter looks for files; empty means the test's.
+		dir     string
+		want    []string
+		wantErr string
+	}{
+		{name: "no flag: every Go scenario", args: nil, want: allGo},
+		{name: "one chapter, Go and YAML", args: []string{"--chapter", "3"},
+			want: []string{"ch3-nodenumber", "ch3-extra-yaml"}},
+		{name: "a chapter without files", args: []string{"--chapter", "14"}, want: []string{"ch14-leader-election"}},
+		{name: "no scenario directory", args: []string{"--chapter", "3"}, dir: "/nonexistent",
+			want: []string{"ch3-nodenumber"}},
+		{name: "chapters repeated and comma separated, in chapter order", args: []string{"--chapter", "10",
+			"--chapter", "1,2"}, want: append([]string{"ch1-random", "ch2-nodeunschedulable"}, ch10...)},
+		{name: "a chapter and a scenario add up, in chapter order",
+			args: []string{"--scenario", "ch6-assume", "--chapter", "3"},
+			want: []string{"ch3-nodenumber", "ch3-extra-yaml", "ch6-assume"}},
+		{name: "a file named twice runs once", args: []string{"--chapter", "3", "--scenario-file", ch3File},
+			want: []string{"ch3-nodenumber", "ch3-extra-yaml"}},
+		{name: "a file alone", args: []string{"--scenario-file", ch3File}, want: []string{"ch3-extra-yaml"}},
+		{name: "unknown chapter lists the chapters", args: []string{"--chapter", "16"},
+			wantErr: "--chapter: unknown chapter 16; the chapters are 1, 2, 3"},
+		{name: "chapter 0", args: []string{"--chapter", "0"}, wantErr: "unknown chapter 0"},
+		{name: "not a number", args: []string{"--chapter", "three"}, wantErr: `"three" is not a number`},
+		{name: "unknown scenario", args: []string{"--scenario", "ch99-nope"}, wantErr: `unknown scenario "ch99-nope"`},
+		{name: "an argument", args: []string{"ch1-random"}, wantErr: "start takes no arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewCommand()
+			c.stderr = io.Discard
+			dir := dir
+			if tt.dir != "" {
+				dir = tt.dir
+			}
+			f, err := c.parseStart(tt.args)
+			var got []scenario.Scenario
+			if err == nil {
+				got, err = selectScenarios(f, dir)
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, s := range got {
+				names = append(names, s.Name)
+			}
+			if diff := cmp.Diff(tt.want, names); diff != "" {
+				t.Errorf("scenarios (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestHelp runs each subcommand with -h (and the top-level help) and checks
+// that the help has a usage line, examples and each of the subcommand's own
+// flags.
+func TestHelp(t *testing.T) {
+	tests := []struct {
+		args []string
+		// help is printed to stdout (help asked for as a command) rather
+		// than stderr (-h of a subcommand, the flag package's habit).
+		stdout bool
+		want   []string
+	}{
+		{args: []string{"start", "-h"},
+			want: []string{"-chapter N", "-scenario NAME", "-scenario-file F.yaml", "-config FILE", "-v N"}},
+		{args: []string{"start", "--help"}, want: []string{"-chapter N"}},
+		{args: []string{"run", "-h"},
+			want: []string{"-kubeconfig FILE", "-config FILE", "-metrics-bind-address HOST:PORT", "-v N"}},
+		{args: []string{"apiserver", "-h"}, want: []string{"-kubeconfig-out FILE", "-v N"}},
+		{args: []string{"annotate", "-h"}, want: []string{"-kubeconfig FILE", "-policy FILE", "-prometheus URL",
+			"-binding-heap-size int", "-workers int", "-v N"}},
+		{args: []string{"help"}, stdout: true, want: []string{"start", "run", "apiserver", "annotate"}},
+		{args: []string{"-h"}, stdout: true, want: []string{"start --chapter"}},
+		{args: []string{"--help"}, stdout: true, want: []string{"start --chapter"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			c := NewCommand()
+			c.stdout, c.stderr = &stdout, &stderr
+			err := c.Run(context.Background(), tt.args)
+			if err != nil && !errors.Is(err, flag.ErrHelp) {
+				t.Fatalf("error %v, want nil or flag.ErrHelp", err)
+			}
+			out, other := stderr.String(), stdout.String()
+			if tt.stdout {
+				out, other = other, out
+			}
+			if other != "" {
+				t.Errorf("help went to both stdout and stderr; the other one got %q", other)
+			}
+			for _, want := range append([]string{"usage: ", "\nExamples:\n"}, tt.want...) {
+				if !strings.Contains(out, want) {
+					t.Errorf("help has no %q:\n%s", want, out)
+				}
+			}
+		})
+	}
+}
+
+// TestHelpExamplesWork checks what the examples name: every --scenario is a
+// scenario, every --scenario-file a file of the repository, every chapter
+// (--chapter N, CHAPTER=N) a chapter.
+func TestHelpExamplesWork(t *testing.T) {
+	root, err := scenario.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []help{startHelp, runHelp, apiserverHelp, annotateHelp} {
+		for _, e := range h.examples {
+			t.Run(e, func(t *testing.T) {
+				var words []string
+				for _, w := range strings.Fields(strings.ReplaceAll(strings.Split(e, "#")[0], `"`, " ")) {
+					if n, ok := strings.CutPrefix(w, "CHAPTER="); ok {
+						words = append(words, "--chapter", n) // make start's variable
+						continue
+					}
+					words = append(words, w)
+				}
+				for i, w := range words {
+					if i+1 >= len(words) {
+						continue
+					}
+					arg := words[i+1]
+					switch w {
+					case "--scenario":
+						if _, err := scenario.Select([]string{arg}); err != nil {
+							t.Error(err)
+						}
+					case "--scenario-file", "--policy":
+						if strings.HasPrefix(arg, "/") {
+							continue // a path in a pod
+						}
+						if _, err := os.Stat(filepath.Join(root, arg)); err != nil {
+							t.Error(err)
+						}
+					case "--chapter":
+						var l intList
+						if err := l.Set(arg); err != nil {
+							t.Fatal(err)
+						}
+						for _, n := range l {
+							if _, err := scenario.ChapterConfig(n); err != nil {
+								t.Error(err)
+							}
+						}
+					}
+				}
+			})
+		}
 	}
 }

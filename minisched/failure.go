@@ -37,7 +37,7 @@ func (s *Scheduler) handleBindingCycleError(ctx context.Context, state *framewor
 	} else {
 		s.Queue.MoveAllToActiveOrBackoffQueue(logger, framework.AssignedPodDelete, assumed, nil, nil)
 	}
-	s.handleSchedulingFailure(ctx, fwk, podInfo, status, clearNominatedNode, start)
+	s.handleSchedulingFailure(ctx, fwk, podInfo, status, clearNominatedNode, start, recorderOf(state))
 }
 
 // handleSchedulingFailure requeues a pod that could not be scheduled, which
@@ -52,10 +52,11 @@ func (s *Scheduler) handleBindingCycleError(ctx context.Context, state *framewor
 //
 // A pod that no longer exists, or that got bound meanwhile, is not requeued:
 // that is what keeps a failed bind of a deleted pod from retrying forever.
-// start is when the pod was popped, for the attempt metrics.
+// start is when the pod was popped, for the attempt metrics; rec records
+// the attempt (nil: not recorded).
 func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.Framework,
 	podInfo *framework.QueuedPodInfo, status *framework.Status, nominatingInfo *framework.NominatingInfo,
-	start time.Time) {
+	start time.Time, rec *attemptRecorder) {
 	logger := klog.FromContext(ctx)
 
 	reason, result, metricResult := v1.PodReasonSchedulerError, SchedulerError, metrics.ErrorResult
@@ -83,6 +84,7 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.
 
 	nominated := podInfo.PodInfo
 	cached, err := s.podLister.Pods(pod.Namespace).Get(pod.Name)
+	requeued := false
 	switch {
 	case err != nil:
 		logger.Info("Pod doesn't exist in informer cache; not requeueing", "err", err)
@@ -97,7 +99,7 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.
 		// Requeue the informer's latest version: the pod may have changed
 		// while we were trying it. The queue ends its in-flight period.
 		podInfo.PodInfo = framework.NewPodInfo(cached.DeepCopy())
-		pod, nominated = podInfo.Pod, podInfo.PodInfo
+		pod, nominated, requeued = podInfo.Pod, podInfo.PodInfo, true
 		if err := s.Queue.AddUnschedulableIfNotPresent(logger, podInfo); err != nil {
 			logger.Error(err, "Requeueing pod failed")
 		}
@@ -128,6 +130,10 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.
 	}
 	if fitErr != nil {
 		a.Rejections = s.explain(nil, &fitErr.Diagnosis).rejections
+	}
+	// A pod gone or bound meanwhile keeps the record it has.
+	if requeued {
+		s.finishRecord(rec, fwk, pod, &a)
 	}
 	s.observe(a)
 }

@@ -53,6 +53,9 @@ type Attempt struct {
 	// plugin that did and why. (A PreFilter rejection applies to every node
 	// at once and is reported in Message only.)
 	Rejections []Rejection
+	// Record is the attempt node by node (see AttemptRecord); nil when the
+	// cycle ended before Filter or the scheduler does not record attempts.
+	Record *AttemptRecord
 }
 
 // Rejection says which plugin ruled a node out, and why.

@@ -85,12 +85,16 @@ func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
 	state := framework.NewCycleState()
 	// Time each plugin call in a sample of the cycles only.
 	state.RecordPluginMetrics = rand.IntN(100) < metrics.PluginMetricsSamplePercent
+	// Record the attempt node by node only if someone reads it.
+	if s.recording() {
+		startRecording(state)
+	}
 	podsToActivate := framework.NewPodsToActivate()
 	state.Write(framework.PodsToActivateKey, podsToActivate)
 	result, assumedPodInfo, status := s.schedulingCycle(ctx, state, fwk, podInfo)
 	result.start = start
 	if !status.IsSuccess() {
-		s.handleSchedulingFailure(ctx, fwk, assumedPodInfo, status, result.nominatingInfo, start)
+		s.handleSchedulingFailure(ctx, fwk, assumedPodInfo, status, result.nominatingInfo, start, recorderOf(state))
 		return
 	}
 	s.activatePods(logger, podsToActivate)
@@ -261,6 +265,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, fwk *framework.Framework, s
 	if err != nil {
 		return scheduleResult{}, err
 	}
+	recorderOf(state).filtered(s.snapshot.NodeInfos(), feasible, &diagnosis)
 	if len(feasible) == 0 {
 		return scheduleResult{}, &framework.FitError{Pod: pod, NumAllNodes: s.snapshot.NumNodes(), Diagnosis: diagnosis}
 	}
@@ -315,6 +320,7 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *framework.Fram
 	// Step 1: PreFilter. A rejection here rejects every node for the same
 	// reason: say it once. A PreFilterResult may narrow the candidates.
 	preRes, sts, narrowing := fwk.RunPreFilterPlugins(ctx, state, pod, allNodes)
+	recorderOf(state).preFiltered(sts, state.SkipFilterPlugins)
 	diagnosis.UnschedulablePlugins = narrowing
 	if !sts.IsSuccess() {
 		if !sts.IsRejected() {
@@ -368,7 +374,8 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *framework.Fram
 
 	// Step 6: the extenders filter what the plugins left. They register no
 	// events, so a pod they turned nodes away for is retried on any event.
-	passed, err := findNodesThatPassExtenders(ctx, fwk.Extenders(), pod, feasible, diagnosis.NodeToStatus)
+	passed, err := findNodesThatPassExtenders(ctx, fwk.Extenders(), pod, feasible, diagnosis.NodeToStatus,
+		recorderOf(state))
 	if err != nil {
 		return nil, diagnosis, err
 	}
@@ -383,8 +390,9 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *framework.Fram
 // rejected node failed: Unschedulable, or UnschedulableAndUnresolvable
 // (which wins when an extender names a node in both maps). A failing
 // ignorable extender is skipped; any other failure is the attempt's error.
+// A recorded cycle notes each extender's verdicts in rec.
 func findNodesThatPassExtenders(ctx context.Context, extenders []framework.Extender, pod *v1.Pod,
-	feasible []*framework.NodeInfo, statuses *framework.NodeToStatus) ([]*framework.NodeInfo, error) {
+	feasible []*framework.NodeInfo, statuses *framework.NodeToStatus, rec *attemptRecorder) ([]*framework.NodeInfo, error) {
 	logger := klog.FromContext(ctx)
 	for _, ext := range extenders {
 		if len(feasible) == 0 {
@@ -402,6 +410,7 @@ func findNodesThatPassExtenders(ctx context.Context, extenders []framework.Exten
 			}
 			return nil, err
 		}
+		rec.extenderFiltered(ext, failed, unresolvable)
 		for node, msg := range unresolvable {
 			statuses.Set(node, framework.NewStatus(framework.UnschedulableAndUnresolvable, msg))
 		}
@@ -428,7 +437,7 @@ func (s *Scheduler) evaluateNominatedNode(ctx context.Context, fwk *framework.Fr
 	if err != nil {
 		return nil, err
 	}
-	return findNodesThatPassExtenders(ctx, fwk.Extenders(), pod, feasible, diagnosis.NodeToStatus)
+	return findNodesThatPassExtenders(ctx, fwk.Extenders(), pod, feasible, diagnosis.NodeToStatus, recorderOf(state))
 }
 
 // numFeasibleNodesToFind is how many feasible nodes are enough: all of them
@@ -568,7 +577,9 @@ func (s *Scheduler) prioritizeNodes(ctx context.Context, fwk *framework.Framewor
 	if !sts.IsSuccess() {
 		return nil, sts.AsError()
 	}
-	addExtenderScores(ctx, fwk.Extenders(), pod, nodes, scores)
+	rec := recorderOf(state)
+	addExtenderScores(ctx, fwk.Extenders(), pod, nodes, scores, rec)
+	rec.scored(scores)
 	if logger := klog.FromContext(ctx); logger.V(10).Enabled() {
 		for _, ns := range scores {
 			logger.V(10).Info("Node scored", "node", ns.Name, "score", ns.TotalScore)
@@ -580,9 +591,10 @@ func (s *Scheduler) prioritizeNodes(ctx context.Context, fwk *framework.Framewor
 // addExtenderScores asks the interested extenders, in parallel, to score
 // nodes, and adds score × weight × (MaxNodeScore / MaxExtenderPriority) to
 // each node's total: an extender scores 0–10, plugins 0–100. An extender
-// that fails only loses its say.
+// that fails only loses its say. A recorded cycle notes their raw scores in
+// rec.
 func addExtenderScores(ctx context.Context, extenders []framework.Extender, pod *v1.Pod,
-	nodes []*framework.NodeInfo, scores []framework.NodePluginScores) {
+	nodes []*framework.NodeInfo, scores []framework.NodePluginScores, rec *attemptRecorder) {
 	logger := klog.FromContext(ctx)
 	byNode := make(map[string]*framework.NodePluginScores, len(scores))
 	for i := range scores {
@@ -605,6 +617,7 @@ func addExtenderScores(ctx context.Context, extenders []framework.Extender, pod 
 			}
 			mu.Lock()
 			defer mu.Unlock()
+			rec.extenderPrioritized(ext, weight, *list)
 			for _, hp := range *list {
 				ns, ok := byNode[hp.Host]
 				if !ok {
@@ -756,10 +769,12 @@ func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleStat
 	msg := fmt.Sprintf("Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, result.suggestedHost)
 	fwk.EventRecorder().Eventf(assumed, nil, v1.EventTypeNormal, "Scheduled", "Binding", msg)
 	fwk.RunPostBindPlugins(ctx, state, assumed, result.suggestedHost)
-	s.observe(Attempt{
+	a := Attempt{
 		Namespace: assumed.Namespace, Name: assumed.Name, UID: assumed.UID, Profile: fwk.ProfileName(),
 		Result: Scheduled, Node: result.suggestedHost, Message: msg, Attempts: assumedPodInfo.Attempts,
 		Time: time.Now(), TopScores: result.explanation.topScores, Rejections: result.explanation.rejections,
-	})
+	}
+	s.finishRecord(recorderOf(state), fwk, assumed, &a)
+	s.observe(a)
 	return nil
 }

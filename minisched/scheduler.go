@@ -87,6 +87,9 @@ type Scheduler struct {
 
 	// observer, if set, is told about every attempt (see observer.go).
 	observer Observer
+	// records, if set, writes each attempt's record to its pod (see
+	// record.go and recordwriter.go).
+	records *recordWriter
 	// metrics records attempts, latencies and binding goroutines (nil:
 	// nothing).
 	metrics *metrics.Metrics
@@ -113,6 +116,11 @@ type Options struct {
 	ProfilePercentage        map[string]*int32
 	// Observer, if set, is told about every scheduling attempt.
 	Observer Observer
+	// RecordAttempts writes the record of each pod's last attempt to the pod,
+	// as the annotation framework.LastAttemptAnnotation (needs the
+	// permission to patch pods). Off, attempts are recorded only for the
+	// Observer.
+	RecordAttempts bool
 	// Metrics, if set, records what kube-scheduler's metrics record; the
 	// profiles and the queue should have the same.
 	Metrics *metrics.Metrics
@@ -148,6 +156,9 @@ func New(ctx context.Context, factory informers.SharedInformerFactory, o Options
 		rng:                      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		bindSlots:                make(chan struct{}, maxConcurrentBinds),
 	}
+	if o.RecordAttempts {
+		s.records = newRecordWriter(o.Client)
+	}
 	// The queue is the profiles' nominator and activator; it needed the
 	// profiles first, so it is wired in now.
 	for _, fwk := range o.Profiles {
@@ -176,6 +187,12 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	// finish instead of cutting their API calls short.
 	bindCtx, cancelBindings := context.WithCancel(klog.NewContext(context.Background(), logger))
 	defer cancelBindings()
+	// Records are written until the binding cycles are done (deferred
+	// calls run last first).
+	if s.records != nil {
+		s.records.start(bindCtx)
+		defer s.records.stop()
+	}
 
 	done := make(chan struct{})
 	go func() {

@@ -13,89 +13,76 @@ import (
 	"github.com/minisched/minisched/scheduler"
 )
 
-// withPlugins returns a configuration whose single profile enables exactly
-// the named plugins through multiPoint ("*" disables the defaults), plus any
-// per-extension-point tweaks.
-func withPlugins(names []string, tweak func(*configv1.Plugins)) func() (*configv1.KubeSchedulerConfiguration, error) {
-	return func() (*configv1.KubeSchedulerConfiguration, error) {
-		p := &configv1.Plugins{MultiPoint: configv1.PluginSet{Disabled: []configv1.Plugin{{Name: "*"}}}}
-		for _, n := range names {
-			p.MultiPoint.Enabled = append(p.MultiPoint.Enabled, configv1.Plugin{Name: n})
-		}
-		if tweak != nil {
-			tweak(p)
-		}
-		cfg := &configv1.KubeSchedulerConfiguration{Profiles: []configv1.KubeSchedulerProfile{{Plugins: p}}}
-		cfg.APIVersion, cfg.Kind = configv1.SchemeGroupVersion.String(), "KubeSchedulerConfiguration"
-		scheduler.SetDefaults(cfg)
-		return cfg, scheduler.Validate(cfg)
-	}
-}
-
 // fromYAML returns a configuration given as the YAML of its profiles list.
 func fromYAML(profiles string) func() (*configv1.KubeSchedulerConfiguration, error) {
+	return configYAML("profiles:\n" + profiles)
+}
+
+// configYAML returns a configuration given as YAML, as a reader would write
+// it in a file for --config, without its apiVersion and kind.
+func configYAML(doc string) func() (*configv1.KubeSchedulerConfiguration, error) {
 	return func() (*configv1.KubeSchedulerConfiguration, error) {
 		return scheduler.DecodeConfig([]byte("apiVersion: kubescheduler.config.k8s.io/v1\n" +
-			"kind: KubeSchedulerConfiguration\nprofiles:\n" + profiles))
+			"kind: KubeSchedulerConfiguration\n" + doc))
 	}
 }
 
-var nodeNumberPlugins = []string{"PrioritySort", "NodeUnschedulable", "NodeNumber", "DefaultBinder"}
-
+// chapters are the scenarios of chapters 1-8, each run with the scheduler
+// as it stands at its chapter (ChapterConfig).
 func chapters() []Scenario {
 	return []Scenario{
 		{
 			Name: "ch1-random", Chapter: 1,
 			Description: "with no Filter or Score plugin, any node will do: the scheduler takes the next one, round robin: " +
 				"10 nodes, 20 pods, all land",
-			Config: withPlugins([]string{"PrioritySort", "DefaultBinder"}, nil),
+			Config: chapterConfig(1),
 			Run:    runRandom,
 		},
 		{
 			Name: "ch2-nodeunschedulable", Chapter: 2,
 			Description: "a Filter plugin: node0-node9 are cordoned, so the pod waits; node10 appears and the pod lands there",
-			Config:      withPlugins([]string{"PrioritySort", "NodeUnschedulable", "DefaultBinder"}, nil),
+			Config:      chapterConfig(2),
 			Run:         runNodeUnschedulable,
 		},
 		{
 			Name: "ch3-nodenumber", Chapter: 3,
 			Description: "a Score plugin: NodeNumber prefers the node whose number matches the pod's " +
 				"(pod1 → node1, pod3 → node3)",
-			Config: withPlugins(nodeNumberPlugins, nil),
+			Config: chapterConfig(3),
 			Run:    runNodeNumber,
 		},
 		{
 			Name: "ch4-cyclestate", Chapter: 4,
 			Description: "CycleState: the digit PreScore wrote for pod2 is the one Score read on every node",
-			Config: withPlugins(nodeNumberPlugins, func(p *configv1.Plugins) {
-				// Only scoring matters here: switch NodeNumber's Permit off.
-				p.Permit.Disabled = []configv1.Plugin{{Name: "NodeNumber"}}
-			}),
-			Run: runCycleState,
+			Config:      chapterConfig(4),
+			Run:         runCycleState,
 		},
 		{
 			Name: "ch5-permit", Chapter: 5,
 			Description: "Permit and parallel binding: pods waiting 1-4 s on Permit bind concurrently, " +
 				"in about the longest wait",
-			Config: withPlugins(nodeNumberPlugins, nil),
+			Config: chapterConfig(5),
 			Run:    runPermit,
 		},
 		{
 			Name: "ch6-assume", Chapter: 6,
 			Description: "the cache assumes pods: a node with room for one pod, two pods at once, exactly one bound",
+			Config:      chapterConfig(6),
 			Run:         runAssume,
 		},
 		{
 			Name: "ch7-backoff", Chapter: 7,
 			Description: "backoffQ and an idle scheduler: an unschedulable pod that events keep sending to backoffQ " +
 				"is popped from it at once while activeQ is empty, sooner than its 1 s, 2 s, 4 s backoff",
-			Run: runBackoff,
+			Config: chapterConfig(7),
+			Run:    runBackoff,
 		},
 		{
 			Name: "ch8-events", Chapter: 8,
 			Description: "event handlers requeue precisely: an unrelated pod add does not retry a cordoned-out pod, " +
 				"an uncordon does at once",
-			Run: runEvents,
+			Config: chapterConfig(8),
+			Run:    runEvents,
 		},
 	}
 }
@@ -170,6 +157,9 @@ func runNodeUnschedulable(ctx context.Context, env *Env) error {
 	if p.Spec.NodeName != "node10" {
 		return fmt.Errorf("pod1 went to %s, want node10", p.Spec.NodeName)
 	}
+	// The record of the attempt that placed it: the table `minisched
+	// explain` prints.
+	env.Explain("pod1")
 	return nil
 }
 
@@ -295,10 +285,10 @@ func runAssume(ctx context.Context, env *Env) error {
 		return err
 	}
 	env.Logf("%s is bound; %s is pending: %s", first, second, msg)
-	// The second sentence is DefaultPreemption's: both pods have the same
-	// priority, so evicting the bound one would not help.
-	want := "0/1 nodes are available: 1 Insufficient cpu. " +
-		"preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+	// Chapter 6 has no PostFilter plugin: with DefaultPreemption (chapter
+	// 10) a second sentence would say that evicting the bound pod, of the
+	// same priority, would not help.
+	want := "0/1 nodes are available: 1 Insufficient cpu."
 	if msg != want {
 		return fmt.Errorf("pending message %q, want %q", msg, want)
 	}

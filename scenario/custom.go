@@ -1,5 +1,6 @@
-// This file holds the scenarios of custom plugins, the rules teams write
-// when affinity and taints cannot say what they need.
+// This file holds chapter 13's StatefulSetOrdinal scenario (custom schedulers
+// from practice): a rule teams write when affinity and taints cannot say what
+// they need.
 
 package scenario
 
@@ -23,7 +24,7 @@ const ordinalLabel = "example.com/ordinal"
 func customPluginScenarios() []Scenario {
 	return []Scenario{
 		{
-			Name: "ch11-statefulset-ordinal", Chapter: 11,
+			Name: "ch13-statefulset-ordinal", Chapter: 13,
 			Description: "StatefulSetOrdinal: pod app-N runs only on the node labelled with ordinal N; pods wait for " +
 				"their node, come back to it, and a pod nothing owns is never tried",
 			Config: fromYAML(`- plugins:

@@ -1,7 +1,8 @@
-// This file holds the chapter 14 scenarios: Dynamic, crane-scheduler's
-// load-aware plugin, reading node load from annotations. No Prometheus runs
-// here: each scenario plays the annotator, writing the annotations that
-// `minisched annotate` would write, with fresh timestamps.
+// This file holds chapter 13's Dynamic scenarios (custom schedulers from
+// practice): Dynamic, crane-scheduler's load-aware plugin, reading node load
+// from annotations. No Prometheus runs here: each scenario plays the
+// annotator, writing the annotations that `minisched annotate` would write,
+// with fresh timestamps.
 
 package scenario
 
@@ -81,17 +82,17 @@ var craneMetrics = []string{
 func dynamicScenarios() []Scenario {
 	return []Scenario{
 		withDynamicPolicy(Scenario{
-			Name: "ch14-dynamic-overload", Chapter: 14, Run: runDynamicOverload,
+			Name: "ch13-dynamic-overload", Chapter: 13, Run: runDynamicOverload,
 			Description: "Dynamic's Filter: nodes over a load limit are filtered with crane's reason; a lower load " +
 				"written by the annotator lets the pod in at once; a DaemonSet pod is never filtered",
 		}),
 		withDynamicPolicy(Scenario{
-			Name: "ch14-dynamic-least-loaded", Chapter: 14, Run: runDynamicLeastLoaded,
+			Name: "ch13-dynamic-least-loaded", Chapter: 13, Run: runDynamicLeastLoaded,
 			Description: "Dynamic's Score: of three nodes the one with the lowest weighted real usage wins, " +
 				"not the one with the lowest usage right now",
 		}),
 		withDynamicPolicy(Scenario{
-			Name: "ch14-dynamic-hot-value", Chapter: 14, Run: runDynamicHotValue,
+			Name: "ch13-dynamic-hot-value", Chapter: 13, Run: runDynamicHotValue,
 			Description: "Dynamic's hot value: a burst of pods spreads over three nodes instead of piling onto " +
 				"the idlest, because recent bindings cost a node 10 points each hot-value unit",
 		}),

@@ -3,8 +3,9 @@
 // waits, and a runner that starts a scheduler per scenario and reports where
 // each pod went and why.
 //
-// Scenarios talk to the apiserver only; the one window into the scheduler is
-// the stream of scheduling attempts it reports (to see retries and scores).
+// Scenarios talk to the apiserver only; the windows into the scheduler are
+// the stream of scheduling attempts it reports (to see retries and scores)
+// and its /metrics, as Prometheus would scrape them.
 package scenario
 
 import (

@@ -1,3 +1,6 @@
+// This file holds chapter 12's scenario, extending the scheduler from
+// outside: an HTTP extender beside the plugins.
+
 package scenario
 
 import (
@@ -21,7 +24,7 @@ const ExtenderURL = "http://example-extender.invalid"
 func extenderScenarios() []Scenario {
 	return []Scenario{
 		{
-			Name: "ch13-extender", Chapter: 13,
+			Name: "ch12-extender", Chapter: 12,
 			Description: "an HTTP extender beside the plugins: it filters nodes in maintenance, scores by a label, " +
 				"binds the pods itself, and a pod it turned away is retried on any node change",
 			Config: func() (*configv1.KubeSchedulerConfiguration, error) {

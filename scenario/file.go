@@ -248,7 +248,7 @@ func (p *parser) config(n *yaml.Node) (func() (*configv1.KubeSchedulerConfigurat
 }
 
 // profile reads {plugins: [...]}: one profile with exactly those plugins,
-// as the Go scenarios' withPlugins gives.
+// as withPlugins gives.
 func (p *parser) profile(n *yaml.Node) (func() (*configv1.KubeSchedulerConfiguration, error), error) {
 	f, err := p.mapping(n, "profile", "plugins")
 	if err != nil {
@@ -264,11 +264,26 @@ func (p *parser) profile(n *yaml.Node) (func() (*configv1.KubeSchedulerConfigura
 	if len(names) == 0 {
 		return nil, p.errorf(f["plugins"].Line, "profile.plugins: name at least one plugin")
 	}
-	cfg := withPlugins(names, nil)
+	cfg := withPlugins(names)
 	if _, err := cfg(); err != nil {
 		return nil, p.errorf(n.Line, "profile: %v", err)
 	}
 	return cfg, nil
+}
+
+// withPlugins returns a configuration whose single profile enables exactly
+// the named plugins through multiPoint ("*" disables the defaults).
+func withPlugins(names []string) func() (*configv1.KubeSchedulerConfiguration, error) {
+	return func() (*configv1.KubeSchedulerConfiguration, error) {
+		p := &configv1.Plugins{MultiPoint: configv1.PluginSet{Disabled: []configv1.Plugin{{Name: "*"}}}}
+		for _, n := range names {
+			p.MultiPoint.Enabled = append(p.MultiPoint.Enabled, configv1.Plugin{Name: n})
+		}
+		cfg := &configv1.KubeSchedulerConfiguration{Profiles: []configv1.KubeSchedulerProfile{{Plugins: p}}}
+		cfg.APIVersion, cfg.Kind = configv1.SchemeGroupVersion.String(), "KubeSchedulerConfiguration"
+		scheduler.SetDefaults(cfg)
+		return cfg, scheduler.Validate(cfg)
+	}
 }
 
 // steps reads the list of steps, each a mapping with one key: its kind.

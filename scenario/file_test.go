@@ -182,17 +182,7 @@ func TestFileParse(t *testing.T) {
 // TestFileScenarios runs every file in scenarios/ as a test, as
 // TestScenarios runs the Go ones.
 func TestFileScenarios(t *testing.T) {
-	root, err := RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := filepath.Glob(filepath.Join(root, "scenarios", "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("no scenario files in scenarios/")
-	}
+	files := repoFiles(t, "scenarios", "*.yaml")
 	goNames := map[string]bool{}
 	for _, s := range All() {
 		goNames[s.Name] = true
@@ -206,14 +196,7 @@ func TestFileScenarios(t *testing.T) {
 			if goNames[s.Name] {
 				t.Errorf("%s is named %s, as a Go scenario is", f, s.Name)
 			}
-			out, err := runFileScenario(t, s)
-			t.Log("\n" + out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(out, "--- PASS "+s.Name) {
-				t.Errorf("the report has no PASS line for %s", s.Name)
-			}
+			mustPass(t, s)
 		})
 	}
 }
@@ -227,6 +210,39 @@ func runFileScenario(t *testing.T, s Scenario) (string, error) {
 	r := &Runner{RestConfig: testEnv.Config, Out: &out, Environment: testEnv}
 	err := r.Run(ctx, s)
 	return out.String(), err
+}
+
+// repoFiles returns the files of the repository that match the glob
+// given as path elements from its root, and fails the test if there are
+// none.
+func repoFiles(t *testing.T, elem ...string) []string {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(append([]string{root}, elem...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no file matches %s", filepath.Join(elem...))
+	}
+	return files
+}
+
+// mustPass runs s with the runner, logs its report, and fails the test
+// unless it passed.
+func mustPass(t *testing.T, s Scenario) {
+	t.Helper()
+	out, err := runFileScenario(t, s)
+	t.Log("\n" + out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "--- PASS "+s.Name) {
+		t.Errorf("the report has no PASS line for %s", s.Name)
+	}
 }
 
 // TestFileRunErrors checks that a step failing at run time is reported with
@@ -308,11 +324,7 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := runFileScenario(t, s)
-	t.Log("\n" + out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustPass(t, s)
 	ctx := context.Background()
 	client, err := kubernetes.NewForConfig(testEnv.Config)
 	if err != nil {

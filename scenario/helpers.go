@@ -15,9 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/minisched/minisched/builders"
+	"github.com/minisched/minisched/explain"
 	"github.com/minisched/minisched/minisched"
 	"github.com/minisched/minisched/podstatus"
 )
@@ -32,7 +34,13 @@ type Env struct {
 	SchedulerName string
 	// Attempts is every scheduling attempt the scheduler reported.
 	Attempts *AttemptLog
-	out      io.Writer
+	// RestConfig reaches the apiserver as an administrator, for a scenario
+	// that starts schedulers of its own (Scenario.StartsSchedulers).
+	RestConfig *rest.Config
+	// MetricsURL is the runner's scheduler's /metrics, in Prometheus' text
+	// format; empty for a scenario that starts its own schedulers.
+	MetricsURL string
+	out        io.Writer
 }
 
 // Logf narrates one line of the scenario's story.
@@ -276,27 +284,47 @@ func describePending(p *v1.Pod) string {
 	return "not tried yet"
 }
 
+// maxPlacementLines is how many pods placement lists one by one; beyond
+// that, it counts them by node and lists only the pending ones.
+const maxPlacementLines = 30
+
 // placement lists the scenario's pods: where each went, or why it waits.
+// Many pods are summed up: how many went to how many nodes, and the first
+// few pending ones.
 func (e *Env) placement(ctx context.Context) ([]string, error) {
 	list, err := e.Client.CoreV1().Pods(e.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
 	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
+	many := len(list.Items) > maxPlacementLines
 	var lines []string
+	nodes := map[string]bool{}
+	bound := 0
 	for i := range list.Items {
 		p := &list.Items[i]
-		if p.Spec.NodeName != "" {
+		switch {
+		case p.Spec.NodeName != "" && many:
+			bound++
+			nodes[p.Spec.NodeName] = true
+		case p.Spec.NodeName != "":
 			lines = append(lines, fmt.Sprintf("%s → %s", p.Name, p.Spec.NodeName))
-		} else {
+		case !many || len(lines) < maxPlacementLines/3:
 			lines = append(lines, fmt.Sprintf("%s pending (%s)", p.Name, describePending(p)))
 		}
+	}
+	if many {
+		lines = append([]string{fmt.Sprintf("%d pods: %d bound on %d nodes, %d pending", len(list.Items), bound,
+			len(nodes), len(list.Items)-bound)}, lines...)
 	}
 	return lines, nil
 }
 
-// Explain narrates the pod's last attempt: where it went or why not, which
-// plugin ruled out each other node, and the top scores.
+// Explain narrates the pod's last attempt as `minisched explain` shows it:
+// the Filter and Score tables of its record, then where it went or why not.
+// Without a record (the cycle ended before Filter) it says where the pod
+// went or why not, which plugin ruled out each other node, and the top
+// scores.
 func (e *Env) Explain(name string) {
 	attempts := e.PodAttempts(name)
 	if len(attempts) == 0 {
@@ -304,6 +332,14 @@ func (e *Env) Explain(name string) {
 		return
 	}
 	a := attempts[len(attempts)-1]
+	if a.Record != nil {
+		var b strings.Builder
+		explain.Render(&b, e.Namespace+"/"+name, a.Record, explain.Options{})
+		for _, line := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+			e.Logf("  %s", line)
+		}
+		return
+	}
 	if a.Result == minisched.Scheduled {
 		e.Logf("%s → %s", name, a.Node)
 	} else {

@@ -33,7 +33,8 @@ type Scenario struct {
 	Description string
 	// Config returns the configuration the scenario needs; a nil Config
 	// means the runner's base configuration (the default profile, or
-	// --config).
+	// --config). The scenarios of chapters 1-8 bring their chapter's
+	// (ChapterConfig).
 	Config func() (*configv1.KubeSchedulerConfiguration, error)
 	// Run creates objects and checks outcomes; an error is a failure.
 	Run func(ctx context.Context, env *Env) error
@@ -45,12 +46,29 @@ type Scenario struct {
 	// the scheduler: configuration entries whose urlPrefix is ExtenderURL
 	// are pointed at it.
 	Extender bool
+	// StartsSchedulers says that Run starts the schedulers itself, from
+	// Env.RestConfig (several replicas electing a leader, say): the runner
+	// starts none, Config, Extender and Env.MetricsURL are unused, and
+	// Env.Attempts is empty unless Run feeds it.
+	StartsSchedulers bool
 }
 
 // All returns every scenario, by chapter.
 func All() []Scenario {
-	all := append(append(append(append(chapters(), pluginScenarios()...), preemptionScenarios()...),
-		customPluginScenarios()...), append(extenderScenarios(), dynamicScenarios()...)...)
+	var all []Scenario
+	for _, group := range [][]Scenario{
+		chapters(),                // 1-8: scenario/chapters.go
+		pluginScenarios(),         // 9: the default plugins
+		preemptionScenarios(),     // 10
+		profileScenarios(),        // 11: profiles and configuration
+		extenderScenarios(),       // 12: extending, with an HTTP extender
+		customPluginScenarios(),   // 13: custom schedulers from practice
+		dynamicScenarios(),        // 13
+		leaderElectionScenarios(), // 14: running on a real cluster
+		throughputScenarios(),     // 15: performance
+	} {
+		all = append(all, group...)
+	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Chapter < all[j].Chapter })
 	return all
 }
@@ -93,6 +111,9 @@ type Runner struct {
 	// Registry holds plugins beyond the in-tree ones (app.WithPlugin's), so
 	// a --config may enable them; nil means none.
 	Registry framework.Registry
+	// ChapterHeaders makes RunAll open each chapter's scenarios with a line
+	// naming the scheduler's plugins at that chapter (DescribeChapter).
+	ChapterHeaders bool
 
 	// progress is the opening line of the scenario RunAll runs now.
 	progress string
@@ -105,6 +126,11 @@ func (r *Runner) RunAll(ctx context.Context, scenarios []Scenario) error {
 	var results []Result
 	var failed []string
 	for i, s := range scenarios {
+		if r.ChapterHeaders && (i == 0 || scenarios[i-1].Chapter != s.Chapter) {
+			if line, err := DescribeChapter(s.Chapter); err == nil {
+				fmt.Fprintf(r.Out, "### Chapter %d's scheduler: %s\n", s.Chapter, line)
+			}
+		}
 		r.progress = progress(i+1, len(scenarios), s)
 		start := time.Now()
 		err := r.Run(ctx, s)
@@ -123,8 +149,9 @@ func (r *Runner) RunAll(ctx context.Context, scenarios []Scenario) error {
 }
 
 // Run runs one scenario: start a scheduler with its configuration (leader
-// election turned off), run it, print where each pod went, stop the
-// scheduler and clean up.
+// election and profiling turned off) serving /metrics on a free loopback
+// port, run the scenario, print where each pod went, stop the scheduler and
+// clean up. A scenario that StartsSchedulers gets no scheduler from Run.
 func (r *Runner) Run(ctx context.Context, s Scenario) (err error) {
 	start := time.Now()
 	header := r.progress
@@ -139,20 +166,18 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (err error) {
 		fmt.Fprintf(r.Out, "--- %s %s (%.1fs)\n", verdict(err, isTerminal(r.Out)), s.Name, time.Since(start).Seconds())
 	}()
 
-	cfg := r.BaseConfig
-	if s.Config != nil {
-		if cfg, err = s.Config(); err != nil {
-			return fmt.Errorf("the scenario's configuration: %w", err)
-		}
-	}
-	if cfg == nil {
-		cfg = scheduler.DefaultConfig()
+	cfg, err := r.config(s)
+	if err != nil {
+		return err
 	}
 	// One scheduler per scenario, one after another, on a private
 	// apiserver: there is no one to elect against, and waiting for a Lease a
-	// previous scenario held would only slow the story down.
+	// previous scenario held would only slow the story down. Nor does it
+	// profile: contention profiling, once on, would slow down every later
+	// scenario of the process.
 	cfg = cfg.DeepCopy()
 	cfg.LeaderElection.LeaderElect = ptr.To(false)
+	cfg.EnableProfiling = ptr.To(false)
 	client, err := kubernetes.NewForConfig(r.RestConfig)
 	if err != nil {
 		return err
@@ -177,6 +202,12 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (err error) {
 		defer func() { _ = kwok.Stop() }()
 	}
 
+	if s.StartsSchedulers {
+		env := &Env{Client: client, Namespace: s.Name, SchedulerName: *cfg.Profiles[0].SchedulerName,
+			Attempts: NewAttemptLog(), RestConfig: r.RestConfig, out: r.Out}
+		return r.runScenario(ctx, s, env)
+	}
+
 	if s.Extender {
 		var stopExtender func()
 		cfg, stopExtender = startExtender(client, cfg)
@@ -185,7 +216,7 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (err error) {
 
 	log := NewAttemptLog()
 	svc, err := scheduler.New(ctx, cfg, r.RestConfig, scheduler.WithObserver(log.Record), scheduler.WithSeed(42),
-		scheduler.WithOutOfTreeRegistry(r.Registry))
+		scheduler.WithOutOfTreeRegistry(r.Registry), scheduler.WithAttemptRecords())
 	if err != nil {
 		return fmt.Errorf("configuring the scheduler: %w", err)
 	}
@@ -201,8 +232,34 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (err error) {
 		}
 	}()
 
+	addr, err := svc.Serve(schedCtx, "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
 	env := &Env{Client: client, Namespace: s.Name, SchedulerName: *cfg.Profiles[0].SchedulerName,
-		Attempts: log, out: r.Out}
+		Attempts: log, RestConfig: r.RestConfig, MetricsURL: "http://" + addr.String() + "/metrics", out: r.Out}
+	return r.runScenario(ctx, s, env)
+}
+
+// config is the configuration the scenario runs with: its own, else the
+// runner's base configuration, else the default profile.
+func (r *Runner) config(s Scenario) (*configv1.KubeSchedulerConfiguration, error) {
+	if s.Config != nil {
+		cfg, err := s.Config()
+		if err != nil {
+			return nil, fmt.Errorf("the scenario's configuration: %w", err)
+		}
+		return cfg, nil
+	}
+	if r.BaseConfig != nil {
+		return r.BaseConfig, nil
+	}
+	return scheduler.DefaultConfig(), nil
+}
+
+// runScenario runs the scenario's story, then prints where each of its pods
+// went.
+func (r *Runner) runScenario(ctx context.Context, s Scenario, env *Env) error {
 	runErr := s.Run(ctx, env)
 	if lines, perr := env.placement(ctx); perr == nil {
 		for _, l := range lines {

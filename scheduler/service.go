@@ -75,6 +75,8 @@ type options struct {
 	registry framework.Registry
 	observer minisched.Observer
 	seed     uint64
+	// recordAttempts writes each pod's last attempt to it.
+	recordAttempts bool
 }
 
 // WithOutOfTreeRegistry adds plugins beyond the in-tree set.
@@ -84,6 +86,11 @@ func WithOutOfTreeRegistry(r framework.Registry) Option {
 
 // WithObserver reports every scheduling attempt to fn.
 func WithObserver(fn minisched.Observer) Option { return func(o *options) { o.observer = fn } }
+
+// WithAttemptRecords writes the record of each pod's last scheduling attempt
+// to the pod, as the annotation framework.LastAttemptAnnotation, for
+// `minisched explain` (the scheduler then needs to patch pods).
+func WithAttemptRecords() Option { return func(o *options) { o.recordAttempts = true } }
 
 // WithSeed makes random tie-breaking reproducible.
 func WithSeed(seed uint64) Option { return func(o *options) { o.seed = seed } }
@@ -210,6 +217,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 		PercentageOfNodesToScore: *cfg.PercentageOfNodesToScore,
 		ProfilePercentage:        profilePercentage,
 		Observer:                 o.observer,
+		RecordAttempts:           o.recordAttempts,
 		Seed:                     o.seed,
 		Metrics:                  m,
 	})

@@ -214,7 +214,7 @@ func nodeConditionsEqual(a, b []v1.NodeCondition) bool {
 // PodUpdateActions lists what changed between two versions of a pod as
 // action bits: labels, requests going down, tolerations, scheduling gates
 // removed, or anything else in the spec or metadata. Status-only updates
-// yield 0.
+// yield 0, and so does the scheduler's own LastAttemptAnnotation.
 func PodUpdateActions(oldPod, newPod *v1.Pod) ActionType {
 	var a ActionType
 	if !equality.Semantic.DeepEqual(oldPod.Labels, newPod.Labels) {
@@ -231,7 +231,7 @@ func PodUpdateActions(oldPod, newPod *v1.Pod) ActionType {
 		a |= UpdatePodScaleDown
 	}
 	if a == 0 && (!equality.Semantic.DeepEqual(oldPod.Spec, newPod.Spec) ||
-		!equality.Semantic.DeepEqual(oldPod.Annotations, newPod.Annotations)) {
+		!equality.Semantic.DeepEqual(withoutLastAttempt(oldPod.Annotations), withoutLastAttempt(newPod.Annotations))) {
 		a |= UpdatePodOther
 	}
 	return a

@@ -722,6 +722,9 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	if failed != nil {
 		return nil, failed
 	}
+	if rec := RecordOf(state); rec != nil {
+		rec.recordRawScores(active, perPlugin)
+	}
 	f.parallelizer.Until(ctx, len(active), func(j int) {
 		ext := active[j].ScoreExtensions()
 		if ext == nil {

@@ -1,0 +1,235 @@
+// Package explain answers "why is my pod pending, why did it go there?"
+// for any client of the apiserver. A pod minisched scheduled with attempt
+// records on carries the record of its last attempt in the annotation
+// framework.LastAttemptAnnotation, which Render shows as tables. For any
+// other pod (one only kube-scheduler handled, say) Pod falls back to its
+// events, and says what they cannot tell.
+package explain
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/minisched/minisched/minisched"
+	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/podstatus"
+)
+
+// Pod explains the pod namespace/name to w: from its attempt record if it
+// has one, else from its events.
+func Pod(ctx context.Context, client kubernetes.Interface, namespace, name string, w io.Writer, o Options) error {
+	pod, err := client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	key := namespace + "/" + name
+	if value, ok := pod.Annotations[framework.LastAttemptAnnotation]; ok {
+		rec, err := minisched.DecodeRecord(value)
+		if err != nil {
+			return fmt.Errorf("pod %s: %w", key, err)
+		}
+		Render(w, key, rec, o)
+		if pod.Spec.NodeName != "" && rec.Result != minisched.Scheduled {
+			fmt.Fprintf(w, "The pod is bound to %s now: the record is of an earlier attempt.\n", pod.Spec.NodeName)
+		}
+		return nil
+	}
+	events, err := schedulingEvents(ctx, client, pod)
+	if err != nil {
+		return err
+	}
+	fromEvents(w, pod, events)
+	return nil
+}
+
+// event is the part of a scheduling event explain reads, from either API.
+type event struct {
+	reason, note, reporter string
+	count                  int32
+	last                   time.Time
+}
+
+// schedulingEvents lists the Scheduled and FailedScheduling events about
+// pod, oldest first. kube-scheduler and minisched write them to
+// events.k8s.io/v1 (reported by the profile's schedulerName); the core/v1
+// view of the same events is the fallback for a user who may read only
+// that.
+func schedulingEvents(ctx context.Context, client kubernetes.Interface, pod *v1.Pod) ([]event, error) {
+	var out []event
+	sel := fields.Set{"regarding.name": pod.Name}.AsSelector().String()
+	list, err := client.EventsV1().Events(pod.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+	if err == nil {
+		for _, e := range list.Items {
+			if e.Regarding.UID != pod.UID || (e.Reason != "Scheduled" && e.Reason != "FailedScheduling") {
+				continue
+			}
+			ev := event{reason: e.Reason, note: e.Note, reporter: e.ReportingController, count: 1,
+				last: e.EventTime.Time}
+			if e.Series != nil {
+				ev.count, ev.last = e.Series.Count, e.Series.LastObservedTime.Time
+			}
+			if ev.last.IsZero() {
+				ev.last = e.DeprecatedLastTimestamp.Time
+			}
+			out = append(out, ev)
+		}
+	} else {
+		sel := fields.Set{"involvedObject.name": pod.Name}.AsSelector().String()
+		list, cerr := client.CoreV1().Events(pod.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+		if cerr != nil {
+			return nil, fmt.Errorf("listing the pod's events: %w", err)
+		}
+		for _, e := range list.Items {
+			if e.InvolvedObject.UID != pod.UID || (e.Reason != "Scheduled" && e.Reason != "FailedScheduling") {
+				continue
+			}
+			ev := event{reason: e.Reason, note: e.Message, reporter: e.ReportingController, count: max(e.Count, 1),
+				last: e.LastTimestamp.Time}
+			if e.Series != nil {
+				ev.count, ev.last = e.Series.Count, e.Series.LastObservedTime.Time
+			}
+			if ev.last.IsZero() {
+				ev.last = e.EventTime.Time
+			}
+			if ev.reporter == "" {
+				ev.reporter = e.Source.Component
+			}
+			out = append(out, ev)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].last.Before(out[j].last) })
+	return out, nil
+}
+
+// fromEvents explains a pod without an attempt record from its events (and
+// its PodScheduled condition), and says what they cannot tell.
+func fromEvents(w io.Writer, pod *v1.Pod, events []event) {
+	key := pod.Namespace + "/" + pod.Name
+	fmt.Fprintf(w, "Pod %s has no %s annotation: minisched did not record its attempts "+
+		"(another scheduler handled it, or minisched ran without --record-attempts).\n",
+		key, framework.LastAttemptAnnotation)
+	var scheduled, failed *event
+	for i := range events {
+		switch events[i].reason {
+		case "Scheduled":
+			scheduled = &events[i]
+		case "FailedScheduling":
+			failed = &events[i]
+		}
+	}
+	if pod.Spec.NodeName != "" {
+		fmt.Fprintf(w, "\nBound to %s", pod.Spec.NodeName)
+		if scheduled != nil {
+			fmt.Fprintf(w, " by %s (%s, %s)", scheduled.reporter, scheduled.note,
+				scheduled.last.Local().Format(time.DateTime))
+		} else {
+			fmt.Fprint(w, " (no Scheduled event is left: events expire, by default after an hour)")
+		}
+		fmt.Fprintln(w, ".")
+		fmt.Fprintln(w, "Cannot be known: the scores that chose this node, and which nodes were feasible "+
+			"(kube-scheduler does not publish them).")
+		return
+	}
+	msg, by, when, count := "", "", time.Time{}, int32(0)
+	if failed != nil {
+		msg, by, when, count = failed.note, failed.reporter, failed.last, failed.count
+	} else if c := podstatus.Condition(&pod.Status, v1.PodScheduled); c != nil && c.Status == v1.ConditionFalse {
+		msg, by, when = c.Message, "its PodScheduled condition", c.LastTransitionTime.Time
+	}
+	if msg == "" {
+		fmt.Fprintf(w, "\nPending, with no FailedScheduling event and no PodScheduled=False condition: "+
+			"no scheduler has tried it yet (is spec.schedulerName %q running?), or its events expired.\n",
+			pod.Spec.SchedulerName)
+		return
+	}
+	fmt.Fprintf(w, "\nPending. Last FailedScheduling, from %s", by)
+	if count > 1 {
+		fmt.Fprintf(w, " (%d times)", count)
+	}
+	if !when.IsZero() {
+		fmt.Fprintf(w, ", %s", when.Local().Format(time.DateTime))
+	}
+	fmt.Fprintf(w, ":\n  %s\n", msg)
+	if s, ok := ParseFailedScheduling(msg); ok {
+		fmt.Fprintf(w, "\nOf %d nodes:\n", s.NumNodes)
+		for _, r := range s.Reasons {
+			if r.Nodes == 0 {
+				fmt.Fprintf(w, "  all  %s\n", r.Reason)
+				continue
+			}
+			fmt.Fprintf(w, "  %3d  %s\n", r.Nodes, r.Reason)
+		}
+		if s.PostFilter != "" {
+			fmt.Fprintf(w, "Then %s\n", s.PostFilter)
+		}
+	}
+	fmt.Fprintln(w, "\nCannot be known from events: which node failed which plugin (only how many nodes "+
+		"each reason ruled out), whether the plugins after a node's first failure would have passed, "+
+		"and any scores.")
+}
+
+// FailedScheduling is a FailedScheduling message taken apart.
+type FailedScheduling struct {
+	// NumNodes is how many nodes the scheduler considered.
+	NumNodes int
+	// Reasons count the nodes each reason ruled out; a Reason with 0 Nodes
+	// ruled out every node (a PreFilter rejection).
+	Reasons []ReasonCount
+	// PostFilter is what preemption said, if it was tried.
+	PostFilter string
+}
+
+// ReasonCount is one reason and how many nodes it ruled out.
+type ReasonCount struct {
+	Nodes  int
+	Reason string
+}
+
+// failedSchedulingRE matches kube-scheduler's FitError message:
+// "0/3 nodes are available: 1 node(s) had ..., 2 Insufficient cpu. preemption: ...".
+var failedSchedulingRE = regexp.MustCompile(`^0/(\d+) nodes are available: (.*?)\.(?: (.*))?$`)
+
+// countRE matches one "N reason" of the histogram.
+var countRE = regexp.MustCompile(`^(\d+) (.+)$`)
+
+// ParseFailedScheduling takes a FailedScheduling message apart into reason
+// counts; ok is false for a message of another form.
+func ParseFailedScheduling(msg string) (FailedScheduling, bool) {
+	m := failedSchedulingRE.FindStringSubmatch(msg)
+	if m == nil {
+		return FailedScheduling{}, false
+	}
+	n, _ := strconv.Atoi(m[1])
+	s := FailedScheduling{NumNodes: n, PostFilter: m[3]}
+	// The histogram joins "N reason" with ", "; a reason may itself hold a
+	// comma, so a part that does not start with a count continues the
+	// previous one.
+	var parts []string
+	for _, p := range strings.Split(m[2], ", ") {
+		if len(parts) > 0 && !countRE.MatchString(p) {
+			parts[len(parts)-1] += ", " + p
+			continue
+		}
+		parts = append(parts, p)
+	}
+	for _, p := range parts {
+		if c := countRE.FindStringSubmatch(p); c != nil {
+			k, _ := strconv.Atoi(c[1])
+			s.Reasons = append(s.Reasons, ReasonCount{Nodes: k, Reason: c[2]})
+		} else {
+			s.Reasons = append(s.Reasons, ReasonCount{Reason: p})
+		}
+	}
+	return s, true
+}

@@ -1,0 +1,187 @@
+package explain
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/minisched/minisched/minisched"
+)
+
+func TestRender(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)
+	filters := []string{"NodeUnschedulable", "TaintToleration", "NodeResourcesFit"}
+	tests := []struct {
+		name string
+		rec  *minisched.AttemptRecord
+		wide bool
+		want string
+	}{
+		{
+			name: "pending: each node's failing plugin, the plugins after it not run, preemption's nomination",
+			rec: &minisched.AttemptRecord{Version: 1, Time: at, Profile: "p", Attempt: 2,
+				Result: minisched.Unschedulable, NominatedNode: "n1", Victims: []string{"ns/low"},
+				Message: "0/3 nodes are available: 1 node(s) had untolerated taint {a: b}, 2 Insufficient cpu.",
+				Filters: filters, NumNodes: 3,
+				Nodes: []minisched.NodeRecord{
+					{Name: "n1", RejectedBy: "NodeResourcesFit", Reason: "Insufficient cpu"},
+					{Name: "n2", RejectedBy: "TaintToleration", Reason: "node(s) had untolerated taint {a: b}",
+						Unresolvable: true},
+					{Name: "n3", RejectedBy: "NodeResourcesFit", Reason: "Insufficient cpu"},
+				}},
+			want: `Pod ns/web: Unschedulable (attempt 2, profile p, 2026-01-02 03:04:05)
+
+Filter (✓ passed, – not run: a node's plugins stop at its first failure):
+NODE  TaintToleration                       NodeResourcesFit
+n1    ✓                                     Insufficient cpu
+n2    node(s) had untolerated taint {a: b}  –
+n3    ✓                                     Insufficient cpu
+Rejected no node: NodeUnschedulable
+
+No node: 0/3 nodes are available: 1 node(s) had untolerated taint {a: b}, 2 Insufficient cpu.
+Nominated: n1 (preemption makes room there; victims: ns/low)
+`,
+		},
+		{
+			name: "bound: the scores, the winner and the runner-up",
+			rec: &minisched.AttemptRecord{Version: 1, Time: at, Profile: "p", Attempt: 1,
+				Result: minisched.Scheduled, Node: "n2", Filters: filters, NumNodes: 4, NotEvaluated: 1,
+				Scorers: []minisched.Scorer{{Name: "NodeResourcesFit", Weight: 1}, {Name: "TaintToleration", Weight: 3}},
+				Nodes: []minisched.NodeRecord{
+					{Name: "n1", Scores: [][3]int64{{40, 40, 40}, {0, 100, 300}}, Total: 340},
+					{Name: "n2", Scores: [][3]int64{{90, 90, 90}, {0, 100, 300}}, Total: 390},
+					{Name: "n3", RejectedBy: "NodeUnschedulable", Reason: "node(s) were unschedulable"},
+				}},
+			want: `Pod ns/web: Scheduled (attempt 1, profile p, 2026-01-02 03:04:05)
+
+Filter (✓ passed, – not run: a node's plugins stop at its first failure):
+NODE  NodeUnschedulable
+n2    ✓
+n1    ✓
+n3    node(s) were unschedulable
+Rejected no node: TaintToleration, NodeResourcesFit
+
+Score (weighted: normalised score × weight; --wide shows raw and normalised):
+NODE  NodeResourcesFit×1  TaintToleration×3  TOTAL
+n2    90                  300                390
+n1    40                  300                340
+
+Not evaluated: 1 of 4 nodes (the search stops once it has found enough feasible nodes, percentageOfNodesToScore, or at a nominated node that fits).
+Selected: n2 (total 390; next best n1, 340)
+`,
+		},
+		{
+			name: "wide: every Filter plugin, raw/normalised/weighted",
+			wide: true,
+			rec: &minisched.AttemptRecord{Version: 1, Time: at, Profile: "p", Attempt: 1,
+				Result: minisched.Scheduled, Node: "n1", Filters: filters[:2], Skipped: []string{"TaintToleration"},
+				NumNodes: 2, Scorers: []minisched.Scorer{{Name: "TaintToleration", Weight: 3}},
+				Nodes: []minisched.NodeRecord{
+					{Name: "n1", Scores: [][3]int64{{0, 100, 300}}, Total: 300},
+					{Name: "n2", Scores: [][3]int64{{0, 100, 300}}, Total: 300},
+				}},
+			want: `Pod ns/web: Scheduled (attempt 1, profile p, 2026-01-02 03:04:05)
+
+Filter (✓ passed, – not run: a node's plugins stop at its first failure):
+NODE  NodeUnschedulable  TaintToleration
+n1    ✓                  skip
+n2    ✓                  skip
+Skipped (their PreFilter had nothing to check): TaintToleration
+
+Score (raw/normalised/weighted; an extender's 0–10 is normalised to 0–100):
+NODE  TaintToleration×3  TOTAL
+n1    0/100/300          300
+n2    0/100/300          300
+
+Selected: n1 (total 300, tied with n2: ties are broken at random)
+`,
+		},
+		{
+			name: "PreFilter rejected the pod on every node",
+			rec: &minisched.AttemptRecord{Version: 1, Time: at, Profile: "p", Attempt: 3,
+				Result: minisched.Unschedulable, NumNodes: 5, Message: "0/5 nodes are available: x.",
+				PreFilter: &minisched.Verdict{Plugin: "VolumeBinding", Reason: "pvc not found"}},
+			want: `Pod ns/web: Unschedulable (attempt 3, profile p, 2026-01-02 03:04:05)
+
+PreFilter: VolumeBinding rejected the pod before any node was examined, on all 5 nodes:
+  pvc not found
+
+No node: 0/5 nodes are available: x.
+`,
+		},
+		{
+			name: "a record cut to size says what it left out",
+			rec: &minisched.AttemptRecord{Version: 1, Time: at, Profile: "p", Attempt: 1,
+				Result: minisched.Unschedulable, Message: "0/900 nodes are available.", Filters: filters, NumNodes: 900,
+				Nodes:   []minisched.NodeRecord{{Name: "n1", RejectedBy: "NodeResourcesFit", Reason: "Insufficient cpu"}},
+				Omitted: &minisched.Omitted{Nodes: 899, Reasons: map[string]int{"Insufficient cpu": 800, "x": 99}}},
+			want: `Pod ns/web: Unschedulable (attempt 1, profile p, 2026-01-02 03:04:05)
+
+Filter (✓ passed, – not run: a node's plugins stop at its first failure):
+NODE  NodeResourcesFit
+n1    Insufficient cpu
+Rejected no node: NodeUnschedulable, TaintToleration
+
+Left out of the record to bound its size: 899 nodes (800 Insufficient cpu, 99 x).
+No node: 0/900 nodes are available.
+`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			Render(&b, "ns/web", tt.rec, Options{Wide: tt.wide})
+			if diff := cmp.Diff(tt.want, b.String()); diff != "" {
+				t.Errorf("Render (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseFailedScheduling(t *testing.T) {
+	tests := []struct {
+		name   string
+		msg    string
+		want   FailedScheduling
+		wantOK bool
+	}{
+		{
+			name: "reasons and preemption",
+			msg: "0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/x: }, " +
+				"2 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
+			want: FailedScheduling{NumNodes: 3, Reasons: []ReasonCount{
+				{Nodes: 1, Reason: "node(s) had untolerated taint {node.kubernetes.io/x: }"},
+				{Nodes: 2, Reason: "Insufficient cpu"}},
+				PostFilter: "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."},
+			wantOK: true,
+		},
+		{
+			name: "a reason with a comma in it",
+			msg:  "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules, or worse.",
+			want: FailedScheduling{NumNodes: 2, Reasons: []ReasonCount{
+				{Nodes: 2, Reason: "node(s) didn't match pod anti-affinity rules, or worse"}}},
+			wantOK: true,
+		},
+		{
+			name: "PreFilter: one reason for every node",
+			msg:  `0/4 nodes are available: persistentvolumeclaim "data" not found.`,
+			want: FailedScheduling{NumNodes: 4, Reasons: []ReasonCount{
+				{Reason: `persistentvolumeclaim "data" not found`}}},
+			wantOK: true,
+		},
+		{name: "something else", msg: "binding rejected: timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := ParseFailedScheduling(tt.msg)
+			if ok != tt.wantOK {
+				t.Fatalf("ok = %v, want %v", ok, tt.wantOK)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ParseFailedScheduling (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

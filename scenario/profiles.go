@@ -1,0 +1,168 @@
+// This file holds chapter 11's scenario, profiles and configuration: one
+// scheduler, one queue, two profiles, each pod scheduled by the profile its
+// spec.schedulerName names.
+
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// binPacking is the second profile of ch11-profiles.
+const binPacking = "bin-packing"
+
+// profilesConfig is ch11-profiles' configuration, as a reader would write it
+// for --config. The default profile is left as it is. bin-packing differs in
+// two ways: pluginConfig gives NodeResourcesFit the MostAllocated strategy
+// (prefer the fullest node that fits), and multiPoint re-enables
+// NodeResourcesFit with weight 3 (the default is 1), so its packing
+// outweighs the other scores. Both profiles share the queue, so they must
+// sort it the same way; both keep PrioritySort.
+const profilesConfig = `profiles:
+- schedulerName: default-scheduler
+- schedulerName: ` + binPacking + `
+  plugins:
+    multiPoint:
+      enabled:
+      - name: NodeResourcesFit
+        weight: 3
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+        resources:
+        - {name: cpu, weight: 1}
+        - {name: memory, weight: 1}
+`
+
+func profileScenarios() []Scenario {
+	return []Scenario{
+		{
+			Name: "ch11-profiles", Chapter: 11,
+			Description: "two profiles in one scheduler, chosen by spec.schedulerName: default-scheduler spreads four " +
+				"1-cpu pods over four nodes, bin-packing (NodeResourcesFit MostAllocated, weight 3) piles three onto " +
+				"one node, and a pod naming no profile of ours is never tried",
+			Config: configYAML(profilesConfig),
+			Run:    runProfiles,
+		},
+	}
+}
+
+func runProfiles(ctx context.Context, env *Env) error {
+	if err := env.CreateNodes(ctx, nodes(numbered("node", 0, 3)...)...); err != nil {
+		return err
+	}
+	// Every pod asks for a quarter of a node's cpu and memory alike, so
+	// BalancedAllocation scores all nodes the same, and the profiles'
+	// NodeResourcesFit strategies alone decide.
+	shape := map[v1.ResourceName]string{v1.ResourceCPU: "1", v1.ResourceMemory: "4Gi"}
+
+	// 1. default-scheduler: LeastAllocated, the emptiest node wins.
+	web := numbered("web-", 0, 3)
+	for _, name := range web {
+		// The scenario's pods ask for env.SchedulerName, the first profile.
+		if err := env.CreatePods(ctx, MakePod(name).Req(shape).Obj()); err != nil {
+			return err
+		}
+	}
+	webNodes, err := env.boundNodes(ctx, web)
+	if err != nil {
+		return err
+	}
+	env.Logf("%s (schedulerName %s) → %s: LeastAllocated puts each on the emptiest node", strings.Join(web, ", "),
+		env.SchedulerName, strings.Join(webNodes, ", "))
+	if n := len(distinct(webNodes)); n != len(web) {
+		return fmt.Errorf("%s spread over %d nodes, want one each on %d nodes", env.SchedulerName, n, len(web))
+	}
+
+	// 2. bin-packing: the same shape, MostAllocated, the fullest node wins.
+	batch := numbered("batch-", 0, 2)
+	for _, name := range batch {
+		if err := env.CreatePods(ctx, MakePod(name).SchedulerName(binPacking).Req(shape).Obj()); err != nil {
+			return err
+		}
+	}
+	batchNodes, err := env.boundNodes(ctx, batch)
+	if err != nil {
+		return err
+	}
+	env.Logf("%s (schedulerName %s) → %s: MostAllocated piles them onto one node until it is full",
+		strings.Join(batch, ", "), binPacking, strings.Join(batchNodes, ", "))
+	for _, name := range []string{"web-1", "batch-1"} {
+		if a := env.PodAttempts(name); len(a) > 0 {
+			last := a[len(a)-1]
+			env.Logf("%s, profile %s, top scores: %s", name, last.Profile, scoreSummary(last))
+			if want := map[string]string{"web-1": env.SchedulerName, "batch-1": binPacking}[name]; last.Profile != want {
+				return fmt.Errorf("%s was scheduled by profile %q, want %q", name, last.Profile, want)
+			}
+		}
+	}
+	if d := distinct(batchNodes); len(d) != 1 {
+		return fmt.Errorf("%s packed %s onto %d nodes (%s), want one", binPacking, strings.Join(batch, ", "),
+			len(d), strings.Join(d, ", "))
+	}
+
+	// 3. A schedulerName no profile has: some other scheduler's pod.
+	const stranger = "stranger"
+	if err := env.CreatePods(ctx, MakePod(stranger).SchedulerName("no-such-scheduler").Req(shape).Obj()); err != nil {
+		return err
+	}
+	if err := env.ExpectNoNewAttempts(ctx, stranger, 2*time.Second); err != nil {
+		return err
+	}
+	var events []string
+	for _, reason := range []string{"Scheduled", "FailedScheduling"} {
+		notes, err := env.EventMessages(ctx, stranger, reason)
+		if err != nil {
+			return err
+		}
+		events = append(events, notes...)
+	}
+	p, err := env.Client.CoreV1().Pods(env.Namespace).Get(ctx, stranger, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	env.Logf("%s (schedulerName no-such-scheduler): %d attempts, %d events, node %q after 2 s: not ours, left alone",
+		stranger, len(env.PodAttempts(stranger)), len(events), p.Spec.NodeName)
+	if n := len(env.PodAttempts(stranger)); n > 0 || len(events) > 0 || p.Spec.NodeName != "" {
+		return fmt.Errorf("%s names no profile of ours, yet was tried %d times, has events %q and node %q",
+			stranger, n, events, p.Spec.NodeName)
+	}
+	return nil
+}
+
+// boundNodes waits for each pod to be bound and returns their nodes, in the
+// pods' order.
+func (e *Env) boundNodes(ctx context.Context, pods []string) ([]string, error) {
+	out := make([]string, len(pods))
+	for i, name := range pods {
+		p, err := e.WaitForPodBound(ctx, name, DefaultWait)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = p.Spec.NodeName
+	}
+	return out, nil
+}
+
+// distinct returns the different strings of list, sorted.
+func distinct(list []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range list {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
