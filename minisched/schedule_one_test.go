@@ -118,6 +118,7 @@ func TestNumFeasibleNodesToFind(t *testing.T) {
 	}{
 		{name: "small cluster: all nodes", numNodes: 99, wantToFind: 99},
 		{name: "adaptive at 1000 nodes: 42%", numNodes: 1000, wantToFind: 420},
+		{name: "adaptive at 5000 nodes: 10%", numNodes: 5000, wantToFind: 500},
 		{name: "adaptive never under 5%", numNodes: 6000, wantToFind: 300},
 		{name: "never under 100", numNodes: 150, global: 10, wantToFind: 100},
 		{name: "global 30%", numNodes: 1000, global: 30, wantToFind: 300},
