@@ -8,9 +8,6 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,59 +18,6 @@ import (
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
 )
-
-// scrape reads url's metrics in Prometheus' text format.
-func scrape(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(resp.Body)
-		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, body)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	return parser.TextToMetricFamilies(resp.Body)
-}
-
-// value is the value of the sample of family with all the given labels:
-// a counter's or gauge's value, a histogram's count; 0 if there is none.
-func value(families map[string]*dto.MetricFamily, family string, labels map[string]string) float64 {
-	f := families[family]
-	if f == nil {
-		return 0
-	}
-	var sum float64
-	for _, m := range f.GetMetric() {
-		have := map[string]string{}
-		for _, l := range m.GetLabel() {
-			have[l.GetName()] = l.GetValue()
-		}
-		match := true
-		for k, v := range labels {
-			if have[k] != v {
-				match = false
-			}
-		}
-		if !match {
-			continue
-		}
-		switch {
-		case m.Counter != nil:
-			sum += m.GetCounter().GetValue()
-		case m.Gauge != nil:
-			sum += m.GetGauge().GetValue()
-		case m.Histogram != nil:
-			sum += float64(m.GetHistogram().GetSampleCount())
-		}
-	}
-	return sum
-}
 
 // atLeast is a sample of family with labels whose value (a histogram's
 // count) must be at least min.
@@ -213,12 +157,12 @@ func TestMetricsMove(t *testing.T) {
 			// show what happened.
 			var last string
 			err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, scenario.DefaultWait, true, func(ctx context.Context) (bool, error) {
-				families, err := scrape(ctx, base+"/metrics")
+				families, err := scenario.Scrape(ctx, base+"/metrics")
 				if err != nil {
 					return false, err
 				}
 				for _, w := range step.want {
-					if got := value(families, w.family, w.labels); got < w.min {
+					if got := families.Value(w.family, w.labels); got < w.min {
 						last = fmt.Sprintf("%s%v = %v, want at least %v", w.family, w.labels, got, w.min)
 						return false, nil
 					}
@@ -232,7 +176,7 @@ func TestMetricsMove(t *testing.T) {
 	}
 
 	t.Run("the binding goroutines and the Go runtime are reported", func(t *testing.T) {
-		families, err := scrape(ctx, base+"/metrics")
+		families, err := scenario.Scrape(ctx, base+"/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}
