@@ -38,8 +38,9 @@ CHAPTER ?=
 start: build envtest kwok
 	$(BIN)/minisched start $(if $(CHAPTER),--chapter $(CHAPTER)) $(ARGS)
 
-## test: go vet and every test (with the race detector) against a real apiserver
-test: envtest kwok vet
+## test: go vet and every test (with the race detector) against a real apiserver; explain/'s test
+## also runs the real kube-scheduler
+test: envtest kwok kube-scheduler vet
 	$(GO) test -race -count=1 ./...
 
 ## build: the minisched binary in bin/

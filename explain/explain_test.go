@@ -110,7 +110,7 @@ func startKubeScheduler(t *testing.T, assets, kubeconfig string) {
 	cmd := exec.Command(filepath.Join(assets, "kube-scheduler"), "--config", cfg, "--secure-port=0", "-v=2")
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting kube-scheduler: %v", err)
+		t.Fatalf("starting kube-scheduler (make kube-scheduler builds it): %v", err)
 	}
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
