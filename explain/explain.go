@@ -43,6 +43,15 @@ func Pod(ctx context.Context, client kubernetes.Interface, namespace, name strin
 		if pod.Spec.NodeName != "" && rec.Result != minisched.Scheduled {
 			fmt.Fprintf(w, "The pod is bound to %s now: the record is of an earlier attempt.\n", pod.Spec.NodeName)
 		}
+		if value, ok := pod.Annotations[framework.LastPreemptionAnnotation]; ok {
+			earlier, err := minisched.DecodeRecord(value)
+			if err != nil {
+				return fmt.Errorf("pod %s: %s: %w", key, framework.LastPreemptionAnnotation, err)
+			}
+			if earlier.Attempt != rec.Attempt {
+				renderEarlierPreemption(w, earlier)
+			}
+		}
 		return nil
 	}
 	events, err := schedulingEvents(ctx, client, pod)

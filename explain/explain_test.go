@@ -241,7 +241,7 @@ func TestExplainOnAFreshCluster(t *testing.T) {
 		create(t, builders.MakePod().Name("low-2").NodeName("n2").PriorityClassName("low").Req(cpu("1500m")).
 			TerminationGracePeriod(30))
 		create(t, builders.MakePod().Name("urgent").SchedulerName(profile).PriorityClassName("high").Req(cpu("2")))
-		defer remove(t, "urgent", "low-1", "low-2")
+		defer remove(t, "urgent")
 		out := explainUntil(ctx, t, client, ns, "urgent", "Pod shop/urgent: Unschedulable", "Nominated: n",
 			"victims: shop/low-")
 		// The nominated node and its victim go together.
@@ -249,6 +249,17 @@ func TestExplainOnAFreshCluster(t *testing.T) {
 			!strings.Contains(out, "Nominated: n2 (preemption makes room there; victims: shop/low-2)") {
 			t.Errorf("the nominated node and its victims do not match")
 		}
+		// The victims go (no kubelet finishes their grace period: delete
+		// them at once), the preemptor lands, and its explanation still
+		// says the preemption made room.
+		for _, victim := range []string{"low-1", "low-2"} {
+			if err := client.CoreV1().Pods(ns).Delete(ctx, victim,
+				metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		explainUntil(ctx, t, client, ns, "urgent", "Pod shop/urgent: Scheduled",
+			"Preempted earlier: attempt 1", "was nominated to n", "and evicted shop/low-")
 	})
 
 	t.Run("kube-scheduler's pending pod: its events, and what they cannot tell", func(t *testing.T) {

@@ -42,6 +42,15 @@ func Render(w io.Writer, pod string, r *minisched.AttemptRecord, o Options) {
 	renderOutcome(w, r, nodes)
 }
 
+// renderEarlierPreemption writes, after a record, the pod's last attempt
+// that preempted, when that was an earlier one: why the pod went where it
+// did may be that preemption made room there.
+func renderEarlierPreemption(w io.Writer, r *minisched.AttemptRecord) {
+	fmt.Fprintf(w, "\nPreempted earlier: attempt %d (%s) found no node, was nominated to %s, and evicted %s.\n",
+		r.Attempt, r.Time.Local().Format(time.DateTime), r.NominatedNode, strings.Join(r.Victims, ", "))
+	fmt.Fprintf(w, "  It said: %s\n", r.Message)
+}
+
 // renderFilter writes the Filter table.
 func renderFilter(w io.Writer, r *minisched.AttemptRecord, nodes []minisched.NodeRecord, o Options) {
 	fmt.Fprintln(w)

@@ -41,10 +41,12 @@ type recordWriter struct {
 	workers sync.WaitGroup
 }
 
-// pendingRecord is a record to write and the pod it is about.
+// pendingRecord is a record to write and the pod it is about, with the
+// pod's last preempting record if that one is not written yet either.
 type pendingRecord struct {
-	uid    types.UID
-	record *AttemptRecord
+	uid        types.UID
+	record     *AttemptRecord
+	preemption *AttemptRecord
 }
 
 func newRecordWriter(client kubernetes.Interface) *recordWriter {
@@ -55,11 +57,20 @@ func newRecordWriter(client kubernetes.Interface) *recordWriter {
 	}
 }
 
-// add queues rec to be written to pod, replacing a record not yet written.
+// add queues rec to be written to pod, replacing a record not yet written;
+// a preempting record not yet written is kept, to be written as
+// framework.LastPreemptionAnnotation.
 func (w *recordWriter) add(pod *v1.Pod, rec *AttemptRecord) {
 	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+	p := pendingRecord{uid: pod.UID, record: rec}
+	if rec.NominatedNode != "" {
+		p.preemption = rec
+	}
 	w.mu.Lock()
-	w.latest[key] = pendingRecord{uid: pod.UID, record: rec}
+	if old, ok := w.latest[key]; ok && old.uid == pod.UID && p.preemption == nil {
+		p.preemption = old.preemption
+	}
+	w.latest[key] = p
 	w.mu.Unlock()
 	w.queue.Add(key)
 }
@@ -108,15 +119,23 @@ func (w *recordWriter) writeNext(ctx context.Context) bool {
 	return true
 }
 
-// write encodes the record and merge-patches it onto the pod. The patch
+// write encodes the records and merge-patches them onto the pod. The patch
 // names the pod's UID: a pod replaced under the same name is not written
 // (the apiserver refuses to change a UID).
 func (w *recordWriter) write(ctx context.Context, key types.NamespacedName, p pendingRecord) error {
-	value, err := p.record.Encode(MaxRecordBytes)
-	if err != nil {
-		return err
+	annotations := map[string]string{}
+	for name, rec := range map[string]*AttemptRecord{
+		framework.LastAttemptAnnotation: p.record, framework.LastPreemptionAnnotation: p.preemption} {
+		if rec == nil {
+			continue
+		}
+		value, err := rec.Encode(MaxRecordBytes)
+		if err != nil {
+			return err
+		}
+		annotations[name] = string(value)
 	}
-	patch, err := annotationPatch(p.uid, string(value))
+	patch, err := annotationPatch(p.uid, annotations)
 	if err != nil {
 		return err
 	}
@@ -127,12 +146,12 @@ func (w *recordWriter) write(ctx context.Context, key types.NamespacedName, p pe
 	return err
 }
 
-// annotationPatch is the merge patch that sets the record annotation on the
-// pod with uid.
-func annotationPatch(uid types.UID, value string) ([]byte, error) {
+// annotationPatch is the merge patch that sets the record annotations on
+// the pod with uid.
+func annotationPatch(uid types.UID, annotations map[string]string) ([]byte, error) {
 	patch := map[string]any{"metadata": map[string]any{
 		"uid":         uid,
-		"annotations": map[string]string{framework.LastAttemptAnnotation: value},
+		"annotations": annotations,
 	}}
 	data, err := json.Marshal(patch)
 	if err != nil {

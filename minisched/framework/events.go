@@ -214,7 +214,8 @@ func nodeConditionsEqual(a, b []v1.NodeCondition) bool {
 // PodUpdateActions lists what changed between two versions of a pod as
 // action bits: labels, requests going down, tolerations, scheduling gates
 // removed, or anything else in the spec or metadata. Status-only updates
-// yield 0, and so does the scheduler's own LastAttemptAnnotation.
+// yield 0, and so do the scheduler's own attempt records (LastAttemptAnnotation
+// and LastPreemptionAnnotation).
 func PodUpdateActions(oldPod, newPod *v1.Pod) ActionType {
 	var a ActionType
 	if !equality.Semantic.DeepEqual(oldPod.Labels, newPod.Labels) {
@@ -231,7 +232,7 @@ func PodUpdateActions(oldPod, newPod *v1.Pod) ActionType {
 		a |= UpdatePodScaleDown
 	}
 	if a == 0 && (!equality.Semantic.DeepEqual(oldPod.Spec, newPod.Spec) ||
-		!equality.Semantic.DeepEqual(withoutLastAttempt(oldPod.Annotations), withoutLastAttempt(newPod.Annotations))) {
+		!equality.Semantic.DeepEqual(withoutAttemptRecords(oldPod.Annotations), withoutAttemptRecords(newPod.Annotations))) {
 		a |= UpdatePodOther
 	}
 	return a

@@ -19,6 +19,12 @@ import (
 // queue.
 const LastAttemptAnnotation = "minisched.io/last-attempt"
 
+// LastPreemptionAnnotation holds the record of the pod's last attempt that
+// preempted (nominated a node and chose victims). Later attempts do not
+// replace it, so a pod that landed thanks to a preemption still tells why
+// it went there. PodUpdateActions ignores it too.
+const LastPreemptionAnnotation = "minisched.io/last-preemption"
+
 // CycleRecord collects what only the runtime and the plugins see of a
 // cycle. It lives in the CycleState of a recorded cycle only: in the others
 // RecordOf returns nil, and nothing is collected.
@@ -104,13 +110,16 @@ func (r *CycleRecord) Victims() (node string, victims []string) {
 	return r.victimsNode, r.victims
 }
 
-// withoutLastAttempt returns annotations without LastAttemptAnnotation
-// (annotations itself when it has none).
-func withoutLastAttempt(annotations map[string]string) map[string]string {
-	if _, ok := annotations[LastAttemptAnnotation]; !ok {
+// withoutAttemptRecords returns annotations without LastAttemptAnnotation
+// and LastPreemptionAnnotation (annotations itself when it has neither).
+func withoutAttemptRecords(annotations map[string]string) map[string]string {
+	_, attempt := annotations[LastAttemptAnnotation]
+	_, preemption := annotations[LastPreemptionAnnotation]
+	if !attempt && !preemption {
 		return annotations
 	}
 	out := maps.Clone(annotations)
 	delete(out, LastAttemptAnnotation)
+	delete(out, LastPreemptionAnnotation)
 	return out
 }

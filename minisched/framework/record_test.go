@@ -20,6 +20,8 @@ func TestPodUpdateActionsIgnoreTheAttemptRecord(t *testing.T) {
 			new: pod(map[string]string{LastAttemptAnnotation: `{"v":1}`}), want: 0},
 		{name: "the record rewritten: no event", old: pod(map[string]string{LastAttemptAnnotation: `{"v":1}`}),
 			new: pod(map[string]string{LastAttemptAnnotation: `{"v":1,"attempt":2}`}), want: 0},
+		{name: "both records written at once: no event", old: pod(nil),
+			new: pod(map[string]string{LastAttemptAnnotation: `{"v":1}`, LastPreemptionAnnotation: `{"v":1}`}), want: 0},
 		{name: "another annotation beside it: an update", old: pod(map[string]string{LastAttemptAnnotation: "a"}),
 			new: pod(map[string]string{LastAttemptAnnotation: "b", "team": "x"}), want: UpdatePodOther},
 	}
