@@ -716,11 +716,7 @@ func (e *Env) objectPath(ctx context.Context, apiVersion, kind, namespace, name 
 
 // waitBound reads {pod, timeout}: wait until the pod is bound.
 func (p *parser) waitBound(arg *yaml.Node, where string) (stepFunc, error) {
-	f, err := p.mapping(arg, where, "pod", "timeout")
-	if err != nil {
-		return nil, err
-	}
-	pod, timeout, err := p.podAndTimeout(arg, f, where)
+	_, pod, timeout, err := p.podStep(arg, where)
 	if err != nil {
 		return nil, err
 	}
@@ -737,11 +733,7 @@ func (p *parser) waitBound(arg *yaml.Node, where string) (stepFunc, error) {
 // waitUnschedulable reads {pod, timeout}: wait until the pod is marked
 // unschedulable (PodScheduled=False, reason Unschedulable).
 func (p *parser) waitUnschedulable(arg *yaml.Node, where string) (stepFunc, error) {
-	f, err := p.mapping(arg, where, "pod", "timeout")
-	if err != nil {
-		return nil, err
-	}
-	pod, timeout, err := p.podAndTimeout(arg, f, where)
+	_, pod, timeout, err := p.podStep(arg, where)
 	if err != nil {
 		return nil, err
 	}
@@ -758,11 +750,7 @@ func (p *parser) waitUnschedulable(arg *yaml.Node, where string) (stepFunc, erro
 // waitGone reads {pod, timeout}: wait until the pod no longer exists (a
 // preemption victim, say).
 func (p *parser) waitGone(arg *yaml.Node, where string) (stepFunc, error) {
-	f, err := p.mapping(arg, where, "pod", "timeout")
-	if err != nil {
-		return nil, err
-	}
-	pod, timeout, err := p.podAndTimeout(arg, f, where)
+	_, pod, timeout, err := p.podStep(arg, where)
 	if err != nil {
 		return nil, err
 	}
@@ -785,11 +773,7 @@ func (p *parser) waitGone(arg *yaml.Node, where string) (stepFunc, error) {
 // expectNode reads {pod, node | oneOf, timeout}: wait until the pod is
 // bound, and check it is on that node (one of those), not being deleted.
 func (p *parser) expectNode(arg *yaml.Node, where string) (stepFunc, error) {
-	f, err := p.mapping(arg, where, "pod", "node", "oneOf", "timeout")
-	if err != nil {
-		return nil, err
-	}
-	pod, timeout, err := p.podAndTimeout(arg, f, where)
+	f, pod, timeout, err := p.podStep(arg, where, "node", "oneOf")
 	if err != nil {
 		return nil, err
 	}
@@ -846,11 +830,7 @@ func (p *parser) expectNode(arg *yaml.Node, where string) (stepFunc, error) {
 // about it, contains (is) the text. Events stay after the pod is bound, so
 // a preemptor's first failure can be checked after the fact.
 func (p *parser) expectReason(arg *yaml.Node, where string) (stepFunc, error) {
-	f, err := p.mapping(arg, where, "pod", "contains", "equals", "timeout")
-	if err != nil {
-		return nil, err
-	}
-	pod, timeout, err := p.podAndTimeout(arg, f, where)
+	f, pod, timeout, err := p.podStep(arg, where, "contains", "equals")
 	if err != nil {
 		return nil, err
 	}
@@ -1098,28 +1078,34 @@ func (p *parser) label(arg *yaml.Node, where string) (stepFunc, error) {
 	}, nil
 }
 
-// podAndTimeout reads the pod (required, created by an earlier step) and
-// timeout (default DefaultWait) fields of a step.
-func (p *parser) podAndTimeout(arg *yaml.Node, f map[string]*yaml.Node, where string) (string, time.Duration,
-	error) {
+// podStep reads a step about one pod: a mapping with the fields pod
+// (required, created by an earlier step), timeout (default DefaultWait) and
+// the step's own fields, which it returns for the step to read.
+func (p *parser) podStep(arg *yaml.Node, where string, fields ...string) (map[string]*yaml.Node, string,
+	time.Duration, error) {
+	f, err := p.mapping(arg, where, append([]string{"pod"}, append(fields, "timeout")...)...)
+	if err != nil {
+		return nil, "", 0, err
+	}
 	if f["pod"] == nil {
-		return "", 0, p.errorf(arg.Line, "%s: pod is missing", where)
+		return nil, "", 0, p.errorf(arg.Line, "%s: pod is missing", where)
 	}
 	pod, err := p.podName(f["pod"], where+".pod")
 	if err != nil {
-		return "", 0, err
+		return nil, "", 0, err
 	}
 	timeout := DefaultWait
 	if n := f["timeout"]; n != nil {
 		s, err := p.str(n, where+".timeout")
 		if err != nil {
-			return "", 0, err
+			return nil, "", 0, err
 		}
 		if timeout, err = time.ParseDuration(s); err != nil || timeout <= 0 {
-			return "", 0, p.errorf(n.Line, "%s.timeout: want a positive duration such as 30s or 2m, got %q", where, s)
+			return nil, "", 0, p.errorf(n.Line, "%s.timeout: want a positive duration such as 30s or 2m, got %q",
+				where, s)
 		}
 	}
-	return pod, timeout, nil
+	return f, pod, timeout, nil
 }
 
 // podName reads the name of a pod of the scenario's namespace that an
