@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/minisched/minisched/internal/fuzzinput"
 )
 
 // The fuzzed universe: node names (the last one is never a node, so pods
@@ -72,25 +74,6 @@ type cacheModel struct {
 	// operation says so.
 	every, lagging *Snapshot
 	history        []string
-}
-
-// fuzzReader hands out the fuzz input one byte at a time.
-type fuzzReader struct{ data []byte }
-
-// next returns the next byte, and false once the input is exhausted.
-func (r *fuzzReader) next() (byte, bool) {
-	if len(r.data) == 0 {
-		return 0, false
-	}
-	b := r.data[0]
-	r.data = r.data[1:]
-	return b, true
-}
-
-// arg returns the next byte, or 0 once the input is exhausted.
-func (r *fuzzReader) arg() byte {
-	b, _ := r.next()
-	return b
 }
 
 // The operations, by opcode modulo opCount.
@@ -147,9 +130,9 @@ func FuzzCacheSnapshot(f *testing.F) {
 			nodes: map[string]*v1.Node{}, pods: map[types.UID]*cachePod{},
 			every: NewEmptySnapshot(), lagging: NewEmptySnapshot(),
 		}
-		r := &fuzzReader{data: data}
+		r := fuzzinput.New(data)
 		for range fuzzMaxOps {
-			op, ok := r.next()
+			op, ok := r.Next()
 			if !ok {
 				break
 			}
@@ -246,11 +229,11 @@ func (m *cacheModel) forgetPod(cp *cachePod) {
 }
 
 // step decodes and runs one operation on the cache and the model.
-func (m *cacheModel) step(op byte, r *fuzzReader) {
+func (m *cacheModel) step(op byte, r *fuzzinput.Reader) {
 	c, logger := m.c, m.logger
 	switch op % opCount {
 	case opAddNode, opUpdateNode: // node, variant
-		name, v := fuzzNodeNames[int(r.arg())%fuzzNodes], r.arg()
+		name, v := fuzzNodeNames[int(r.Arg())%fuzzNodes], r.Arg()
 		node := fuzzNode(name, v)
 		m.history = append(m.history, fmt.Sprintf("SetNode(%s, %#x)", name, v))
 		if op%opCount == opAddNode {
@@ -261,7 +244,7 @@ func (m *cacheModel) step(op byte, r *fuzzReader) {
 		m.nodes[name] = node
 
 	case opRemoveNode: // node
-		name := fuzzNodeNames[int(r.arg())%fuzzNodes]
+		name := fuzzNodeNames[int(r.Arg())%fuzzNodes]
 		m.history = append(m.history, "RemoveNode("+name+")")
 		node := m.nodes[name]
 		if node == nil {
@@ -271,7 +254,7 @@ func (m *cacheModel) step(op byte, r *fuzzReader) {
 		delete(m.nodes, name)
 
 	case opAssumePod: // pod name, node, variant
-		slot, node, v := int(r.arg())%fuzzPodNames, fuzzNodeNames[int(r.arg())%len(fuzzNodeNames)], r.arg()
+		slot, node, v := int(r.Arg())%fuzzPodNames, fuzzNodeNames[int(r.Arg())%len(fuzzNodeNames)], r.Arg()
 		if cp := m.current[slot]; cp != nil {
 			// Assuming a pod the cache has is refused.
 			m.history = append(m.history, fmt.Sprintf("AssumePod(%s again)", cp.pod.UID))
@@ -288,7 +271,7 @@ func (m *cacheModel) step(op byte, r *fuzzReader) {
 		}
 
 	case opFinishBinding: // pod name
-		slot := int(r.arg()) % fuzzPodNames
+		slot := int(r.Arg()) % fuzzPodNames
 		cp := m.current[slot]
 		if cp == nil {
 			m.history = append(m.history, "FinishBinding(unknown)")
@@ -302,7 +285,7 @@ func (m *cacheModel) step(op byte, r *fuzzReader) {
 		}
 
 	case opForgetPod: // pod name, bit: claim another node
-		slot, b := int(r.arg())%fuzzPodNames, r.arg()
+		slot, b := int(r.Arg())%fuzzPodNames, r.Arg()
 		cp := m.current[slot]
 		if cp == nil {
 			m.history = append(m.history, "ForgetPod(unknown)")
@@ -322,7 +305,7 @@ func (m *cacheModel) step(op byte, r *fuzzReader) {
 		}
 
 	case opAddPod: // pod name, node, variant
-		slot, node, v := int(r.arg())%fuzzPodNames, fuzzNodeNames[int(r.arg())%len(fuzzNodeNames)], r.arg()
+		slot, node, v := int(r.Arg())%fuzzPodNames, fuzzNodeNames[int(r.Arg())%len(fuzzNodeNames)], r.Arg()
 		cp := m.current[slot]
 		var pod *v1.Pod
 		switch {
@@ -343,7 +326,7 @@ func (m *cacheModel) step(op byte, r *fuzzReader) {
 		}
 
 	case opUpdatePod: // pod name, node bit, variant
-		slot, b, v := int(r.arg())%fuzzPodNames, r.arg(), r.arg()
+		slot, b, v := int(r.Arg())%fuzzPodNames, r.Arg(), r.Arg()
 		cp := m.current[slot]
 		if cp == nil {
 			m.history = append(m.history, "UpdatePod(unknown)")
@@ -365,7 +348,7 @@ func (m *cacheModel) step(op byte, r *fuzzReader) {
 		}
 
 	case opRemovePod: // pod name, bit: a stale object without a node
-		slot, b := int(r.arg())%fuzzPodNames, r.arg()
+		slot, b := int(r.Arg())%fuzzPodNames, r.Arg()
 		cp := m.current[slot]
 		if cp == nil {
 			m.history = append(m.history, "RemovePod(unknown)")
@@ -382,7 +365,7 @@ func (m *cacheModel) step(op byte, r *fuzzReader) {
 		m.forgetPod(cp)
 
 	case opExpire: // clock step
-		d := []time.Duration{time.Second, 5 * time.Second, 11 * time.Second}[r.arg()%3]
+		d := []time.Duration{time.Second, 5 * time.Second, 11 * time.Second}[r.Arg()%3]
 		m.clk.Step(d)
 		now := m.clk.Now()
 		m.history = append(m.history, fmt.Sprintf("Step(%v)+cleanupAssumedPods", d))

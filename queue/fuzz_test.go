@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/minisched/minisched/internal/fuzzinput"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/minisched/metrics"
 )
@@ -170,25 +171,6 @@ type queueModel struct {
 	history []string
 }
 
-// fuzzReader hands out the fuzz input one byte at a time.
-type fuzzReader struct{ data []byte }
-
-// next returns the next byte, and false once the input is exhausted.
-func (r *fuzzReader) next() (byte, bool) {
-	if len(r.data) == 0 {
-		return 0, false
-	}
-	b := r.data[0]
-	r.data = r.data[1:]
-	return b, true
-}
-
-// arg returns the next byte, or 0 once the input is exhausted.
-func (r *fuzzReader) arg() byte {
-	b, _ := r.next()
-	return b
-}
-
 // FuzzQueue checks the queue's central promise, that nothing is lost: after
 // every operation of a fuzzed sequence, each pod that was added and not
 // deleted or bound is in exactly one of activeQ, backoffQ, the unschedulable
@@ -220,9 +202,9 @@ func FuzzQueue(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m := newQueueModel(t)
-		r := &fuzzReader{data: data}
+		r := fuzzinput.New(data)
 		for range fuzzMaxOps {
-			op, ok := r.next()
+			op, ok := r.Next()
 			if !ok {
 				break
 			}
@@ -380,12 +362,12 @@ const (
 )
 
 // step decodes and runs one operation, and sets every pod's expectations.
-func (m *queueModel) step(op byte, r *fuzzReader) {
+func (m *queueModel) step(op byte, r *fuzzinput.Reader) {
 	m.keepAll()
 	q, logger := m.q, m.logger
 	switch op % opCount {
 	case opAdd: // name, variant: a new pod, a relist of a known one, or another scheduler's
-		slot, v := int(r.arg())%fuzzPodNames, r.arg()
+		slot, v := int(r.Arg())%fuzzPodNames, r.Arg()
 		if v&0x80 != 0 {
 			pod := makePod("theirs").SchedulerName("other-scheduler").Obj()
 			q.Add(logger, pod)
@@ -419,8 +401,8 @@ func (m *queueModel) step(op byte, r *fuzzReader) {
 		}
 
 	case opUpdate: // name, variant
-		fp := pickFrom(m.live(), r.arg())
-		v := r.arg()
+		fp := pickFrom(m.live(), r.Arg())
+		v := r.Arg()
 		if fp == nil {
 			m.history = append(m.history, "Update(nothing)")
 			return
@@ -456,7 +438,7 @@ func (m *queueModel) step(op byte, r *fuzzReader) {
 		}
 
 	case opDelete: // name
-		fp := pickFrom(m.live(), r.arg())
+		fp := pickFrom(m.live(), r.Arg())
 		if fp == nil {
 			// Deleting a pod the queue never had changes nothing.
 			q.Delete(makePod("never-added").Obj())
@@ -476,10 +458,10 @@ func (m *queueModel) step(op byte, r *fuzzReader) {
 		m.pop()
 
 	case opRequeue: // which pod in flight, which plugins, then Done or not
-		m.requeue(pickFrom(m.inFlight(), r.arg()), r.arg())
+		m.requeue(pickFrom(m.inFlight(), r.Arg()), r.Arg())
 
 	case opDone: // which pod in flight is bound; or Done on a queued pod
-		b := r.arg()
+		b := r.Arg()
 		if b&0x80 != 0 {
 			fp := pickFrom(m.live(ActiveQ, BackoffQ, UnschedulablePods), b)
 			if fp != nil {
@@ -504,10 +486,10 @@ func (m *queueModel) step(op byte, r *fuzzReader) {
 		}
 
 	case opMoveAll: // event, preCheck
-		m.moveAll(r.arg())
+		m.moveAll(r.Arg())
 
 	case opActivate: // bit set of names
-		bits := r.arg()
+		bits := r.Arg()
 		pods := map[string]*v1.Pod{}
 		for _, fp := range m.live() {
 			if bits&(1<<fp.slot) == 0 {
@@ -527,7 +509,7 @@ func (m *queueModel) step(op byte, r *fuzzReader) {
 		q.Activate(logger, pods)
 
 	case opFlushBackoff: // clock step
-		d := []time.Duration{0, 300 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second, 11 * time.Second}[r.arg()%6]
+		d := []time.Duration{0, 300 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second, 11 * time.Second}[r.Arg()%6]
 		m.clk.Step(d)
 		// Pods whose backoff is over go to activeQ; the others stay.
 		for _, fp := range m.pods {
@@ -539,7 +521,7 @@ func (m *queueModel) step(op byte, r *fuzzReader) {
 		q.FlushBackoffQCompleted(logger)
 
 	case opFlushLeftover: // clock step
-		d := []time.Duration{0, 30 * time.Second, time.Minute, 4 * time.Minute, 5 * time.Minute, 6 * time.Minute}[r.arg()%6]
+		d := []time.Duration{0, 30 * time.Second, time.Minute, 4 * time.Minute, 5 * time.Minute, 6 * time.Minute}[r.Arg()%6]
 		m.clk.Step(d)
 		var stale []*fuzzPod
 		for _, fp := range m.live(UnschedulablePods) {
@@ -553,7 +535,7 @@ func (m *queueModel) step(op byte, r *fuzzReader) {
 		q.FlushUnschedulablePodsLeftover(logger)
 
 	case opRequeueQueued: // putting back a pod the queue holds is refused
-		fp := pickFrom(m.live(ActiveQ, BackoffQ, UnschedulablePods), r.arg())
+		fp := pickFrom(m.live(ActiveQ, BackoffQ, UnschedulablePods), r.Arg())
 		if fp == nil {
 			return
 		}
@@ -563,7 +545,7 @@ func (m *queueModel) step(op byte, r *fuzzReader) {
 		}
 
 	case opNominate: // pod, node and mode: what preemption decides
-		fp, b := pickFrom(m.live(), r.arg()), r.arg()
+		fp, b := pickFrom(m.live(), r.Arg()), r.Arg()
 		if fp == nil {
 			return
 		}
