@@ -35,17 +35,7 @@ import (
 var testEnv *scenario.Environment
 
 func TestMain(m *testing.M) {
-	env, err := scenario.StartEnvironment()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	testEnv = env
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
-	}
-	os.Exit(code)
+	os.Exit(scenario.RunWithEnvironment(m.Run, &testEnv, nil))
 }
 
 // waitTimeout bounds every wait for the annotator.

@@ -51,22 +51,12 @@ import (
 var testEnv *scenario.Environment
 
 func TestMain(m *testing.M) {
-	env, err := scenario.StartEnvironment()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	testEnv = env
-	code := 1
-	if err := applyManifests(context.Background(), env.Config); err != nil {
-		fmt.Fprintln(os.Stderr, "applying deploy/'s manifests:", err)
-	} else {
-		code = m.Run()
-	}
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
-	}
-	os.Exit(code)
+	os.Exit(scenario.RunWithEnvironment(m.Run, &testEnv, func(env *scenario.Environment) error {
+		if err := applyManifests(context.Background(), env.Config); err != nil {
+			return fmt.Errorf("applying deploy/'s manifests: %w", err)
+		}
+		return nil
+	}))
 }
 
 // applyManifests creates every object of deploy/*.yaml as an administrator,

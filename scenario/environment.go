@@ -88,6 +88,32 @@ func StartEnvironment() (*Environment, error) {
 	return &Environment{Config: cfg, Kubeconfig: kubeconfig, env: env, certDir: certDir}, nil
 }
 
+// RunWithEnvironment is a test package's TestMain against one shared
+// apiserver: it starts an Environment, stores it in *env, runs setup (if
+// not nil) and then run (m.Run), stops the Environment, and returns the
+// exit code for os.Exit: run's, or 1 if the Environment did not start or
+// setup failed (each said on stderr).
+func RunWithEnvironment(run func() int, env **Environment, setup func(*Environment) error) int {
+	e, err := StartEnvironment()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	*env = e
+	code := 1
+	if setup == nil {
+		code = run()
+	} else if err := setup(e); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	} else {
+		code = run()
+	}
+	if err := e.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
+	}
+	return code
+}
+
 // Stop stops the apiserver and etcd and removes their data.
 func (e *Environment) Stop() error {
 	err := e.env.Stop()

@@ -3,7 +3,6 @@ package scenario
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -13,17 +12,7 @@ import (
 var testEnv *Environment
 
 func TestMain(m *testing.M) {
-	env, err := StartEnvironment()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	testEnv = env
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
-	}
-	os.Exit(code)
+	os.Exit(RunWithEnvironment(m.Run, &testEnv, nil))
 }
 
 // TestScenarios runs every scenario as a test: each chapter's story is also

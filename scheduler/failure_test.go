@@ -27,15 +27,7 @@ import (
 var testEnv *scenario.Environment
 
 func TestMain(m *testing.M) {
-	env, err := scenario.StartEnvironment()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	testEnv = env
-	code := m.Run()
-	_ = env.Stop()
-	os.Exit(code)
+	os.Exit(scenario.RunWithEnvironment(m.Run, &testEnv, nil))
 }
 
 // calls records which plugin hooks ran, per pod.
