@@ -8,14 +8,12 @@ import (
 	"testing"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
-	"github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
@@ -58,20 +56,13 @@ func TestExplainCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := scenario.MakeNode("node0").Unschedulable(true).Obj()
-	created, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	created.Status = node.Status
-	if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+	cluster := &scenario.Env{Client: client, Namespace: metav1.NamespaceDefault,
+		SchedulerName: scheduler.DefaultSchedulerName}
+	if err := cluster.CreateNodes(ctx, scenario.MakeNode("node0").Unschedulable(true).Obj()); err != nil {
 		t.Fatal(err)
 	}
 	pod := scenario.MakePod("web").Obj()
-	pod.Namespace = metav1.NamespaceDefault
-	pod.Spec.SchedulerName = scheduler.DefaultSchedulerName
-	pod.Spec.Containers = []v1.Container{{Name: "c0", Image: builders.PauseImage}}
-	if _, err := client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+	if err := cluster.CreatePods(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
 
@@ -85,16 +76,8 @@ func TestExplainCommand(t *testing.T) {
 			want: []string{"Pod default/web: Unschedulable", "node0  node(s) were unschedulable",
 				"0/1 nodes are available: 1 node(s) were unschedulable."}},
 		{name: "bound", result: `"result":"Scheduled"`,
-			before: func() error {
-				n, err := client.CoreV1().Nodes().Get(ctx, "node0", metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				n.Spec.Unschedulable = false
-				_, err = client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
-				return err
-			},
-			want: []string{"Pod default/web: Scheduled", "Selected: node0"}},
+			before: func() error { return cluster.SetUnschedulable(ctx, "node0", false) },
+			want:   []string{"Pod default/web: Scheduled", "Selected: node0"}},
 	}
 	for _, step := range steps {
 		t.Run(step.name, func(t *testing.T) {

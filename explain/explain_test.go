@@ -15,15 +15,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/explain"
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
 )
 
@@ -31,37 +29,25 @@ import (
 // as default-scheduler.
 const profile = "minisched"
 
-// startCluster starts etcd and kube-apiserver from KUBEBUILDER_ASSETS, with
-// the admission plugins that need controllers turned off (as package
-// scenario does), and returns an admin client and a kubeconfig file.
+// startCluster starts etcd and kube-apiserver (scenario.StartEnvironment)
+// and returns an admin client, a kubeconfig file and the directory with the
+// control plane's binaries, kube-scheduler's included.
 func startCluster(t *testing.T) (kubernetes.Interface, string, string) {
 	t.Helper()
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set: run with KUBEBUILDER_ASSETS=$PWD/bin/k8s/1.37.1")
+	assets, err := scenario.AssetsDir()
+	if err != nil {
+		t.Fatal(err)
 	}
-	ctrllog.SetLogger(klog.Background())
-	env := &envtest.Environment{BinaryAssetsDirectory: assets, ControlPlaneStartTimeout: 2 * time.Minute}
-	env.ControlPlane.GetAPIServer().Configure().Set("disable-admission-plugins", "ServiceAccount",
-		"TaintNodesByCondition")
-	cfg, err := env.Start()
+	env, err := scenario.StartEnvironment()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
-	user, err := env.ControlPlane.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+	if err := os.WriteFile(path, env.Kubeconfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,16 +161,10 @@ func TestExplainOnAFreshCluster(t *testing.T) {
 		n.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}
 		return n
 	}
-	for _, n := range []*v1.Node{node("n1", "4").Obj(), node("n2", "2").Obj(),
-		node("n3", "4").Taint("dedicated", "gpu", v1.TaintEffectNoSchedule).Obj()} {
-		created, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		created.Status = n.Status
-		if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+	cluster := &scenario.Env{Client: client, Namespace: ns}
+	if err := cluster.CreateNodes(ctx, node("n1", "4").Obj(), node("n2", "2").Obj(),
+		node("n3", "4").Taint("dedicated", "gpu", v1.TaintEffectNoSchedule).Obj()); err != nil {
+		t.Fatal(err)
 	}
 	startMinisched(ctx, t, kubeconfig)
 	startKubeScheduler(t, assets, kubeconfig)

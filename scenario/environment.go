@@ -51,7 +51,7 @@ type Environment struct {
 // upstream's scheduler_perf), and ServiceAccount, because no controller
 // creates default service accounts.
 func StartEnvironment() (*Environment, error) {
-	assets, err := findAssets()
+	assets, err := AssetsDir()
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +178,10 @@ func (e *Environment) StartAPIServer() error {
 	return nil
 }
 
-func findAssets() (string, error) {
+// AssetsDir is where the control plane's binaries are: KUBEBUILDER_ASSETS,
+// else bin/k8s/<version> at the repository root, which `make envtest` (and
+// `make kube-scheduler`) fill.
+func AssetsDir() (string, error) {
 	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
 		return dir, nil
 	}
