@@ -54,7 +54,8 @@ type Attempt struct {
 	// at once and is reported in Message only.)
 	Rejections []Rejection
 	// Record is the attempt node by node (see AttemptRecord); nil when the
-	// cycle ended before Filter or the scheduler does not record attempts.
+	// scheduler does not record attempts, or when the failed pod was gone
+	// or bound by someone else before it could be requeued.
 	Record *AttemptRecord
 }
 

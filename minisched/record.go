@@ -224,8 +224,11 @@ type attemptRecorder struct {
 	cycle *framework.CycleRecord
 	// allNodes are the snapshot's nodes; feasible the nodes that passed
 	// every filter; statuses the rejected ones' verdicts.
-	allNodes  []string
-	feasible  []string
+	allNodes []string
+	feasible []string
+	// numNodes counts the snapshot's nodes, noted at PreFilter: a cycle
+	// that fails before Filter still says how many there were.
+	numNodes  int
 	statuses  *framework.NodeToStatus
 	preFilter *framework.Status
 	skipped   []string
@@ -279,11 +282,12 @@ func recorderOf(state *framework.CycleState) *attemptRecorder {
 func (s *Scheduler) recording() bool { return s.observer != nil || s.records != nil }
 
 // preFiltered notes PreFilter's outcome: a rejection of every node, or the
-// plugins that asked to skip their Filter.
-func (r *attemptRecorder) preFiltered(sts *framework.Status, skip sets.Set[string]) {
+// plugins that asked to skip their Filter; and how many nodes there are.
+func (r *attemptRecorder) preFiltered(sts *framework.Status, skip sets.Set[string], numNodes int) {
 	if r == nil {
 		return
 	}
+	r.numNodes = numNodes
 	if sts.IsRejected() {
 		r.preFilter = sts
 	}
@@ -357,7 +361,7 @@ func (r *attemptRecorder) record(fwk *framework.Framework, a *Attempt) *AttemptR
 	}
 	rec := &AttemptRecord{
 		Version: RecordVersion, Time: a.Time, Profile: a.Profile, Attempt: a.Attempts, Result: a.Result,
-		Node: a.Node, NominatedNode: a.NominatedNode, Message: a.Message, NumNodes: len(r.allNodes),
+		Node: a.Node, NominatedNode: a.NominatedNode, Message: a.Message, NumNodes: r.numNodes,
 		Filters: fwk.ListPlugins()["Filter"], Skipped: r.skipped, Extenders: r.extenders,
 	}
 	if len(rec.Message) > maxMessageBytes {

@@ -2,6 +2,7 @@ package minisched
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -160,6 +161,25 @@ func TestAttemptRecord(t *testing.T) {
 	}
 }
 
+// TestAttemptRecordOfAnError checks the record of a cycle that ended in an
+// error before Filter could finish (here, an extender that fails): no node
+// has a verdict, but the record still says how many nodes there were.
+func TestAttemptRecordOfAnError(t *testing.T) {
+	nodes := []*v1.Node{st.MakeNode().Name("n0").Obj(), st.MakeNode().Name("n1").Obj()}
+	enabled := []configv1.Plugin{{Name: "PrioritySort"}, {Name: "NodeUnschedulable"}, {Name: "DefaultBinder"}}
+	s, fwk := recordTestScheduler(t, nodes, enabled,
+		&fakeExtender{name: "broken", filter: true, err: errors.New("connection refused")})
+	state := framework.NewCycleState()
+	startRecording(state)
+	if _, _, err := s.findNodesThatFitPod(context.Background(), fwk, state, st.MakePod().Name("p").Obj()); err == nil {
+		t.Fatal("the failing extender did not fail the cycle")
+	}
+	rec := recorderOf(state).record(fwk, &Attempt{Result: SchedulerError, Attempts: 1, Time: time.Now()})
+	if rec.NumNodes != len(nodes) || len(rec.Nodes) != 0 {
+		t.Errorf("numNodes %d with %d node records; want %d and none", rec.NumNodes, len(rec.Nodes), len(nodes))
+	}
+}
+
 func TestAttemptRecordNotEvaluated(t *testing.T) {
 	var nodes []*v1.Node
 	for i := range 200 {
@@ -295,7 +315,7 @@ func TestRecordingIsOffWithoutAReader(t *testing.T) {
 	}
 	// Every recorder method is a no-op on a nil recorder.
 	var rec *attemptRecorder
-	rec.preFiltered(nil, nil)
+	rec.preFiltered(nil, nil, 0)
 	rec.scored(nil)
 	if got := rec.record(nil, &Attempt{Time: time.Now()}); got != nil {
 		t.Errorf("record of an unrecorded cycle = %+v, want nil", got)

@@ -320,7 +320,7 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *framework.Fram
 	// Step 1: PreFilter. A rejection here rejects every node for the same
 	// reason: say it once. A PreFilterResult may narrow the candidates.
 	preRes, sts, narrowing := fwk.RunPreFilterPlugins(ctx, state, pod, allNodes)
-	recorderOf(state).preFiltered(sts, state.SkipFilterPlugins)
+	recorderOf(state).preFiltered(sts, state.SkipFilterPlugins, len(allNodes))
 	diagnosis.UnschedulablePlugins = narrowing
 	if !sts.IsSuccess() {
 		if !sts.IsRejected() {

@@ -322,9 +322,9 @@ func (e *Env) placement(ctx context.Context) ([]string, error) {
 
 // Explain narrates the pod's last attempt as `minisched explain` shows it:
 // the Filter and Score tables of its record, then where it went or why not.
-// Without a record (the cycle ended before Filter) it says where the pod
-// went or why not, which plugin ruled out each other node, and the top
-// scores.
+// Without a record (the scheduler records none, or the pod was gone or
+// bound by someone else) it says where the pod went or why not, which
+// plugin ruled out each other node, and the top scores.
 func (e *Env) Explain(name string) {
 	attempts := e.PodAttempts(name)
 	if len(attempts) == 0 {
