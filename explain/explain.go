@@ -97,7 +97,7 @@ func schedulingEvents(ctx context.Context, client kubernetes.Interface, pod *v1.
 		sel := fields.Set{"involvedObject.name": pod.Name}.AsSelector().String()
 		list, cerr := client.CoreV1().Events(pod.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
 		if cerr != nil {
-			return nil, fmt.Errorf("listing the pod's events: %w", err)
+			return nil, fmt.Errorf("listing the pod's events: %w", cerr)
 		}
 		for _, e := range list.Items {
 			if e.InvolvedObject.UID != pod.UID || (e.Reason != "Scheduled" && e.Reason != "FailedScheduling") {
