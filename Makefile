@@ -32,7 +32,7 @@ KWOK_VERSION := v0.8.0
 
 .PHONY: start test build envtest kube-scheduler kwok prometheus conformance vet bench clean
 
-## start: build, start envtest, run every scenario; CHAPTER=3 (or 1,2) runs a chapter's, with the
+## start: build, start envtest, run every Go scenario; CHAPTER=3 (or 1,2) runs a chapter's, with the
 ## scheduler of that chapter; ARGS="--scenario ch6-assume" picks (bin/minisched start -h lists the flags)
 CHAPTER ?=
 start: build envtest kwok

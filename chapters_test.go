@@ -20,9 +20,6 @@ import (
 	"github.com/minisched/minisched/scheduler"
 )
 
-// numChapters is how many chapters the tutorial has (docs/README.md).
-const numChapters = 15
-
 // chapterFile is docs/NN-slug.md.
 var chapterFile = regexp.MustCompile(`^(\d\d)-[a-z0-9-]+\.md$`)
 
@@ -87,8 +84,8 @@ var answerTest = regexp.MustCompile("Checked by\\s+`(Test[A-Za-z0-9_]+)`\\s+in\\
 // file of docs/exercises/ is some chapter's answer.
 func TestChapters(t *testing.T) {
 	chapters := readChapters(t)
-	if len(chapters) != numChapters {
-		t.Fatalf("docs/ has %d chapter files, want %d", len(chapters), numChapters)
+	if len(chapters) != scenario.LastChapter {
+		t.Fatalf("docs/ has %d chapter files, want %d", len(chapters), scenario.LastChapter)
 	}
 	index, err := os.ReadFile("docs/README.md")
 	if err != nil {
@@ -100,7 +97,7 @@ func TestChapters(t *testing.T) {
 		t.Run(filepath.Base(c.path), func(t *testing.T) {
 			if c.number != i+1 {
 				t.Fatalf("%s: chapter %d, want %d (chapters are numbered 1 to %d without gaps)",
-					c.path, c.number, i+1, numChapters)
+					c.path, c.number, i+1, scenario.LastChapter)
 			}
 			first, _, _ := strings.Cut(c.text, "\n")
 			title, ok := strings.CutPrefix(first, fmt.Sprintf("# %d. ", c.number))
@@ -282,7 +279,7 @@ func TestChapterCommands(t *testing.T) {
 			}
 		}
 	}
-	if total < numChapters {
+	if total < scenario.LastChapter {
 		t.Errorf("found %d commands in the chapters; every chapter shows at least one", total)
 	}
 }

@@ -163,7 +163,7 @@ Commands:
 Each command takes -v N for log verbosity.
 
 Examples:
-  %[1]s start                                    # every scenario, chapters 1 to 15
+  %[1]s start                                    # every Go scenario, chapters 1 to 15
   %[1]s start --chapter 3                        # chapter 3's scenarios, with chapter 3's scheduler
   %[1]s start --scenario ch10-preemption
   %[1]s start --scenario-file scenarios/ch9-labels.yaml
@@ -247,7 +247,7 @@ every Go scenario, in chapter order.
 --chapter N runs chapter N's Go scenarios and the YAML scenario files in
 ./scenarios/ whose chapter: is N (none if there is no such directory), with
 the scheduler as it stood at that chapter: chapter 1 has no Filter or Score
-plugin, chapters 2 to 8 add one step each (scenario.ChapterPlugins), and
+plugin, chapters 2, 3, 5 and 6 each add a plugin (scenario.ChapterPlugins), and
 from chapter 9 on it is the default profile. A line at the start of each
 chapter names its plugins. --chapter, --scenario and --scenario-file add up.
 
@@ -411,8 +411,11 @@ func (c *Command) run(ctx context.Context, args []string) error {
 		return err
 	}
 	ctx = klog.NewContext(ctx, klog.Background())
-	svc, err := scheduler.New(ctx, cfg, rc, append(recordOption(*recordAttempts),
-		scheduler.WithOutOfTreeRegistry(c.registry))...)
+	opts := []scheduler.Option{scheduler.WithOutOfTreeRegistry(c.registry)}
+	if *recordAttempts {
+		opts = append(opts, scheduler.WithAttemptRecords())
+	}
+	svc, err := scheduler.New(ctx, cfg, rc, opts...)
 	if err != nil {
 		return err
 	}
@@ -429,7 +432,7 @@ func (c *Command) run(ctx context.Context, args []string) error {
 
 // runHelp is `run -h`'s text.
 var runHelp = help{
-	usage: "%[1]s run --kubeconfig FILE [--config FILE] [--metrics-bind-address HOST:PORT]",
+	usage: "%[1]s run --kubeconfig FILE [--config FILE] [--metrics-bind-address HOST:PORT] [--record-attempts]",
 	about: `
 Schedules the pods whose spec.schedulerName names one of the configuration's
 profiles, until SIGINT or SIGTERM.

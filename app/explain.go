@@ -11,7 +11,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	explainpkg "github.com/minisched/minisched/explain"
-	"github.com/minisched/minisched/scheduler"
 )
 
 // explainUsage is `explain -h`'s text before the flags.
@@ -101,11 +100,3 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // recordAttemptsHelp is the help of run's --record-attempts.
 const recordAttemptsHelp = "write each pod's last scheduling attempt to the pod, as the annotation " +
 	"minisched.io/last-attempt, for `minisched explain` (needs the permission to patch pods)"
-
-// recordOption is the scheduler option run's --record-attempts asks for.
-func recordOption(record bool) []scheduler.Option {
-	if !record {
-		return nil
-	}
-	return []scheduler.Option{scheduler.WithAttemptRecords()}
-}

@@ -7,12 +7,12 @@ package scenario
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // binPacking is the second profile of ch11-profiles.
@@ -79,7 +79,7 @@ func runProfiles(ctx context.Context, env *Env) error {
 	}
 	env.Logf("%s (schedulerName %s) → %s: LeastAllocated puts each on the emptiest node", strings.Join(web, ", "),
 		env.SchedulerName, strings.Join(webNodes, ", "))
-	if n := len(distinct(webNodes)); n != len(web) {
+	if n := sets.New(webNodes...).Len(); n != len(web) {
 		return fmt.Errorf("%s spread over %d nodes, want one each on %d nodes", env.SchedulerName, n, len(web))
 	}
 
@@ -105,7 +105,7 @@ func runProfiles(ctx context.Context, env *Env) error {
 			}
 		}
 	}
-	if d := distinct(batchNodes); len(d) != 1 {
+	if d := sets.List(sets.New(batchNodes...)); len(d) != 1 {
 		return fmt.Errorf("%s packed %s onto %d nodes (%s), want one", binPacking, strings.Join(batch, ", "),
 			len(d), strings.Join(d, ", "))
 	}
@@ -151,18 +151,4 @@ func (e *Env) boundNodes(ctx context.Context, pods []string) ([]string, error) {
 		out[i] = p.Spec.NodeName
 	}
 	return out, nil
-}
-
-// distinct returns the different strings of list, sorted.
-func distinct(list []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range list {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
