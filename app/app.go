@@ -131,7 +131,7 @@ func (c *Command) Run(ctx context.Context, args []string) error {
 	case "annotate":
 		return c.annotate(ctx, rest)
 	case "explain":
-		return explain(ctx, rest)
+		return c.explain(ctx, rest)
 	case "help", "-h", "--help":
 		c.usage(c.stdout)
 		return nil

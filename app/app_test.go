@@ -231,7 +231,9 @@ func TestHelp(t *testing.T) {
 		{args: []string{"apiserver", "-h"}, want: []string{"-kubeconfig-out FILE", "-v N"}},
 		{args: []string{"annotate", "-h"}, want: []string{"-kubeconfig FILE", "-policy FILE", "-prometheus URL",
 			"-binding-heap-size int", "-workers int", "-v N"}},
-		{args: []string{"help"}, stdout: true, want: []string{"start", "run", "apiserver", "annotate"}},
+		{args: []string{"explain", "-h"}, want: []string{"-n NAMESPACE", "-namespace string", "-kubeconfig FILE",
+			"-wide", "-v N", "explain web -n shop --kubeconfig ~/.kube/config"}},
+		{args: []string{"help"}, stdout: true, want: []string{"start", "run", "apiserver", "annotate", "explain"}},
 		{args: []string{"-h"}, stdout: true, want: []string{"start --chapter"}},
 		{args: []string{"--help"}, stdout: true, want: []string{"start --chapter"}},
 	}

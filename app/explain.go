@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -13,9 +12,10 @@ import (
 	explainpkg "github.com/minisched/minisched/explain"
 )
 
-// explainUsage is `explain -h`'s text before the flags.
-const explainUsage = `usage: minisched explain POD [-n NAMESPACE] [--kubeconfig FILE] [--wide]
-
+// explainHelp is `explain -h`'s text.
+var explainHelp = help{
+	usage: "%[1]s explain POD [-n NAMESPACE] [--kubeconfig FILE] [--wide]",
+	about: `
 Says why a pod is pending, or why it went where it did. A pod that minisched
 scheduled with attempt records on (run --record-attempts; start always) carries
 its last attempt in the annotation minisched.io/last-attempt: explain shows
@@ -30,28 +30,22 @@ what events cannot tell.
 
 The kubeconfig is --kubeconfig, else $KUBECONFIG, else ~/.kube/config, as for
 kubectl; the namespace is -n, else the kubeconfig context's, else default.
-Flags may come before or after the pod's name.
-
-Examples:
-  minisched explain web
-  minisched explain web -n shop --kubeconfig ~/.kube/config
-  minisched explain web -n shop --wide
-
-Flags:
-`
+Flags may come before or after the pod's name.`,
+	examples: []string{
+		"%[1]s explain web",
+		"%[1]s explain web -n shop --kubeconfig ~/.kube/config",
+		"%[1]s explain web -n shop --wide",
+	},
+}
 
 // explain prints why a pod is pending or where it went, and why.
-func explain(ctx context.Context, args []string) error {
-	fs := newFlagSet("explain")
+func (c *Command) explain(ctx context.Context, args []string) error {
+	fs := c.flagSet("explain", explainHelp)
 	var namespace string
-	fs.StringVar(&namespace, "n", "", "the pod's namespace (default: the kubeconfig context's, else default)")
+	fs.StringVar(&namespace, "n", "", "the pod's `NAMESPACE` (default: the kubeconfig context's, else default)")
 	fs.StringVar(&namespace, "namespace", "", "the same as -n")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig (default: $KUBECONFIG, else ~/.kube/config)")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig `FILE` (default: $KUBECONFIG, else ~/.kube/config)")
 	wide := fs.Bool("wide", false, "show every Filter plugin, and raw/normalised/weighted scores")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), explainUsage)
-		fs.PrintDefaults()
-	}
 	pods, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -77,7 +71,7 @@ func explain(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return explainpkg.Pod(ctx, client, namespace, pods[0], os.Stdout, explainpkg.Options{Wide: *wide})
+	return explainpkg.Pod(ctx, client, namespace, pods[0], c.stdout, explainpkg.Options{Wide: *wide})
 }
 
 // parseInterspersed parses flags wherever they are among args (Go's flag

@@ -46,17 +46,11 @@ func TestExplainFlags(t *testing.T) {
 
 func TestExplainNeedsOnePod(t *testing.T) {
 	for _, args := range [][]string{nil, {"a", "b"}} {
-		err := explain(context.Background(), args)
+		c := NewCommand()
+		c.stderr = &strings.Builder{}
+		err := c.explain(context.Background(), args)
 		if err == nil || !strings.Contains(err.Error(), "exactly one pod name") {
 			t.Errorf("explain %q: err = %v, want one asking for exactly one pod", args, err)
-		}
-	}
-}
-
-func TestExplainUsageHasExamples(t *testing.T) {
-	for _, want := range []string{"minisched explain web -n shop --kubeconfig ~/.kube/config", "--wide", "Examples:"} {
-		if !strings.Contains(explainUsage, want) {
-			t.Errorf("explain's usage lacks %q", want)
 		}
 	}
 }
