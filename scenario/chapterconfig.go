@@ -126,7 +126,7 @@ func ChapterConfig(n int) (*configv1.KubeSchedulerConfiguration, error) {
 	if n >= DefaultProfileChapter {
 		return scheduler.DefaultConfig(), nil
 	}
-	p := &configv1.Plugins{MultiPoint: configv1.PluginSet{Disabled: []configv1.Plugin{{Name: "*"}}}}
+	p := onlyPlugins()
 	sets := map[string]*configv1.PluginSet{}
 	for _, s := range framework.PluginSets(p) {
 		sets[s.Field] = s.Set
@@ -144,10 +144,8 @@ func ChapterConfig(n int) (*configv1.KubeSchedulerConfiguration, error) {
 			set.Enabled = append(set.Enabled, configv1.Plugin{Name: pl.Name})
 		}
 	}
-	cfg := &configv1.KubeSchedulerConfiguration{Profiles: []configv1.KubeSchedulerProfile{{Plugins: p}}}
-	cfg.APIVersion, cfg.Kind = configv1.SchemeGroupVersion.String(), "KubeSchedulerConfiguration"
-	scheduler.SetDefaults(cfg)
-	if err := scheduler.Validate(cfg); err != nil {
+	cfg, err := profileConfig(p)
+	if err != nil {
 		return nil, fmt.Errorf("chapter %d's configuration: %w", n, err)
 	}
 	return cfg, nil

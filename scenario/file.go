@@ -275,15 +275,27 @@ func (p *parser) profile(n *yaml.Node) (func() (*configv1.KubeSchedulerConfigura
 // the named plugins through multiPoint ("*" disables the defaults).
 func withPlugins(names []string) func() (*configv1.KubeSchedulerConfiguration, error) {
 	return func() (*configv1.KubeSchedulerConfiguration, error) {
-		p := &configv1.Plugins{MultiPoint: configv1.PluginSet{Disabled: []configv1.Plugin{{Name: "*"}}}}
+		p := onlyPlugins()
 		for _, n := range names {
 			p.MultiPoint.Enabled = append(p.MultiPoint.Enabled, configv1.Plugin{Name: n})
 		}
-		cfg := &configv1.KubeSchedulerConfiguration{Profiles: []configv1.KubeSchedulerProfile{{Plugins: p}}}
-		cfg.APIVersion, cfg.Kind = configv1.SchemeGroupVersion.String(), "KubeSchedulerConfiguration"
-		scheduler.SetDefaults(cfg)
-		return cfg, scheduler.Validate(cfg)
+		return profileConfig(p)
 	}
+}
+
+// onlyPlugins returns a profile's plugins with every default disabled ("*"
+// in multiPoint), for the caller to enable exactly the ones it wants.
+func onlyPlugins() *configv1.Plugins {
+	return &configv1.Plugins{MultiPoint: configv1.PluginSet{Disabled: []configv1.Plugin{{Name: "*"}}}}
+}
+
+// profileConfig returns the configuration of one default-scheduler profile
+// with plugins p, defaulted and validated.
+func profileConfig(p *configv1.Plugins) (*configv1.KubeSchedulerConfiguration, error) {
+	cfg := &configv1.KubeSchedulerConfiguration{Profiles: []configv1.KubeSchedulerProfile{{Plugins: p}}}
+	cfg.APIVersion, cfg.Kind = configv1.SchemeGroupVersion.String(), "KubeSchedulerConfiguration"
+	scheduler.SetDefaults(cfg)
+	return cfg, scheduler.Validate(cfg)
 }
 
 // steps reads the list of steps, each a mapping with one key: its kind.
