@@ -139,12 +139,16 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.
 }
 
 // truncateMessage shortens a message to fit an event note.
-func truncateMessage(msg string) string {
-	if len(msg) <= noteLengthLimit {
+func truncateMessage(msg string) string { return truncate(msg, noteLengthLimit) }
+
+// truncate shortens msg to at most limit bytes, ending it with " ..." when
+// it cut something.
+func truncate(msg string, limit int) string {
+	if len(msg) <= limit {
 		return msg
 	}
 	const suffix = " ..."
-	return msg[:noteLengthLimit-len(suffix)] + suffix
+	return msg[:limit-len(suffix)] + suffix
 }
 
 // updatePod patches the pod's status with cond (if not nil) and the

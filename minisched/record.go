@@ -361,11 +361,8 @@ func (r *attemptRecorder) record(fwk *framework.Framework, a *Attempt) *AttemptR
 	}
 	rec := &AttemptRecord{
 		Version: RecordVersion, Time: a.Time, Profile: a.Profile, Attempt: a.Attempts, Result: a.Result,
-		Node: a.Node, NominatedNode: a.NominatedNode, Message: a.Message, NumNodes: r.numNodes,
-		Filters: fwk.ListPlugins()["Filter"], Skipped: r.skipped, Extenders: r.extenders,
-	}
-	if len(rec.Message) > maxMessageBytes {
-		rec.Message = rec.Message[:maxMessageBytes] + " ..."
+		Node: a.Node, NominatedNode: a.NominatedNode, Message: truncate(a.Message, maxMessageBytes), NumNodes: r.numNodes,
+		Filters: fwk.FilterPluginNames(), Skipped: r.skipped, Extenders: r.extenders,
 	}
 	if node, victims := r.cycle.Victims(); node != "" && node == a.NominatedNode {
 		rec.Victims = victims

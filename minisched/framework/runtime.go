@@ -421,6 +421,16 @@ func (f *Framework) HasScorePlugins() bool { return len(f.scorePlugins) > 0 }
 // plugin). Tests use it to check how a configuration's weights were applied.
 func (f *Framework) ScoreWeight(name string) int64 { return f.scoreWeights[name] }
 
+// FilterPluginNames returns the Filter plugins' names, in the order they
+// run on a node.
+func (f *Framework) FilterPluginNames() []string {
+	names := make([]string, len(f.filterPlugins))
+	for i, pl := range f.filterPlugins {
+		names[i] = pl.Name()
+	}
+	return names
+}
+
 // ListPlugins returns the enabled plugins per extension point, in order: the
 // profile after multiPoint expansion. Tests use it to check a configuration's
 // effective plugin lists.
