@@ -14,7 +14,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
-	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/minisched/attempt"
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
 )
@@ -92,7 +92,7 @@ func TestExplainCommand(t *testing.T) {
 					if err != nil {
 						return false, err
 					}
-					return strings.Contains(p.Annotations[framework.LastAttemptAnnotation], step.result), nil
+					return strings.Contains(p.Annotations[attempt.Annotation], step.result), nil
 				})
 			if err != nil {
 				t.Fatalf("waiting for the attempt record %s: %v", step.result, err)

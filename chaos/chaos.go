@@ -24,6 +24,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/minisched/minisched/minisched"
+	"github.com/minisched/minisched/minisched/attempt"
 	"github.com/minisched/minisched/scenario"
 )
 
@@ -123,7 +124,7 @@ func New(cfg Config, client kubernetes.Interface) *Run {
 // that the run can check that every pod it reports Scheduled is bound where
 // it says.
 func (r *Run) Observe(a minisched.Attempt) {
-	if a.Result == minisched.Scheduled {
+	if a.Result == attempt.Scheduled {
 		r.scheduledReports.record(a.UID, a.Node)
 	}
 }

@@ -1,7 +1,7 @@
 // Package explain answers "why is my pod pending, why did it go there?"
 // for any client of the apiserver. A pod minisched scheduled with attempt
 // records on carries the record of its last attempt in the annotation
-// framework.LastAttemptAnnotation, which Render shows as tables. For any
+// attempt.Annotation, which Render shows as tables. For any
 // other pod (one only kube-scheduler handled, say) Pod falls back to its
 // events, and says what they cannot tell.
 package explain
@@ -21,8 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/minisched/minisched/minisched"
-	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/minisched/attempt"
 	"github.com/minisched/minisched/podstatus"
 )
 
@@ -34,19 +33,19 @@ func Pod(ctx context.Context, client kubernetes.Interface, namespace, name strin
 		return err
 	}
 	key := namespace + "/" + name
-	if value, ok := pod.Annotations[framework.LastAttemptAnnotation]; ok {
-		rec, err := minisched.DecodeRecord(value)
+	if value, ok := pod.Annotations[attempt.Annotation]; ok {
+		rec, err := attempt.Decode(value)
 		if err != nil {
 			return fmt.Errorf("pod %s: %w", key, err)
 		}
 		Render(w, key, rec, o)
-		if pod.Spec.NodeName != "" && rec.Result != minisched.Scheduled {
+		if pod.Spec.NodeName != "" && rec.Result != attempt.Scheduled {
 			fmt.Fprintf(w, "The pod is bound to %s now: the record is of an earlier attempt.\n", pod.Spec.NodeName)
 		}
-		if value, ok := pod.Annotations[framework.LastPreemptionAnnotation]; ok {
-			earlier, err := minisched.DecodeRecord(value)
+		if value, ok := pod.Annotations[attempt.PreemptionAnnotation]; ok {
+			earlier, err := attempt.Decode(value)
 			if err != nil {
-				return fmt.Errorf("pod %s: %s: %w", key, framework.LastPreemptionAnnotation, err)
+				return fmt.Errorf("pod %s: %s: %w", key, attempt.PreemptionAnnotation, err)
 			}
 			if earlier.Attempt != rec.Attempt {
 				renderEarlierPreemption(w, earlier)
@@ -127,7 +126,7 @@ func fromEvents(w io.Writer, pod *v1.Pod, events []event) {
 	key := pod.Namespace + "/" + pod.Name
 	fmt.Fprintf(w, "Pod %s has no %s annotation: minisched did not record its attempts "+
 		"(another scheduler handled it, or minisched ran without --record-attempts).\n",
-		key, framework.LastAttemptAnnotation)
+		key, attempt.Annotation)
 	var scheduled, failed *event
 	for i := range events {
 		switch events[i].reason {

@@ -20,7 +20,7 @@ import (
 
 	"github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/explain"
-	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/minisched/attempt"
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
 )
@@ -246,7 +246,7 @@ func TestExplainOnAFreshCluster(t *testing.T) {
 		create(t, builders.MakePod().Name("kube-big").Req(cpu("5")))
 		defer remove(t, "kube-big")
 		explainUntil(ctx, t, client, ns, "kube-big",
-			"has no "+framework.LastAttemptAnnotation+" annotation",
+			"has no "+attempt.Annotation+" annotation",
 			"Last FailedScheduling, from default-scheduler",
 			"Of 3 nodes:",
 			" 2 Insufficient cpu",
@@ -264,7 +264,7 @@ func TestExplainOnAFreshCluster(t *testing.T) {
 	t.Run("a record of a version this minisched does not know", func(t *testing.T) {
 		create(t, builders.MakePod().Name("future").SchedulerName("nobody"))
 		defer remove(t, "future")
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"{\"v\":9}"}}}`, framework.LastAttemptAnnotation)
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"{\"v\":9}"}}}`, attempt.Annotation)
 		if _, err := client.CoreV1().Pods(ns).Patch(ctx, "future", "application/merge-patch+json", []byte(patch),
 			metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)

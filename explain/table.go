@@ -14,7 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/minisched/minisched/minisched"
+	"github.com/minisched/minisched/minisched/attempt"
 )
 
 // Cell marks of the Filter table.
@@ -33,7 +33,7 @@ type Options struct {
 // Render writes the record of pod's (namespace/name) last attempt as
 // tables: which node failed which Filter plugin or extender and why, each
 // feasible node's scores, and the outcome.
-func Render(w io.Writer, pod string, r *minisched.AttemptRecord, o Options) {
+func Render(w io.Writer, pod string, r *attempt.Record, o Options) {
 	fmt.Fprintf(w, "Pod %s: %s (attempt %d, profile %s, %s)\n", pod, r.Result, r.Attempt, r.Profile,
 		r.Time.Local().Format(time.DateTime))
 	nodes := r.SortedNodes()
@@ -45,14 +45,14 @@ func Render(w io.Writer, pod string, r *minisched.AttemptRecord, o Options) {
 // renderEarlierPreemption writes, after a record, the pod's last attempt
 // that preempted, when that was an earlier one: why the pod went where it
 // did may be that preemption made room there.
-func renderEarlierPreemption(w io.Writer, r *minisched.AttemptRecord) {
+func renderEarlierPreemption(w io.Writer, r *attempt.Record) {
 	fmt.Fprintf(w, "\nPreempted earlier: attempt %d (%s) found no node, was nominated to %s, and evicted %s.\n",
 		r.Attempt, r.Time.Local().Format(time.DateTime), r.NominatedNode, strings.Join(r.Victims, ", "))
 	fmt.Fprintf(w, "  It said: %s\n", r.Message)
 }
 
 // renderFilter writes the Filter table.
-func renderFilter(w io.Writer, r *minisched.AttemptRecord, nodes []minisched.NodeRecord, o Options) {
+func renderFilter(w io.Writer, r *attempt.Record, nodes []attempt.NodeRecord, o Options) {
 	fmt.Fprintln(w)
 	if r.PreFilter != nil {
 		fmt.Fprintf(w, "PreFilter: %s rejected the pod before any node was examined, on all %d nodes:\n  %s\n",
@@ -69,7 +69,7 @@ func renderFilter(w io.Writer, r *minisched.AttemptRecord, nodes []minisched.Nod
 	for _, n := range nodes {
 		rejecting[n.RejectedBy] = true
 	}
-	order := append(append([]string{minisched.PreFilterRejector}, r.Filters...), r.Extenders...)
+	order := append(append([]string{attempt.PreFilterRejector}, r.Filters...), r.Extenders...)
 	for _, n := range nodes {
 		if n.RejectedBy != "" && !slices.Contains(order, n.RejectedBy) {
 			order = append(order, n.RejectedBy)
@@ -78,9 +78,9 @@ func renderFilter(w io.Writer, r *minisched.AttemptRecord, nodes []minisched.Nod
 	var columns, quiet []string
 	for _, name := range order {
 		switch {
-		case rejecting[name] || (o.Wide && name != minisched.PreFilterRejector):
+		case rejecting[name] || (o.Wide && name != attempt.PreFilterRejector):
 			columns = append(columns, name)
-		case name != minisched.PreFilterRejector:
+		case name != attempt.PreFilterRejector:
 			quiet = append(quiet, name)
 		}
 	}
@@ -139,8 +139,8 @@ func renderFilter(w io.Writer, r *minisched.AttemptRecord, nodes []minisched.Nod
 }
 
 // renderScore writes the Score table, if the pod was scored.
-func renderScore(w io.Writer, r *minisched.AttemptRecord, nodes []minisched.NodeRecord, o Options) {
-	var scored []minisched.NodeRecord
+func renderScore(w io.Writer, r *attempt.Record, nodes []attempt.NodeRecord, o Options) {
+	var scored []attempt.NodeRecord
 	for _, n := range nodes {
 		if len(n.Scores) > 0 {
 			scored = append(scored, n)
@@ -179,7 +179,7 @@ func renderScore(w io.Writer, r *minisched.AttemptRecord, nodes []minisched.Node
 // renderOutcome writes the verdict: the selected node and the runner-up, or
 // why no node, the nomination and the victims; and what the record leaves
 // out.
-func renderOutcome(w io.Writer, r *minisched.AttemptRecord, nodes []minisched.NodeRecord) {
+func renderOutcome(w io.Writer, r *attempt.Record, nodes []attempt.NodeRecord) {
 	fmt.Fprintln(w)
 	if r.NotEvaluated > 0 {
 		fmt.Fprintf(w, "Not evaluated: %d of %d nodes (the search stops once it has found enough feasible "+
@@ -189,9 +189,9 @@ func renderOutcome(w io.Writer, r *minisched.AttemptRecord, nodes []minisched.No
 		fmt.Fprintf(w, "Left out of the record to bound its size: %d nodes (%s).\n", o.Nodes, reasonCounts(o.Reasons))
 	}
 	switch r.Result {
-	case minisched.Scheduled:
+	case attempt.Scheduled:
 		fmt.Fprintf(w, "Selected: %s%s\n", r.Node, runnerUp(r.Node, nodes))
-	case minisched.Unschedulable:
+	case attempt.Unschedulable:
 		fmt.Fprintf(w, "No node: %s\n", r.Message)
 	default:
 		fmt.Fprintf(w, "Error: %s\n", r.Message)
@@ -206,8 +206,8 @@ func renderOutcome(w io.Writer, r *minisched.AttemptRecord, nodes []minisched.No
 }
 
 // runnerUp says how the selected node compares with the next best.
-func runnerUp(selected string, nodes []minisched.NodeRecord) string {
-	var best, next *minisched.NodeRecord
+func runnerUp(selected string, nodes []attempt.NodeRecord) string {
+	var best, next *attempt.NodeRecord
 	for i := range nodes {
 		n := &nodes[i]
 		switch {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/minisched/minisched/minisched"
+	"github.com/minisched/minisched/minisched/attempt"
 )
 
 func TestRender(t *testing.T) {
@@ -15,17 +15,17 @@ func TestRender(t *testing.T) {
 	filters := []string{"NodeUnschedulable", "TaintToleration", "NodeResourcesFit"}
 	tests := []struct {
 		name string
-		rec  *minisched.AttemptRecord
+		rec  *attempt.Record
 		wide bool
 		want string
 	}{
 		{
 			name: "pending: each node's failing plugin, the plugins after it not run, preemption's nomination",
-			rec: &minisched.AttemptRecord{Version: 1, Time: at, Profile: "p", Attempt: 2,
-				Result: minisched.Unschedulable, NominatedNode: "n1", Victims: []string{"ns/low"},
+			rec: &attempt.Record{Version: 1, Time: at, Profile: "p", Attempt: 2,
+				Result: attempt.Unschedulable, NominatedNode: "n1", Victims: []string{"ns/low"},
 				Message: "0/3 nodes are available: 1 node(s) had untolerated taint {a: b}, 2 Insufficient cpu.",
 				Filters: filters, NumNodes: 3,
-				Nodes: []minisched.NodeRecord{
+				Nodes: []attempt.NodeRecord{
 					{Name: "n1", RejectedBy: "NodeResourcesFit", Reason: "Insufficient cpu"},
 					{Name: "n2", RejectedBy: "TaintToleration", Reason: "node(s) had untolerated taint {a: b}",
 						Unresolvable: true},
@@ -46,10 +46,10 @@ Nominated: n1 (preemption makes room there; victims: ns/low)
 		},
 		{
 			name: "bound: the scores, the winner and the runner-up",
-			rec: &minisched.AttemptRecord{Version: 1, Time: at, Profile: "p", Attempt: 1,
-				Result: minisched.Scheduled, Node: "n2", Filters: filters, NumNodes: 4, NotEvaluated: 1,
-				Scorers: []minisched.Scorer{{Name: "NodeResourcesFit", Weight: 1}, {Name: "TaintToleration", Weight: 3}},
-				Nodes: []minisched.NodeRecord{
+			rec: &attempt.Record{Version: 1, Time: at, Profile: "p", Attempt: 1,
+				Result: attempt.Scheduled, Node: "n2", Filters: filters, NumNodes: 4, NotEvaluated: 1,
+				Scorers: []attempt.Scorer{{Name: "NodeResourcesFit", Weight: 1}, {Name: "TaintToleration", Weight: 3}},
+				Nodes: []attempt.NodeRecord{
 					{Name: "n1", Scores: [][3]int64{{40, 40, 40}, {0, 100, 300}}, Total: 340},
 					{Name: "n2", Scores: [][3]int64{{90, 90, 90}, {0, 100, 300}}, Total: 390},
 					{Name: "n3", RejectedBy: "NodeUnschedulable", Reason: "node(s) were unschedulable"},
@@ -75,10 +75,10 @@ Selected: n2 (total 390; next best n1, 340)
 		{
 			name: "wide: every Filter plugin, raw/normalised/weighted",
 			wide: true,
-			rec: &minisched.AttemptRecord{Version: 1, Time: at, Profile: "p", Attempt: 1,
-				Result: minisched.Scheduled, Node: "n1", Filters: filters[:2], Skipped: []string{"TaintToleration"},
-				NumNodes: 2, Scorers: []minisched.Scorer{{Name: "TaintToleration", Weight: 3}},
-				Nodes: []minisched.NodeRecord{
+			rec: &attempt.Record{Version: 1, Time: at, Profile: "p", Attempt: 1,
+				Result: attempt.Scheduled, Node: "n1", Filters: filters[:2], Skipped: []string{"TaintToleration"},
+				NumNodes: 2, Scorers: []attempt.Scorer{{Name: "TaintToleration", Weight: 3}},
+				Nodes: []attempt.NodeRecord{
 					{Name: "n1", Scores: [][3]int64{{0, 100, 300}}, Total: 300},
 					{Name: "n2", Scores: [][3]int64{{0, 100, 300}}, Total: 300},
 				}},
@@ -100,9 +100,9 @@ Selected: n1 (total 300, tied with n2: ties are broken at random)
 		},
 		{
 			name: "PreFilter rejected the pod on every node",
-			rec: &minisched.AttemptRecord{Version: 1, Time: at, Profile: "p", Attempt: 3,
-				Result: minisched.Unschedulable, NumNodes: 5, Message: "0/5 nodes are available: x.",
-				PreFilter: &minisched.Verdict{Plugin: "VolumeBinding", Reason: "pvc not found"}},
+			rec: &attempt.Record{Version: 1, Time: at, Profile: "p", Attempt: 3,
+				Result: attempt.Unschedulable, NumNodes: 5, Message: "0/5 nodes are available: x.",
+				PreFilter: &attempt.Verdict{Plugin: "VolumeBinding", Reason: "pvc not found"}},
 			want: `Pod ns/web: Unschedulable (attempt 3, profile p, 2026-01-02 03:04:05)
 
 PreFilter: VolumeBinding rejected the pod before any node was examined, on all 5 nodes:
@@ -113,10 +113,10 @@ No node: 0/5 nodes are available: x.
 		},
 		{
 			name: "a record cut to size says what it left out",
-			rec: &minisched.AttemptRecord{Version: 1, Time: at, Profile: "p", Attempt: 1,
-				Result: minisched.Unschedulable, Message: "0/900 nodes are available.", Filters: filters, NumNodes: 900,
-				Nodes:   []minisched.NodeRecord{{Name: "n1", RejectedBy: "NodeResourcesFit", Reason: "Insufficient cpu"}},
-				Omitted: &minisched.Omitted{Nodes: 899, Reasons: map[string]int{"Insufficient cpu": 800, "x": 99}}},
+			rec: &attempt.Record{Version: 1, Time: at, Profile: "p", Attempt: 1,
+				Result: attempt.Unschedulable, Message: "0/900 nodes are available.", Filters: filters, NumNodes: 900,
+				Nodes:   []attempt.NodeRecord{{Name: "n1", RejectedBy: "NodeResourcesFit", Reason: "Insufficient cpu"}},
+				Omitted: &attempt.Omitted{Nodes: 899, Reasons: map[string]int{"Insufficient cpu": 800, "x": 99}}},
 			want: `Pod ns/web: Unschedulable (attempt 1, profile p, 2026-01-02 03:04:05)
 
 Filter (✓ passed, – not run: a node's plugins stop at its first failure):

@@ -1,9 +1,11 @@
-package minisched
+// Benchmarks of one scheduling cycle: the search and ranking alone, and the
+// whole cycle with the default profile (chapter 15).
+
+package minisched_test
 
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -17,9 +19,11 @@ import (
 
 	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/cache"
+	"github.com/minisched/minisched/minisched"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins"
 	"github.com/minisched/minisched/queue"
+	"github.com/minisched/minisched/scheduler"
 )
 
 // BenchmarkSchedulingCycle measures one pod's search for feasible nodes
@@ -45,55 +49,26 @@ func BenchmarkSchedulingCycle(b *testing.B) {
 			{Name: "DefaultBinder"},
 		}},
 	}}
-	fwk, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), profile,
+	schedFramework, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), profile,
 		framework.WithSnapshotSharedLister(snapshot))
 	if err != nil {
 		b.Fatal(err)
 	}
 	// 100%: every node is searched, as in a cluster of fewer than 100 nodes.
-	s := &Scheduler{snapshot: snapshot, percentageOfNodesToScore: 100}
+	s := minisched.NewBenchScheduler(cache.New(0), nil, snapshot, schedFramework, nil, 100)
 	pod := st.MakePod().Name("incoming").UID("incoming").
 		Req(map[v1.ResourceName]string{v1.ResourceCPU: "2", v1.ResourceMemory: "2Gi"}).Obj()
 	ctx := context.Background()
 	b.ResetTimer()
 	for b.Loop() {
-		state := framework.NewCycleState()
-		feasible, _, err := s.findNodesThatFitPod(ctx, fwk, state, pod)
-		if err != nil || len(feasible) != numNodes {
-			b.Fatalf("feasible %d, err %v", len(feasible), err)
-		}
-		if _, err := s.prioritizeNodes(ctx, fwk, state, pod, feasible); err != nil {
-			b.Fatal(err)
+		if feasible, err := s.FilterAndScore(ctx, schedFramework, pod); err != nil || feasible != numNodes {
+			b.Fatalf("feasible %d, err %v", feasible, err)
 		}
 	}
 }
 
 // benchProfileName is the schedulerName of BenchmarkScheduleOne's profile.
 const benchProfileName = "default-scheduler"
-
-// benchDefaultPlugins is the default profile as package scheduler builds it
-// (scheduler.DefaultPlugins: the same plugins, order and weights), which
-// this package cannot import. Every plugin gets its default args, as
-// kube-scheduler's defaulting gives them (each plugin's DecodeArgs(nil)):
-// PodTopologySpread with the System default constraints, NodeResourcesFit
-// scoring LeastAllocated, InterPodAffinity with hardPodAffinityWeight 1.
-var benchDefaultPlugins = []configv1.Plugin{
-	{Name: "SchedulingGates"},
-	{Name: "PrioritySort"},
-	{Name: "NodeName"},
-	{Name: "NodeUnschedulable"},
-	{Name: "TaintToleration", Weight: ptr.To[int32](3)},
-	{Name: "NodeAffinity", Weight: ptr.To[int32](2)},
-	{Name: "NodePorts"},
-	{Name: "NodeResourcesFit", Weight: ptr.To[int32](1)},
-	{Name: "PodTopologySpread", Weight: ptr.To[int32](2)},
-	{Name: "InterPodAffinity", Weight: ptr.To[int32](2)},
-	{Name: "DefaultPreemption"},
-	{Name: "NodeResourcesBalancedAllocation", Weight: ptr.To[int32](1)},
-	{Name: "ImageLocality", Weight: ptr.To[int32](1)},
-	{Name: "DefaultBinder"},
-	{Name: "NodeDeclaredFeatures"},
-}
 
 // The shape of BenchmarkScheduleOne's clusters.
 const (
@@ -182,7 +157,7 @@ func benchIncomingPods(workload string) []*framework.QueuedPodInfo {
 // clientset is never started, so the listers plugins ask for (namespaces,
 // Services, controllers) are empty. percentageOfNodesToScore is adaptive,
 // as by default.
-func newBenchScheduler(b *testing.B, nodes []*v1.Node, pods []*v1.Pod) *Scheduler {
+func newBenchScheduler(b *testing.B, nodes []*v1.Node, pods []*v1.Pod) *minisched.Scheduler {
 	ctx := context.Background()
 	logger := klog.Background()
 	c := cache.New(0)
@@ -198,9 +173,9 @@ func newBenchScheduler(b *testing.B, nodes []*v1.Node, pods []*v1.Pod) *Schedule
 	client := fake.NewClientset()
 	profile := &configv1.KubeSchedulerProfile{
 		SchedulerName: ptr.To(benchProfileName),
-		Plugins:       &configv1.Plugins{MultiPoint: configv1.PluginSet{Enabled: benchDefaultPlugins}},
+		Plugins:       scheduler.DefaultPlugins(),
 	}
-	fwk, err := framework.NewFramework(ctx, plugins.NewInTreeRegistry(), profile,
+	schedFramework, err := framework.NewFramework(ctx, plugins.NewInTreeRegistry(), profile,
 		framework.WithSnapshotSharedLister(snapshot), framework.WithClientSet(client),
 		framework.WithInformerFactory(informers.NewSharedInformerFactory(client, 0)))
 	if err != nil {
@@ -212,18 +187,10 @@ func newBenchScheduler(b *testing.B, nodes []*v1.Node, pods []*v1.Pod) *Schedule
 	if err := c.UpdateSnapshot(logger, snapshot); err != nil {
 		b.Fatal(err)
 	}
-	q := queue.New(fwk.QueueSortFunc(), map[string]queue.Profile{benchProfileName: fwk})
-	fwk.SetPodNominator(q)
-	fwk.SetPodActivator(q)
-	return &Scheduler{
-		Cache:    c,
-		Queue:    q,
-		Profiles: map[string]*framework.Framework{benchProfileName: fwk},
-		snapshot: snapshot,
-		client:   client,
-		logger:   logger,
-		rng:      rand.New(rand.NewPCG(1, 2)),
-	}
+	q := queue.New(schedFramework.QueueSortFunc(), map[string]queue.Profile{benchProfileName: schedFramework})
+	schedFramework.SetPodNominator(q)
+	schedFramework.SetPodActivator(q)
+	return minisched.NewBenchScheduler(c, q, snapshot, schedFramework, client, 0)
 }
 
 // BenchmarkScheduleOne measures the scheduling cycle of one pod with the
@@ -245,7 +212,7 @@ func BenchmarkScheduleOne(b *testing.B) {
 		for _, workload := range []string{"plain", "affinity"} {
 			b.Run(fmt.Sprintf("nodes=%d/workload=%s", numNodes, workload), func(b *testing.B) {
 				s := newBenchScheduler(b, nodes, pods)
-				fwk := s.Profiles[benchProfileName]
+				schedFramework := s.Profiles[benchProfileName]
 				incoming := benchIncomingPods(workload)
 				ctx := klog.NewContext(context.Background(), klog.Background())
 				i := 0
@@ -254,13 +221,9 @@ func BenchmarkScheduleOne(b *testing.B) {
 				for b.Loop() {
 					podInfo := incoming[i%len(incoming)]
 					i++
-					state := framework.NewCycleState()
-					state.Write(framework.PodsToActivateKey, framework.NewPodsToActivate())
-					result, assumed, status := s.schedulingCycle(ctx, state, fwk, podInfo)
-					if !status.IsSuccess() {
+					if status := s.ScheduleAndUndo(ctx, schedFramework, podInfo); !status.IsSuccess() {
 						b.Fatalf("pod %s: %v", podInfo.Pod.Name, status.AsError())
 					}
-					s.unreserveAndForget(ctx, state, fwk, assumed.Pod, result.suggestedHost)
 				}
 			})
 		}

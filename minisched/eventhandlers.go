@@ -159,13 +159,13 @@ func (s *Scheduler) deletePodFromSchedulingQueue(obj interface{}) {
 	}
 	s.logger.V(3).Info("Delete event for unscheduled pod", "pod", klog.KObj(pod))
 	s.Queue.Delete(pod)
-	fwk, err := s.frameworkForPod(pod)
+	schedFramework, err := s.frameworkForPod(pod)
 	if err != nil {
 		return
 	}
 	// A pod waiting on Permit was assumed: rejecting it frees its place, which
 	// may help other pods, as if an assigned pod had been deleted.
-	if fwk.RejectWaitingPod(pod.UID) {
+	if schedFramework.RejectWaitingPod(pod.UID) {
 		s.Queue.MoveAllToActiveOrBackoffQueue(s.logger, framework.AssignedPodDelete, pod, nil, nil)
 	}
 }

@@ -21,7 +21,7 @@ import (
 func newHandlerTestScheduler(t *testing.T) *Scheduler {
 	t.Helper()
 	ctx := context.Background()
-	fwk, err := plugintesting.NewFramework(ctx, plugins.NewInTreeRegistry(), &configv1.Plugins{
+	schedFramework, err := plugintesting.NewFramework(ctx, plugins.NewInTreeRegistry(), &configv1.Plugins{
 		QueueSort: plugintesting.Enable("PrioritySort"),
 		Bind:      plugintesting.Enable("DefaultBinder"),
 	}, nil)
@@ -30,10 +30,10 @@ func newHandlerTestScheduler(t *testing.T) *Scheduler {
 	}
 	s := &Scheduler{
 		Cache:    cache.New(0),
-		Profiles: map[string]*framework.Framework{plugintesting.ProfileName: fwk},
+		Profiles: map[string]*framework.Framework{plugintesting.ProfileName: schedFramework},
 		logger:   klog.Background(),
 	}
-	s.Queue = queue.New(fwk.QueueSortFunc(), map[string]queue.Profile{plugintesting.ProfileName: fwk})
+	s.Queue = queue.New(schedFramework.QueueSortFunc(), map[string]queue.Profile{plugintesting.ProfileName: schedFramework})
 	return s
 }
 

@@ -104,14 +104,14 @@ func extenderTestScheduler(t *testing.T, count int, pluginNames []string, exts .
 	}
 	profile := &configv1.KubeSchedulerProfile{SchedulerName: ptr.To("p"),
 		Plugins: &configv1.Plugins{MultiPoint: configv1.PluginSet{Enabled: enabled}}}
-	fwk, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), profile,
+	schedFramework, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), profile,
 		framework.WithSnapshotSharedLister(snapshot), framework.WithParallelism(1), framework.WithExtenders(exts))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &Scheduler{snapshot: snapshot, profilePercentage: map[string]*int32{}, rng: newTestScheduler().rng,
 		bindSlots: make(chan struct{}, maxConcurrentBinds)}
-	return s, fwk
+	return s, schedFramework
 }
 
 func TestExtenderFilterInTheCycle(t *testing.T) {
@@ -178,12 +178,12 @@ func TestExtenderFilterInTheCycle(t *testing.T) {
 			for i, e := range tt.exts {
 				exts[i] = e
 			}
-			s, fwk := extenderTestScheduler(t, 4, noScore, exts...)
+			s, schedFramework := extenderTestScheduler(t, 4, noScore, exts...)
 			pod := tt.pod
 			if pod == nil {
 				pod = st.MakePod().Name("p").Obj()
 			}
-			feasible, diagnosis, err := s.findNodesThatFitPod(context.Background(), fwk, framework.NewCycleState(), pod)
+			feasible, diagnosis, err := s.findNodesThatFitPod(context.Background(), schedFramework, framework.NewCycleState(), pod)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("err = %v, want %s", err, tt.wantErr)
@@ -255,10 +255,10 @@ func TestExtenderScores(t *testing.T) {
 			for i, e := range tt.exts {
 				exts[i] = e
 			}
-			s, fwk := extenderTestScheduler(t, 3, tt.plugins, exts...)
+			s, schedFramework := extenderTestScheduler(t, 3, tt.plugins, exts...)
 			nodes, _ := s.snapshot.NodeInfos().List()
 			pod := st.MakePod().Name("p").Obj()
-			scores, err := s.prioritizeNodes(context.Background(), fwk, framework.NewCycleState(), pod, nodes)
+			scores, _, err := s.prioritizeNodes(context.Background(), schedFramework, framework.NewCycleState(), pod, nodes)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -311,12 +311,12 @@ func TestExtenderBind(t *testing.T) {
 			s, _ := extenderTestScheduler(t, 1, []string{"PrioritySort", "DefaultBinder"}, exts...)
 			profile := &configv1.KubeSchedulerProfile{SchedulerName: ptr.To("p"), Plugins: &configv1.Plugins{
 				MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "PrioritySort"}, {Name: "DefaultBinder"}}}}}
-			fwk, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), profile,
+			schedFramework, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), profile,
 				framework.WithClientSet(client), framework.WithExtenders(exts))
 			if err != nil {
 				t.Fatal(err)
 			}
-			sts := s.bind(context.Background(), framework.NewCycleState(), fwk, pod, "n0")
+			sts := s.bind(context.Background(), framework.NewCycleState(), schedFramework, pod, "n0")
 			if got := !sts.IsSuccess(); got != tt.wantErr {
 				t.Fatalf("bind = %v, want error: %v", sts, tt.wantErr)
 			}

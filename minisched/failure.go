@@ -1,3 +1,7 @@
+// What happens to a pod that could not be scheduled or bound: it is put
+// back in the queue, its nomination recorded, and a FailedScheduling event
+// and the PodScheduled=False condition tell why (chapters 7 and 8).
+
 package minisched
 
 import (
@@ -6,9 +10,9 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
+	"github.com/minisched/minisched/minisched/attempt"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/minisched/metrics"
 	"github.com/minisched/minisched/podstatus"
@@ -19,12 +23,14 @@ const noteLengthLimit = 1024
 
 // handleBindingCycleError undoes a failed binding cycle: Unreserve, forget
 // the assumed pod (which frees its place, so pods waiting for room are
-// moved), then requeue it through the failure handler.
+// moved), then requeue it through the failure handler. rec is the attempt's
+// record (nil: not recorded).
 func (s *Scheduler) handleBindingCycleError(ctx context.Context, state *framework.CycleState,
-	fwk *framework.Framework, podInfo *framework.QueuedPodInfo, node string, status *framework.Status, start time.Time) {
+	schedFramework *framework.Framework, podInfo *framework.QueuedPodInfo, node string, status *framework.Status,
+	start time.Time, rec *attempt.Record) {
 	logger := klog.FromContext(ctx)
 	assumed := podInfo.Pod
-	fwk.RunReservePluginsUnreserve(ctx, state, assumed, node)
+	schedFramework.RunReservePluginsUnreserve(ctx, state, assumed, node)
 	if err := s.Cache.ForgetPod(logger, assumed); err != nil {
 		logger.Error(err, "Scheduler cache ForgetPod failed")
 	} else if status.IsRejected() {
@@ -37,7 +43,7 @@ func (s *Scheduler) handleBindingCycleError(ctx context.Context, state *framewor
 	} else {
 		s.Queue.MoveAllToActiveOrBackoffQueue(logger, framework.AssignedPodDelete, assumed, nil, nil)
 	}
-	s.handleSchedulingFailure(ctx, fwk, podInfo, status, clearNominatedNode, start, recorderOf(state))
+	s.handleSchedulingFailure(ctx, schedFramework, podInfo, status, clearNominatedNode, start, rec)
 }
 
 // handleSchedulingFailure requeues a pod that could not be scheduled, which
@@ -52,19 +58,19 @@ func (s *Scheduler) handleBindingCycleError(ctx context.Context, state *framewor
 //
 // A pod that no longer exists, or that got bound meanwhile, is not requeued:
 // that is what keeps a failed bind of a deleted pod from retrying forever.
-// start is when the pod was popped, for the attempt metrics; rec records
-// the attempt (nil: not recorded).
-func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.Framework,
+// start is when the pod was popped, for the attempt metrics; rec is the
+// attempt's record (nil: not recorded), which gets the outcome here.
+func (s *Scheduler) handleSchedulingFailure(ctx context.Context, schedFramework *framework.Framework,
 	podInfo *framework.QueuedPodInfo, status *framework.Status, nominatingInfo *framework.NominatingInfo,
-	start time.Time, rec *attemptRecorder) {
+	start time.Time, rec *attempt.Record) {
 	logger := klog.FromContext(ctx)
 
-	reason, result, metricResult := v1.PodReasonSchedulerError, SchedulerError, metrics.ErrorResult
+	reason, result, metricResult := v1.PodReasonSchedulerError, attempt.SchedulerError, metrics.ErrorResult
 	if status.IsRejected() {
-		reason, result, metricResult = v1.PodReasonUnschedulable, Unschedulable, metrics.UnschedulableResult
+		reason, result, metricResult = v1.PodReasonUnschedulable, attempt.Unschedulable, metrics.UnschedulableResult
 	}
-	s.metrics.Attempt(metricResult, fwk.ProfileName(), time.Since(start))
-	pod, attempts := podInfo.Pod, podInfo.Attempts
+	s.metrics.Attempt(metricResult, schedFramework.ProfileName(), time.Since(start))
+	pod := podInfo.Pod
 	errMsg := status.Message()
 	// Only this attempt's verdict counts: an error after an earlier rejection
 	// (or gate) must back off, not wait for events for those plugins.
@@ -110,7 +116,7 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.
 	s.Queue.AddNominatedPod(logger, nominated, nominatingInfo)
 
 	note := truncateMessage(errMsg)
-	fwk.EventRecorder().Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", note)
+	schedFramework.EventRecorder().Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", note)
 	cond := &v1.PodCondition{
 		Type:               v1.PodScheduled,
 		Status:             v1.ConditionFalse,
@@ -118,24 +124,19 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *framework.
 		Reason:             reason,
 		Message:            errMsg,
 	}
-	if err := updatePod(ctx, s.client, pod, cond, nominatingInfo); err != nil {
+	if err := podstatus.Update(ctx, s.client, pod, cond, nominatingInfo); err != nil {
 		logger.Error(err, "Error updating pod condition")
 	}
-	a := Attempt{
-		Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, Profile: fwk.ProfileName(),
-		Result: result, Message: errMsg, Attempts: attempts, Time: time.Now(),
+	if rec == nil {
+		return
 	}
-	if nominatingInfo.Mode() == framework.ModeOverride {
-		a.NominatedNode = nominatingInfo.NominatedNodeName
+	setOutcome(rec, result, "", errMsg)
+	if !requeued {
+		// A pod gone or bound meanwhile keeps the record it has.
+		s.observe(pod, rec)
+		return
 	}
-	if fitErr != nil {
-		a.Rejections = s.explain(nil, &fitErr.Diagnosis).rejections
-	}
-	// A pod gone or bound meanwhile keeps the record it has.
-	if requeued {
-		s.finishRecord(rec, fwk, pod, &a)
-	}
-	s.observe(a)
+	s.publishRecord(pod, rec)
 }
 
 // truncateMessage shortens a message to fit an event note.
@@ -149,28 +150,4 @@ func truncate(msg string, limit int) string {
 	}
 	const suffix = " ..."
 	return msg[:limit-len(suffix)] + suffix
-}
-
-// updatePod patches the pod's status with cond (if not nil) and the
-// nominated node nominatingInfo overrides (if it does), unless the pod
-// already carries exactly that.
-func updatePod(ctx context.Context, client kubernetes.Interface, pod *v1.Pod, cond *v1.PodCondition,
-	nominatingInfo *framework.NominatingInfo) error {
-	newStatus := pod.Status.DeepCopy()
-	nnnChanged := nominatingInfo.Mode() == framework.ModeOverride &&
-		pod.Status.NominatedNodeName != nominatingInfo.NominatedNodeName
-	condChanged := cond != nil && podstatus.SetCondition(newStatus, cond)
-	if !condChanged && !nnnChanged {
-		return nil
-	}
-	if nnnChanged {
-		newStatus.NominatedNodeName = nominatingInfo.NominatedNodeName
-	}
-	logger := klog.FromContext(ctx).V(3)
-	if cond != nil {
-		logger = logger.WithValues("conditionType", cond.Type, "conditionStatus", cond.Status,
-			"conditionReason", cond.Reason)
-	}
-	logger.Info("Updating pod condition and nominated node name", "nominatedNodeName", newStatus.NominatedNodeName)
-	return podstatus.Patch(ctx, client, pod, newStatus)
 }

@@ -107,14 +107,14 @@ func newLoopTestScheduler(ctx context.Context, t *testing.T, client *fake.Client
 		t.Fatal(err)
 	}
 	snapshot := cache.NewEmptySnapshot()
-	fwk, err := plugintesting.NewFramework(ctx, registry, enabled, nil,
+	schedFramework, err := plugintesting.NewFramework(ctx, registry, enabled, nil,
 		framework.WithSnapshotSharedLister(snapshot), framework.WithEventRecorder(events.NewFakeRecorder(10)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &Scheduler{
 		Cache:     cache.New(0),
-		Profiles:  map[string]*framework.Framework{plugintesting.ProfileName: fwk},
+		Profiles:  map[string]*framework.Framework{plugintesting.ProfileName: schedFramework},
 		snapshot:  snapshot,
 		client:    client,
 		podLister: corelisters.NewPodLister(indexer),
@@ -122,7 +122,7 @@ func newLoopTestScheduler(ctx context.Context, t *testing.T, client *fake.Client
 		rng:       newTestScheduler().rng,
 		bindSlots: make(chan struct{}, maxConcurrentBinds),
 	}
-	s.Queue = queue.New(fwk.QueueSortFunc(), map[string]queue.Profile{plugintesting.ProfileName: fwk}, queueOpts...)
+	s.Queue = queue.New(schedFramework.QueueSortFunc(), map[string]queue.Profile{plugintesting.ProfileName: schedFramework}, queueOpts...)
 	s.Cache.AddNode(logger, st.MakeNode().Name("node-1").Obj())
 	s.Queue.Add(logger, pod)
 	return s

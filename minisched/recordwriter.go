@@ -1,6 +1,6 @@
-// This file writes attempt records to the pods, as the annotation
-// framework.LastAttemptAnnotation, in the background: the scheduling loop
-// only hands a record over and never waits for the apiserver.
+// The record writer: attempt records go to their pods, as the annotation
+// attempt.Annotation, in the background: the scheduling loop only hands a
+// record over and never waits for the apiserver.
 
 package minisched
 
@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
-	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/minisched/attempt"
 )
 
 // recordWriteTimeout bounds one annotation patch.
@@ -45,8 +45,8 @@ type recordWriter struct {
 // pod's last preempting record if that one is not written yet either.
 type pendingRecord struct {
 	uid        types.UID
-	record     *AttemptRecord
-	preemption *AttemptRecord
+	record     *attempt.Record
+	preemption *attempt.Record
 }
 
 func newRecordWriter(client kubernetes.Interface) *recordWriter {
@@ -59,8 +59,8 @@ func newRecordWriter(client kubernetes.Interface) *recordWriter {
 
 // add queues rec to be written to pod, replacing a record not yet written;
 // a preempting record not yet written is kept, to be written as
-// framework.LastPreemptionAnnotation.
-func (w *recordWriter) add(pod *v1.Pod, rec *AttemptRecord) {
+// attempt.PreemptionAnnotation.
+func (w *recordWriter) add(pod *v1.Pod, rec *attempt.Record) {
 	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
 	p := pendingRecord{uid: pod.UID, record: rec}
 	if rec.NominatedNode != "" {
@@ -124,12 +124,12 @@ func (w *recordWriter) writeNext(ctx context.Context) bool {
 // (the apiserver refuses to change a UID).
 func (w *recordWriter) write(ctx context.Context, key types.NamespacedName, p pendingRecord) error {
 	annotations := map[string]string{}
-	for name, rec := range map[string]*AttemptRecord{
-		framework.LastAttemptAnnotation: p.record, framework.LastPreemptionAnnotation: p.preemption} {
+	for name, rec := range map[string]*attempt.Record{
+		attempt.Annotation: p.record, attempt.PreemptionAnnotation: p.preemption} {
 		if rec == nil {
 			continue
 		}
-		value, err := rec.Encode(MaxRecordBytes)
+		value, err := rec.Encode(attempt.MaxBytes)
 		if err != nil {
 			return err
 		}
@@ -158,13 +158,4 @@ func annotationPatch(uid types.UID, annotations map[string]string) ([]byte, erro
 		return nil, fmt.Errorf("encoding the annotation patch: %w", err)
 	}
 	return data, nil
-}
-
-// finishRecord completes a recorded attempt: a.Record is built from rec
-// and, with annotations on, queued to be written to pod.
-func (s *Scheduler) finishRecord(rec *attemptRecorder, fwk *framework.Framework, pod *v1.Pod, a *Attempt) {
-	a.Record = rec.record(fwk, a)
-	if a.Record != nil && s.records != nil {
-		s.records.add(pod, a.Record)
-	}
 }

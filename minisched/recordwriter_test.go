@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2/ktesting"
 
-	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/minisched/attempt"
 )
 
 // TestRecordWriterKeepsThePreemption checks what the writer patches onto a
@@ -17,19 +17,19 @@ import (
 // when a later attempt (the one that binds the pod) replaced it in the
 // queue before it was written.
 func TestRecordWriterKeepsThePreemption(t *testing.T) {
-	preempting := &AttemptRecord{Version: RecordVersion, Attempt: 1, Result: Unschedulable, NominatedNode: "n2",
+	preempting := &attempt.Record{Version: attempt.Version, Attempt: 1, Result: attempt.Unschedulable, NominatedNode: "n2",
 		Victims: []string{"ns/low"}}
-	scheduled := &AttemptRecord{Version: RecordVersion, Attempt: 2, Result: Scheduled, Node: "n2"}
-	failed := &AttemptRecord{Version: RecordVersion, Attempt: 1, Result: Unschedulable}
+	scheduled := &attempt.Record{Version: attempt.Version, Attempt: 2, Result: attempt.Scheduled, Node: "n2"}
+	failed := &attempt.Record{Version: attempt.Version, Attempt: 1, Result: attempt.Unschedulable}
 	tests := []struct {
 		name           string
-		records        []*AttemptRecord
+		records        []*attempt.Record
 		wantAttempt    int
-		wantPreemption int // 0: no LastPreemptionAnnotation
+		wantPreemption int // 0: no attempt.PreemptionAnnotation
 	}{
-		{name: "a failure", records: []*AttemptRecord{failed}, wantAttempt: 1},
-		{name: "a preemption", records: []*AttemptRecord{preempting}, wantAttempt: 1, wantPreemption: 1},
-		{name: "a preemption, then the bind, both queued", records: []*AttemptRecord{preempting, scheduled},
+		{name: "a failure", records: []*attempt.Record{failed}, wantAttempt: 1},
+		{name: "a preemption", records: []*attempt.Record{preempting}, wantAttempt: 1, wantPreemption: 1},
+		{name: "a preemption, then the bind, both queued", records: []*attempt.Record{preempting, scheduled},
 			wantAttempt: 2, wantPreemption: 1},
 	}
 	for _, tt := range tests {
@@ -57,7 +57,7 @@ func TestRecordWriterKeepsThePreemption(t *testing.T) {
 					}
 					return
 				}
-				rec, err := DecodeRecord(value)
+				rec, err := attempt.Decode(value)
 				if err != nil {
 					t.Fatalf("%s: %v", key, err)
 				}
@@ -65,8 +65,8 @@ func TestRecordWriterKeepsThePreemption(t *testing.T) {
 					t.Errorf("%s holds attempt %d, want %d", key, rec.Attempt, want)
 				}
 			}
-			check(framework.LastAttemptAnnotation, tt.wantAttempt)
-			check(framework.LastPreemptionAnnotation, tt.wantPreemption)
+			check(attempt.Annotation, tt.wantAttempt)
+			check(attempt.PreemptionAnnotation, tt.wantPreemption)
 		})
 	}
 }

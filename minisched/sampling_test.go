@@ -38,7 +38,7 @@ func TestFeasibleSearchRotates(t *testing.T) {
 	}
 	// One Filter worker: with several, which nodes beyond the first 100
 	// feasible ones were also examined depends on timing (as upstream).
-	fwk, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), profile,
+	schedFramework, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), profile,
 		framework.WithSnapshotSharedLister(snapshot), framework.WithParallelism(1))
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestFeasibleSearchRotates(t *testing.T) {
 			if s.nextStartNodeIndex != tt.wantStart {
 				t.Fatalf("search starts at %d, want %d", s.nextStartNodeIndex, tt.wantStart)
 			}
-			feasible, _, err := s.findNodesThatFitPod(context.Background(), fwk, framework.NewCycleState(), pod)
+			feasible, _, err := s.findNodesThatFitPod(context.Background(), schedFramework, framework.NewCycleState(), pod)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,7 +174,7 @@ func TestFindNodesThatPassFilters(t *testing.T) {
 			}
 			// One Filter worker, so which nodes are examined after enough
 			// were found does not depend on timing.
-			fwk, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), profile,
+			schedFramework, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), profile,
 				framework.WithSnapshotSharedLister(snapshot), framework.WithParallelism(1))
 			if err != nil {
 				t.Fatal(err)
@@ -182,7 +182,7 @@ func TestFindNodesThatPassFilters(t *testing.T) {
 			s := &Scheduler{snapshot: snapshot, percentageOfNodesToScore: 50, nextStartNodeIndex: tt.start}
 			pod := st.MakePod().Name("p").Namespace("ns").Obj()
 
-			feasible, diagnosis, err := s.findNodesThatFitPod(context.Background(), fwk, framework.NewCycleState(), pod)
+			feasible, diagnosis, err := s.findNodesThatFitPod(context.Background(), schedFramework, framework.NewCycleState(), pod)
 			if err != nil {
 				t.Fatal(err)
 			}

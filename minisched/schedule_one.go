@@ -1,3 +1,22 @@
+// One pod's way through the scheduler, in the order it meets each step, and
+// the chapter of docs/ that explains it:
+//
+//	scheduleOne                pop → scheduling cycle → binding cycle             1, 5
+//	  waitForBindSlot          back-pressure while bindings crowd the apiserver   15
+//	  newCycleState            the cycle's CycleState, plugin-metric sampling     4, 15
+//	schedulingCycle            algorithm → assume → Reserve → Permit              5, 6
+//	  schedulingAlgorithm      schedulePod; PostFilter when nothing fits          10
+//	  schedulePod              snapshot → Filter → Score → selectHost             1, 2, 3
+//	    findNodesThatFitPod    PreFilter, the nominated node, Filter, extenders   2, 10, 12
+//	    prioritizeNodes        PreScore, Score, extenders' Prioritize             3, 4, 12
+//	    selectHost             the best total, ties broken at random              3
+//	  assumeAndReserve         the cache counts the pod on its node               6
+//	runBindingCycle            nominated-node patch → WaitOnPermit → bind         5
+//	  bindingCycle → bind      PreBind, Bind (or a binding extender), PostBind    5, 12
+//
+// What happens after a failure is in failure.go (chapters 7 and 8); the
+// record of an attempt, built once the cycle has ended, in record.go.
+
 package minisched
 
 import (
@@ -14,30 +33,43 @@ import (
 	"k8s.io/klog/v2"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 
+	"github.com/minisched/minisched/minisched/attempt"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/minisched/metrics"
+	"github.com/minisched/minisched/podstatus"
 )
 
 // ErrNoNodesAvailable is returned when the cluster has no nodes at all.
 var ErrNoNodesAvailable = errors.New("no nodes available to schedule pods")
 
-// scheduleResult is the outcome of a successful scheduling cycle.
+// scheduleResult is what a scheduling cycle returns, whether it found a
+// node or not.
 type scheduleResult struct {
-	// suggestedHost is the chosen node.
+	// suggestedHost is the chosen node ("" when the cycle failed).
 	suggestedHost string
 	// evaluatedNodes counts the nodes Filter examined; feasibleNodes those
 	// that passed.
 	evaluatedNodes int
 	feasibleNodes  int
-	// explanation is what the observer is told about the decision; empty
-	// without an observer.
-	explanation explanation
-	// start is when the pod was popped: attempt durations count from it.
-	start time.Time
 	// nominatingInfo, for a failed cycle, is how the pod's nominated node
 	// changes: set by preemption, cleared when the pod failed otherwise,
 	// nil to keep it (preemption could not help but says nothing).
 	nominatingInfo *framework.NominatingInfo
+	// start is when the pod was popped: attempt durations count from it.
+	start time.Time
+
+	// What the cycle saw, as far as it got, for the attempt record: the
+	// cycle computes them anyway, so returning them costs nothing.
+	// diagnosis is nil if the cycle failed before Filter finished; feasible
+	// are the nodes that passed every filter; scores are theirs, nil if
+	// they were not ranked, with the weight each prioritizing extender
+	// answered with; victims are the pods preemption evicts on the
+	// nominated node.
+	diagnosis       *framework.Diagnosis
+	feasible        []*framework.NodeInfo
+	scores          []framework.NodePluginScores
+	extenderWeights map[string]int64
+	victims         []*v1.Pod
 }
 
 // clearNominatedNode is the nominatingInfo of a failure that does not come
@@ -45,20 +77,11 @@ type scheduleResult struct {
 var clearNominatedNode = &framework.NominatingInfo{NominatingMode: framework.ModeOverride}
 
 // scheduleOne takes one pod through the scheduling cycle and, if a node was
-// found, starts its binding cycle in a goroutine. Every pod it pops is
-// ends its in-flight period in the queue exactly once (see
-// queue.PriorityQueue.Done for where).
-//
-//	(a free bind slot) → Pop → snapshot → PreFilter → Filter → (PostFilter) → PreScore → Score → select
-//	    → assume → Reserve → Permit → go runBindingCycle
+// found, starts its binding cycle in a goroutine. Every pod it pops ends its
+// in-flight period in the queue exactly once (see queue.PriorityQueue.Done
+// for where).
 func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
-	// Back-pressure: while maxConcurrentBinds Bind calls are in flight the
-	// apiserver is the bottleneck, and a pod scheduled now would only wait
-	// for a slot with its node already chosen. It waits in the queue instead.
-	select {
-	case s.bindSlots <- struct{}{}:
-		<-s.bindSlots
-	case <-ctx.Done():
+	if !s.waitForBindSlot(ctx) {
 		return
 	}
 	podInfo, err := s.Queue.Pop(klog.FromContext(ctx))
@@ -69,7 +92,7 @@ func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
 	logger := klog.LoggerWithValues(klog.FromContext(ctx), "pod", klog.KObj(pod))
 	ctx = klog.NewContext(ctx, logger)
 
-	fwk, err := s.frameworkForPod(pod)
+	schedFramework, err := s.frameworkForPod(pod)
 	if err != nil {
 		logger.Error(err, "Popped a pod no profile schedules")
 		s.Queue.Done(pod.UID)
@@ -82,22 +105,14 @@ func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
 
 	logger.V(3).Info("Attempting to schedule pod", "attempts", podInfo.Attempts)
 	start := time.Now()
-	state := framework.NewCycleState()
-	// Time each plugin call in a sample of the cycles only.
-	state.RecordPluginMetrics = rand.IntN(100) < metrics.PluginMetricsSamplePercent
-	// Record the attempt node by node only if someone reads it.
-	if s.recording() {
-		startRecording(state)
-	}
-	podsToActivate := framework.NewPodsToActivate()
-	state.Write(framework.PodsToActivateKey, podsToActivate)
-	result, assumedPodInfo, status := s.schedulingCycle(ctx, state, fwk, podInfo)
+	state := newCycleState()
+	result, assumedPodInfo, status := s.schedulingCycle(ctx, state, schedFramework, podInfo)
 	result.start = start
+	rec := s.recordAttempt(schedFramework, state, podInfo, result)
 	if !status.IsSuccess() {
-		s.handleSchedulingFailure(ctx, fwk, assumedPodInfo, status, result.nominatingInfo, start, recorderOf(state))
+		s.handleSchedulingFailure(ctx, schedFramework, assumedPodInfo, status, result.nominatingInfo, start, rec)
 		return
 	}
-	s.activatePods(logger, podsToActivate)
 
 	// Bind in the background: the pod is assumed, so the next cycle already
 	// counts it on its node.
@@ -106,8 +121,22 @@ func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
 	go func() {
 		defer s.bindings.Done()
 		defer s.metrics.GoroutineDone(metrics.Binding)
-		s.runBindingCycle(klog.NewContext(bindCtx, logger), state, fwk, result, assumedPodInfo)
+		s.runBindingCycle(klog.NewContext(bindCtx, logger), state, schedFramework, result, assumedPodInfo, rec)
 	}()
+}
+
+// waitForBindSlot is back-pressure: while maxConcurrentBinds Bind calls are
+// in flight the apiserver is the bottleneck, and a pod scheduled now would
+// only wait for a slot with its node already chosen. It waits in the queue
+// instead. It returns false if ctx ended first.
+func (s *Scheduler) waitForBindSlot(ctx context.Context) bool {
+	select {
+	case s.bindSlots <- struct{}{}:
+		<-s.bindSlots
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // skipPodSchedule reports pods that must not be scheduled now: one being
@@ -124,178 +153,112 @@ func (s *Scheduler) skipPodSchedule(logger klog.Logger, pod *v1.Pod) bool {
 	return false
 }
 
-// schedulingCycle finds a node, assumes the pod there, and runs Reserve and
-// Permit. On failure it has already undone what it did (Unreserve, Forget)
-// and returns a status for the failure handler: a rejection carries a
-// *FitError.
-func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleState, fwk *framework.Framework,
-	podInfo *framework.QueuedPodInfo) (scheduleResult, *framework.QueuedPodInfo, *framework.Status) {
-	logger := klog.FromContext(ctx)
-	pod := podInfo.Pod
+// newCycleState is a fresh CycleState for one cycle, with an empty
+// PodsToActivate for plugins to fill. Each plugin call is timed in a sample
+// of the cycles only (metrics.PluginMetricsSamplePercent), as
+// kube-scheduler does: timing every call costs more than it tells.
+func newCycleState() *framework.CycleState {
+	state := framework.NewCycleState()
+	state.RecordPluginMetrics = rand.IntN(100) < metrics.PluginMetricsSamplePercent
+	state.Write(framework.PodsToActivateKey, framework.NewPodsToActivate())
+	return state
+}
 
-	result, err := s.scheduleAlgorithm(ctx, fwk, state, pod)
-	if err != nil {
-		var fitErr *framework.FitError
-		switch {
-		case errors.Is(err, ErrNoNodesAvailable):
-			result.nominatingInfo = clearNominatedNode
-			return result, podInfo, framework.NewStatus(framework.UnschedulableAndUnresolvable).WithError(err)
-		case errors.As(err, &fitErr):
-			// scheduleAlgorithm ran PostFilter and set the nomination.
-			return result, podInfo, framework.NewStatus(framework.Unschedulable).WithError(fitErr)
-		default:
-			logger.Error(err, "Error selecting node for pod")
-			result.nominatingInfo = clearNominatedNode
-			return result, podInfo, framework.AsStatus(err)
-		}
+// schedulingCycle finds a node (schedulingAlgorithm), assumes the pod there
+// and runs Reserve and Permit; it ends by activating the pods plugins asked
+// for. On failure it has already undone what it did (Unreserve, Forget) and
+// returns a status for the failure handler: a rejection by plugins carries
+// a *FitError; a cluster without nodes is UnschedulableAndUnresolvable with
+// ErrNoNodesAvailable; anything else is an error.
+func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleState,
+	schedFramework *framework.Framework, podInfo *framework.QueuedPodInfo) (scheduleResult, *framework.QueuedPodInfo, *framework.Status) {
+	result, status := s.schedulingAlgorithm(ctx, schedFramework, state, podInfo.Pod)
+	if !status.IsSuccess() {
+		return result, podInfo, status
 	}
 	// From here on a failure clears any nomination.
 	result.nominatingInfo = clearNominatedNode
 
-	// Assume: from now on the cache counts the pod on the chosen node, so the
-	// next cycle sees it without waiting for the bind to reach the apiserver.
-	assumedPodInfo := podInfo.DeepCopy()
-	assumed := pod.DeepCopy()
-	assumed.Spec.NodeName = result.suggestedHost
-	assumedPodInfo.PodInfo = framework.NewPodInfo(assumed)
-	if err := s.Cache.AssumePod(logger, assumed); err != nil {
-		// A bug in retrying logic, most likely; the failure handler will not
-		// requeue a pod that turns out to be bound already.
-		return result, assumedPodInfo, framework.AsStatus(err)
+	assumedPodInfo, status := s.assumeAndReserve(ctx, state, schedFramework, podInfo, result.suggestedHost)
+	if !status.IsSuccess() {
+		return result, assumedPodInfo, status
 	}
-	// An assumed pod counts on its node: it no longer needs a nomination
-	// to hold the room.
-	s.Queue.DeleteNominatedPodIfExists(assumed)
-
-	if sts := fwk.RunReservePluginsReserve(ctx, state, assumed, result.suggestedHost); !sts.IsSuccess() {
-		s.unreserveAndForget(ctx, state, fwk, assumed, result.suggestedHost)
-		return result, assumedPodInfo, rejectionOnNode(pod, result.suggestedHost, sts)
+	assumed := assumedPodInfo.Pod
+	if sts := schedFramework.RunPermitPlugins(ctx, state, assumed, result.suggestedHost); !sts.IsWait() && !sts.IsSuccess() {
+		s.unreserveAndForget(ctx, state, schedFramework, assumed, result.suggestedHost)
+		return result, assumedPodInfo, rejectionOnNode(podInfo.Pod, result.suggestedHost, sts)
 	}
-
-	if sts := fwk.RunPermitPlugins(ctx, state, assumed, result.suggestedHost); !sts.IsWait() && !sts.IsSuccess() {
-		s.unreserveAndForget(ctx, state, fwk, assumed, result.suggestedHost)
-		return result, assumedPodInfo, rejectionOnNode(pod, result.suggestedHost, sts)
-	}
+	s.activatePods(klog.FromContext(ctx), state)
 	return result, assumedPodInfo, nil
 }
 
-// scheduleAlgorithm is schedulePod, with PostFilter when it fails, timed
-// for scheduler_scheduling_algorithm_duration_seconds.
-func (s *Scheduler) scheduleAlgorithm(ctx context.Context, fwk *framework.Framework, state *framework.CycleState,
-	pod *v1.Pod) (result scheduleResult, err error) {
+// schedulingAlgorithm runs schedulePod and, when no node fits, PostFilter
+// (preemption), which decides the nomination. It turns schedulePod's error
+// into the cycle's status, and is timed for
+// scheduler_scheduling_algorithm_duration_seconds.
+func (s *Scheduler) schedulingAlgorithm(ctx context.Context, schedFramework *framework.Framework,
+	state *framework.CycleState, pod *v1.Pod) (scheduleResult, *framework.Status) {
 	start := time.Now()
 	defer func() { s.metrics.Algorithm(time.Since(start)) }()
-	result, err = s.schedulePod(ctx, fwk, state, pod)
+	result, err := s.schedulePod(ctx, schedFramework, state, pod)
+	if err == nil {
+		return result, nil
+	}
 	var fitErr *framework.FitError
-	if errors.As(err, &fitErr) {
-		result.nominatingInfo = s.runPostFilter(ctx, fwk, state, pod, fitErr)
-	}
-	return result, err
-}
-
-// runPostFilter gives PostFilter plugins (preemption) a chance to make room,
-// records what they said in the FitError's message, and returns how the
-// pod's nominated node changes.
-func (s *Scheduler) runPostFilter(ctx context.Context, fwk *framework.Framework, state *framework.CycleState,
-	pod *v1.Pod, fitErr *framework.FitError) *framework.NominatingInfo {
-	logger := klog.FromContext(ctx)
-	if !fwk.HasPostFilterPlugins() {
-		logger.V(3).Info("No PostFilter plugins are registered, so no preemption will be performed")
-		return clearNominatedNode
-	}
-	result, status := fwk.RunPostFilterPlugins(ctx, state, pod, fitErr.Diagnosis.NodeToStatus)
-	fitErr.Diagnosis.PostFilterMsg = status.Message()
-	if status.Code() == framework.Error {
-		logger.Error(status.AsError(), "PostFilter failed")
-	} else {
-		logger.V(5).Info("Status after running PostFilter plugins", "status", status.Message())
-	}
-	if result == nil {
-		return nil
-	}
-	return result.NominatingInfo
-}
-
-// activatePods moves the pods plugins put in PodsToActivate to activeQ, and
-// empties it.
-func (s *Scheduler) activatePods(logger klog.Logger, p *framework.PodsToActivate) {
-	p.Lock()
-	defer p.Unlock()
-	if len(p.Map) == 0 {
-		return
-	}
-	s.Queue.Activate(logger, p.Map)
-	p.Map = map[string]*v1.Pod{}
-}
-
-// rejectionOnNode turns a Reserve or Permit rejection into a FitError about
-// that one node, so it is reported and requeued like a Filter rejection.
-// Other codes pass through as errors.
-func rejectionOnNode(pod *v1.Pod, node string, sts *framework.Status) *framework.Status {
-	if !sts.IsRejected() {
-		return sts
-	}
-	fitErr := &framework.FitError{Pod: pod, NumAllNodes: 1, Diagnosis: framework.NewDiagnosis()}
-	fitErr.Diagnosis.NodeToStatus.Set(node, sts)
-	fitErr.Diagnosis.AddPluginStatus(sts)
-	return framework.NewStatus(sts.Code()).WithError(fitErr)
-}
-
-// unreserveAndForget undoes Reserve and the assumption.
-func (s *Scheduler) unreserveAndForget(ctx context.Context, state *framework.CycleState, fwk *framework.Framework,
-	assumed *v1.Pod, node string) {
-	fwk.RunReservePluginsUnreserve(ctx, state, assumed, node)
-	if err := s.Cache.ForgetPod(klog.FromContext(ctx), assumed); err != nil {
-		klog.FromContext(ctx).Error(err, "Scheduler cache ForgetPod failed")
+	switch {
+	case errors.Is(err, ErrNoNodesAvailable):
+		result.nominatingInfo = clearNominatedNode
+		return result, framework.NewStatus(framework.UnschedulableAndUnresolvable).WithError(err)
+	case errors.As(err, &fitErr):
+		result.nominatingInfo, result.victims = s.runPostFilter(ctx, schedFramework, state, pod, fitErr)
+		return result, framework.NewStatus(framework.Unschedulable).WithError(fitErr)
+	default:
+		klog.FromContext(ctx).Error(err, "Error selecting node for pod")
+		result.nominatingInfo = clearNominatedNode
+		return result, framework.AsStatus(err)
 	}
 }
 
 // schedulePod refreshes the snapshot and picks a node: Filter narrows the
 // nodes (findNodesThatFitPod), Score ranks them (prioritizeNodes), selectHost
-// takes the best.
-func (s *Scheduler) schedulePod(ctx context.Context, fwk *framework.Framework, state *framework.CycleState,
-	pod *v1.Pod) (scheduleResult, error) {
+// takes the best. It returns what it saw as far as it got, with an error
+// when it found no node: ErrNoNodesAvailable, a *FitError, or a failure.
+func (s *Scheduler) schedulePod(ctx context.Context, schedFramework *framework.Framework,
+	state *framework.CycleState, pod *v1.Pod) (result scheduleResult, err error) {
 	if err := s.Cache.UpdateSnapshot(klog.FromContext(ctx), s.snapshot); err != nil {
-		return scheduleResult{}, err
+		return result, err
 	}
 	if s.snapshot.NumNodes() == 0 {
-		return scheduleResult{}, ErrNoNodesAvailable
+		return result, ErrNoNodesAvailable
 	}
-	feasible, diagnosis, err := s.findNodesThatFitPod(ctx, fwk, state, pod)
+	feasible, diagnosis, err := s.findNodesThatFitPod(ctx, schedFramework, state, pod)
 	if err != nil {
-		return scheduleResult{}, err
+		return result, err
 	}
-	recorderOf(state).filtered(s.snapshot.NodeInfos(), feasible, &diagnosis)
+	result.diagnosis, result.feasible = &diagnosis, feasible
 	if len(feasible) == 0 {
-		return scheduleResult{}, &framework.FitError{Pod: pod, NumAllNodes: s.snapshot.NumNodes(), Diagnosis: diagnosis}
+		return result, &framework.FitError{Pod: pod, NumAllNodes: s.snapshot.NumNodes(), Diagnosis: diagnosis}
 	}
-	result := scheduleResult{
-		evaluatedNodes: len(feasible) + diagnosis.NodeToStatus.Len(),
-		feasibleNodes:  len(feasible),
-	}
+	result.evaluatedNodes = len(feasible) + diagnosis.NodeToStatus.Len()
+	result.feasibleNodes = len(feasible)
 	// One feasible node: nothing to rank.
 	if len(feasible) == 1 {
 		result.suggestedHost = feasible[0].Node().Name
-		result.explanation = s.explain(nil, &diagnosis)
 		return result, nil
 	}
-	scores, err := s.prioritizeNodes(ctx, fwk, state, pod, feasible)
+	result.scores, result.extenderWeights, err = s.prioritizeNodes(ctx, schedFramework, state, pod, feasible)
 	if err != nil {
-		return scheduleResult{}, err
+		return result, err
 	}
-	result.suggestedHost = s.selectHost(scores)
-	if hasScoring(fwk) {
-		result.explanation = s.explain(scores, &diagnosis)
-	} else {
-		result.explanation = s.explain(nil, &diagnosis)
-	}
+	result.suggestedHost = s.selectHost(result.scores)
 	return result, nil
 }
 
 // Finding the feasible nodes: findNodesThatFitPod runs PreFilter and decides
 // which nodes to search; numFeasibleNodesToFind says how many feasible nodes
 // are enough; findNodesThatPassFilters runs Filter over the nodes in parallel
-// until it has found that many.
+// until it has found that many; findNodesThatPassExtenders asks the
+// extenders about the survivors.
 
 // Sampling bounds for percentageOfNodesToScore, as in kube-scheduler.
 const (
@@ -309,8 +272,8 @@ const (
 
 // findNodesThatFitPod runs PreFilter once and Filter over the candidate
 // nodes, recording in the diagnosis why each rejected node failed.
-func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *framework.Framework, state *framework.CycleState,
-	pod *v1.Pod) ([]*framework.NodeInfo, framework.Diagnosis, error) {
+func (s *Scheduler) findNodesThatFitPod(ctx context.Context, schedFramework *framework.Framework,
+	state *framework.CycleState, pod *v1.Pod) ([]*framework.NodeInfo, framework.Diagnosis, error) {
 	diagnosis := framework.NewDiagnosis()
 	allNodes, err := s.snapshot.NodeInfos().List()
 	if err != nil {
@@ -319,8 +282,7 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *framework.Fram
 
 	// Step 1: PreFilter. A rejection here rejects every node for the same
 	// reason: say it once. A PreFilterResult may narrow the candidates.
-	preRes, sts, narrowing := fwk.RunPreFilterPlugins(ctx, state, pod, allNodes)
-	recorderOf(state).preFiltered(sts, state.SkipFilterPlugins, len(allNodes))
+	preRes, sts, narrowing := schedFramework.RunPreFilterPlugins(ctx, state, pod, allNodes)
 	diagnosis.UnschedulablePlugins = narrowing
 	if !sts.IsSuccess() {
 		if !sts.IsRejected() {
@@ -335,7 +297,7 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *framework.Fram
 	// Step 2: a pod nominated to a node (a preemption made room there) tries
 	// that node first; if it fits, the search is over.
 	if pod.Status.NominatedNodeName != "" {
-		feasible, err := s.evaluateNominatedNode(ctx, fwk, state, pod, &diagnosis)
+		feasible, err := s.evaluateNominatedNode(ctx, schedFramework, state, pod, &diagnosis)
 		if err != nil {
 			klog.FromContext(ctx).Error(err, "Evaluation failed on nominated node", "node", pod.Status.NominatedNodeName)
 		}
@@ -359,7 +321,7 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *framework.Fram
 	}
 
 	// Step 4: Filter, in parallel, until enough feasible nodes are found.
-	feasible, err := s.findNodesThatPassFilters(ctx, fwk, state, pod, &diagnosis, nodes)
+	feasible, err := s.findNodesThatPassFilters(ctx, schedFramework, state, pod, &diagnosis, nodes)
 	if err != nil {
 		return nil, diagnosis, err
 	}
@@ -374,8 +336,7 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *framework.Fram
 
 	// Step 6: the extenders filter what the plugins left. They register no
 	// events, so a pod they turned nodes away for is retried on any event.
-	passed, err := findNodesThatPassExtenders(ctx, fwk.Extenders(), pod, feasible, diagnosis.NodeToStatus,
-		recorderOf(state))
+	passed, err := findNodesThatPassExtenders(ctx, schedFramework.Extenders(), pod, feasible, diagnosis.NodeToStatus)
 	if err != nil {
 		return nil, diagnosis, err
 	}
@@ -385,100 +346,20 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *framework.Fram
 	return passed, diagnosis, nil
 }
 
-// findNodesThatPassExtenders runs the interested extenders' Filter one after
-// another, each on the nodes the previous ones kept, and records why each
-// rejected node failed: Unschedulable, or UnschedulableAndUnresolvable
-// (which wins when an extender names a node in both maps). A failing
-// ignorable extender is skipped; any other failure is the attempt's error.
-// A recorded cycle notes each extender's verdicts in rec.
-func findNodesThatPassExtenders(ctx context.Context, extenders []framework.Extender, pod *v1.Pod,
-	feasible []*framework.NodeInfo, statuses *framework.NodeToStatus, rec *attemptRecorder) ([]*framework.NodeInfo, error) {
-	logger := klog.FromContext(ctx)
-	for _, ext := range extenders {
-		if len(feasible) == 0 {
-			break
-		}
-		if !ext.IsInterested(pod) {
-			continue
-		}
-		passed, failed, unresolvable, err := ext.Filter(pod, feasible)
-		if err != nil {
-			if ext.IsIgnorable() {
-				logger.Info("Skipping extender as it returned error and has ignorable flag set",
-					"extender", ext.Name(), "err", err)
-				continue
-			}
-			return nil, err
-		}
-		rec.extenderFiltered(ext, failed, unresolvable)
-		for node, msg := range unresolvable {
-			statuses.Set(node, framework.NewStatus(framework.UnschedulableAndUnresolvable, msg))
-		}
-		for node, msg := range failed {
-			if _, both := unresolvable[node]; !both {
-				statuses.Set(node, framework.NewStatus(framework.Unschedulable, msg))
-			}
-		}
-		feasible = passed
-	}
-	return feasible, nil
-}
-
 // evaluateNominatedNode runs Filter on the pod's nominated node alone.
 // Rejections are recorded in diagnosis; the full search that follows a
 // rejection overwrites them.
-func (s *Scheduler) evaluateNominatedNode(ctx context.Context, fwk *framework.Framework,
+func (s *Scheduler) evaluateNominatedNode(ctx context.Context, schedFramework *framework.Framework,
 	state *framework.CycleState, pod *v1.Pod, diagnosis *framework.Diagnosis) ([]*framework.NodeInfo, error) {
 	nodeInfo, err := s.snapshot.NodeInfos().Get(pod.Status.NominatedNodeName)
 	if err != nil {
 		return nil, err
 	}
-	feasible, err := s.findNodesThatPassFilters(ctx, fwk, state, pod, diagnosis, []*framework.NodeInfo{nodeInfo})
+	feasible, err := s.findNodesThatPassFilters(ctx, schedFramework, state, pod, diagnosis, []*framework.NodeInfo{nodeInfo})
 	if err != nil {
 		return nil, err
 	}
-	return findNodesThatPassExtenders(ctx, fwk.Extenders(), pod, feasible, diagnosis.NodeToStatus, recorderOf(state))
-}
-
-// numFeasibleNodesToFind is how many feasible nodes are enough: all of them
-// in clusters under 100 nodes, otherwise percentageOfNodesToScore (by
-// default 50% minus 1% per 125 nodes, at least 5%), but never fewer than 100.
-func (s *Scheduler) numFeasibleNodesToFind(profile string, numAllNodes int) int {
-	if numAllNodes < minFeasibleNodesToFind {
-		return numAllNodes
-	}
-	percentage := s.percentageOfNodesToScore
-	if p := s.profilePercentage[profile]; p != nil {
-		percentage = *p
-	}
-	if percentage == 0 {
-		percentage = max(int32(50)-int32(numAllNodes)/125, minFeasibleNodesPercentageToFind)
-	}
-	return max(numAllNodes*int(percentage)/100, minFeasibleNodesToFind)
-}
-
-// hasScoring reports whether anything will rank the feasible nodes: a
-// Score plugin or a prioritizing extender.
-func hasScoring(fwk *framework.Framework) bool {
-	if fwk.HasScorePlugins() {
-		return true
-	}
-	for _, ext := range fwk.Extenders() {
-		if ext.IsPrioritizer() {
-			return true
-		}
-	}
-	return false
-}
-
-// hasExtenderFilters reports whether an extender filters nodes.
-func hasExtenderFilters(fwk *framework.Framework) bool {
-	for _, ext := range fwk.Extenders() {
-		if ext.IsFilter() {
-			return true
-		}
-	}
-	return false
+	return findNodesThatPassExtenders(ctx, schedFramework.Extenders(), pod, feasible, diagnosis.NodeToStatus)
 }
 
 // findNodesThatPassFilters runs the Filter plugins on nodes in parallel,
@@ -488,21 +369,21 @@ func hasExtenderFilters(fwk *framework.Framework) bool {
 // feasible node is as good as any, and the search stops there. Rejected
 // nodes are recorded in diagnosis; an Error from any plugin aborts the
 // search.
-func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *framework.Framework,
+func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, schedFramework *framework.Framework,
 	state *framework.CycleState, pod *v1.Pod, diagnosis *framework.Diagnosis,
 	nodes []*framework.NodeInfo) ([]*framework.NodeInfo, error) {
 	numAllNodes := len(nodes)
 	if numAllNodes == 0 {
 		return nil, nil
 	}
-	want := s.numFeasibleNodesToFind(fwk.ProfileName(), numAllNodes)
-	if !hasExtenderFilters(fwk) && !hasScoring(fwk) {
+	want := s.numFeasibleNodesToFind(schedFramework.ProfileName(), numAllNodes)
+	if !hasExtenderFilters(schedFramework) && !hasScoring(schedFramework) {
 		want = 1
 	}
 	start := s.nextStartNodeIndex % numAllNodes
 
 	// Without Filter plugins every node is feasible: take the first ones.
-	if !fwk.HasFilterPlugins() {
+	if !schedFramework.HasFilterPlugins() {
 		feasible := make([]*framework.NodeInfo, want)
 		for i := range feasible {
 			feasible[i] = nodes[(start+i)%numAllNodes]
@@ -520,7 +401,7 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *framework
 	)
 	checkNode := func(i int) {
 		nodeInfo := nodes[(start+i)%numAllNodes]
-		status := fwk.RunFilterPluginsWithNominatedPods(ctx, state, pod, nodeInfo)
+		status := schedFramework.RunFilterPluginsWithNominatedPods(ctx, state, pod, nodeInfo)
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -543,12 +424,12 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *framework
 		}
 	}
 	filterStart := time.Now()
-	fwk.Parallelizer().Until(ctx, numAllNodes, checkNode)
+	schedFramework.Parallelizer().Until(ctx, numAllNodes, checkNode)
 	if firstErr != nil {
-		fwk.ObserveFilter(filterStart, framework.AsStatus(firstErr))
+		schedFramework.ObserveFilter(filterStart, framework.AsStatus(firstErr))
 		return nil, firstErr
 	}
-	fwk.ObserveFilter(filterStart, nil)
+	schedFramework.ObserveFilter(filterStart, nil)
 	for i, status := range statuses {
 		if status != nil {
 			diagnosis.NodeToStatus.Set(nodes[(start+i)%numAllNodes].Node().Name, status)
@@ -558,51 +439,122 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *framework
 	return feasible, nil
 }
 
-// prioritizeNodes scores the feasible nodes: the Score plugins' weighted
-// sum plus the prioritizing extenders' scores. Without either every node
-// scores 1 and the choice is random: the talk's "random scheduler".
-func (s *Scheduler) prioritizeNodes(ctx context.Context, fwk *framework.Framework, state *framework.CycleState,
-	pod *v1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, error) {
-	if !fwk.HasScorePlugins() && len(fwk.Extenders()) == 0 {
-		out := make([]framework.NodePluginScores, len(nodes))
-		for i, n := range nodes {
-			out[i] = framework.NodePluginScores{Name: n.Node().Name, TotalScore: 1}
+// numFeasibleNodesToFind is how many feasible nodes are enough: all of them
+// in clusters under 100 nodes, otherwise percentageOfNodesToScore (by
+// default 50% minus 1% per 125 nodes, at least 5%), but never fewer than 100.
+func (s *Scheduler) numFeasibleNodesToFind(profile string, numAllNodes int) int {
+	if numAllNodes < minFeasibleNodesToFind {
+		return numAllNodes
+	}
+	percentage := s.percentageOfNodesToScore
+	if p := s.profilePercentage[profile]; p != nil {
+		percentage = *p
+	}
+	if percentage == 0 {
+		percentage = max(int32(50)-int32(numAllNodes)/125, minFeasibleNodesPercentageToFind)
+	}
+	return max(numAllNodes*int(percentage)/100, minFeasibleNodesToFind)
+}
+
+// hasExtenderFilters reports whether an extender filters nodes.
+func hasExtenderFilters(schedFramework *framework.Framework) bool {
+	for _, ext := range schedFramework.Extenders() {
+		if ext.IsFilter() {
+			return true
 		}
-		return out, nil
 	}
-	if sts := fwk.RunPreScorePlugins(ctx, state, pod, nodes); !sts.IsSuccess() {
-		return nil, sts.AsError()
+	return false
+}
+
+// hasScoring reports whether anything will rank the feasible nodes: a
+// Score plugin or a prioritizing extender.
+func hasScoring(schedFramework *framework.Framework) bool {
+	if schedFramework.HasScorePlugins() {
+		return true
 	}
-	scores, sts := fwk.RunScorePlugins(ctx, state, pod, nodes)
+	for _, ext := range schedFramework.Extenders() {
+		if ext.IsPrioritizer() {
+			return true
+		}
+	}
+	return false
+}
+
+// findNodesThatPassExtenders runs the interested extenders' Filter one after
+// another, each on the nodes the previous ones kept, and records why each
+// rejected node failed, under the extender's name: Unschedulable, or
+// UnschedulableAndUnresolvable (which wins when an extender names a node in
+// both maps). A failing ignorable extender is skipped; any other failure is
+// the attempt's error.
+func findNodesThatPassExtenders(ctx context.Context, extenders []framework.Extender, pod *v1.Pod,
+	feasible []*framework.NodeInfo, statuses *framework.NodeToStatus) ([]*framework.NodeInfo, error) {
+	logger := klog.FromContext(ctx)
+	for _, ext := range extenders {
+		if len(feasible) == 0 {
+			break
+		}
+		if !ext.IsInterested(pod) {
+			continue
+		}
+		passed, failed, unresolvable, err := ext.Filter(pod, feasible)
+		if err != nil {
+			if ext.IsIgnorable() {
+				logger.Info("Skipping extender as it returned error and has ignorable flag set",
+					"extender", ext.Name(), "err", err)
+				continue
+			}
+			return nil, err
+		}
+		for node, msg := range unresolvable {
+			statuses.Set(node, framework.NewStatus(framework.UnschedulableAndUnresolvable, msg).WithPlugin(ext.Name()))
+		}
+		for node, msg := range failed {
+			if _, both := unresolvable[node]; !both {
+				statuses.Set(node, framework.NewStatus(framework.Unschedulable, msg).WithPlugin(ext.Name()))
+			}
+		}
+		feasible = passed
+	}
+	return feasible, nil
+}
+
+// prioritizeNodes scores the feasible nodes: the Score plugins' weighted
+// sum plus the prioritizing extenders' scores. It also returns the weight
+// each extender answered with (nil without extenders' scores).
+func (s *Scheduler) prioritizeNodes(ctx context.Context, schedFramework *framework.Framework,
+	state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, map[string]int64, error) {
+	if sts := schedFramework.RunPreScorePlugins(ctx, state, pod, nodes); !sts.IsSuccess() {
+		return nil, nil, sts.AsError()
+	}
+	scores, sts := schedFramework.RunScorePlugins(ctx, state, pod, nodes)
 	if !sts.IsSuccess() {
-		return nil, sts.AsError()
+		return nil, nil, sts.AsError()
 	}
-	rec := recorderOf(state)
-	addExtenderScores(ctx, fwk.Extenders(), pod, nodes, scores, rec)
-	rec.scored(scores)
+	weights := addExtenderScores(ctx, schedFramework.Extenders(), pod, nodes, scores)
 	if logger := klog.FromContext(ctx); logger.V(10).Enabled() {
 		for _, ns := range scores {
 			logger.V(10).Info("Node scored", "node", ns.Name, "score", ns.TotalScore)
 		}
 	}
-	return scores, nil
+	return scores, weights, nil
 }
 
 // addExtenderScores asks the interested extenders, in parallel, to score
 // nodes, and adds score × weight × (MaxNodeScore / MaxExtenderPriority) to
 // each node's total: an extender scores 0–10, plugins 0–100. An extender
-// that fails only loses its say. A recorded cycle notes their raw scores in
-// rec.
+// that fails only loses its say. It returns the weight of each extender
+// that answered.
 func addExtenderScores(ctx context.Context, extenders []framework.Extender, pod *v1.Pod,
-	nodes []*framework.NodeInfo, scores []framework.NodePluginScores, rec *attemptRecorder) {
+	nodes []*framework.NodeInfo, scores []framework.NodePluginScores) map[string]int64 {
 	logger := klog.FromContext(ctx)
 	byNode := make(map[string]*framework.NodePluginScores, len(scores))
 	for i := range scores {
 		byNode[scores[i].Name] = &scores[i]
 	}
 	var (
-		mu sync.Mutex
-		wg sync.WaitGroup
+		mu      sync.Mutex
+		wg      sync.WaitGroup
+		weights map[string]int64
 	)
 	for _, ext := range extenders {
 		if !ext.IsInterested(pod) {
@@ -617,19 +569,25 @@ func addExtenderScores(ctx context.Context, extenders []framework.Extender, pod 
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			rec.extenderPrioritized(ext, weight, *list)
+			if ext.IsPrioritizer() {
+				if weights == nil {
+					weights = map[string]int64{}
+				}
+				weights[ext.Name()] = weight
+			}
 			for _, hp := range *list {
 				ns, ok := byNode[hp.Host]
 				if !ok {
 					continue // a node it was not asked about
 				}
 				score := hp.Score * weight * (framework.MaxNodeScore / extenderv1.MaxExtenderPriority)
-				ns.Scores = append(ns.Scores, framework.PluginScore{Name: ext.Name(), Score: score})
+				ns.Scores = append(ns.Scores, framework.PluginScore{Name: ext.Name(), Score: score, Raw: hp.Score})
 				ns.TotalScore += score
 			}
 		})
 	}
 	wg.Wait()
+	return weights
 }
 
 // selectHost picks the node with the highest total score, breaking ties
@@ -650,10 +608,205 @@ func (s *Scheduler) selectHost(scores []framework.NodePluginScores) string {
 	return scores[best].Name
 }
 
+// assumeAndReserve assumes the pod on node in the cache and runs Reserve.
+// From then on the cache counts the pod there, so the next cycle sees it
+// without waiting for the bind to reach the apiserver. A failing Reserve is
+// undone (unreserveAndForget) and reported like a Filter rejection of that
+// node.
+func (s *Scheduler) assumeAndReserve(ctx context.Context, state *framework.CycleState,
+	schedFramework *framework.Framework, podInfo *framework.QueuedPodInfo, node string) (*framework.QueuedPodInfo, *framework.Status) {
+	logger := klog.FromContext(ctx)
+	assumedPodInfo := podInfo.DeepCopy()
+	assumed := podInfo.Pod.DeepCopy()
+	assumed.Spec.NodeName = node
+	assumedPodInfo.PodInfo = framework.NewPodInfo(assumed)
+	if err := s.Cache.AssumePod(logger, assumed); err != nil {
+		// A bug in retrying logic, most likely; the failure handler will not
+		// requeue a pod that turns out to be bound already.
+		return assumedPodInfo, framework.AsStatus(err)
+	}
+	// An assumed pod counts on its node: it no longer needs a nomination
+	// to hold the room.
+	s.Queue.DeleteNominatedPodIfExists(assumed)
+
+	if sts := schedFramework.RunReservePluginsReserve(ctx, state, assumed, node); !sts.IsSuccess() {
+		s.unreserveAndForget(ctx, state, schedFramework, assumed, node)
+		return assumedPodInfo, rejectionOnNode(podInfo.Pod, node, sts)
+	}
+	return assumedPodInfo, nil
+}
+
+// unreserveAndForget undoes Reserve and the assumption.
+func (s *Scheduler) unreserveAndForget(ctx context.Context, state *framework.CycleState,
+	schedFramework *framework.Framework, assumed *v1.Pod, node string) {
+	schedFramework.RunReservePluginsUnreserve(ctx, state, assumed, node)
+	if err := s.Cache.ForgetPod(klog.FromContext(ctx), assumed); err != nil {
+		klog.FromContext(ctx).Error(err, "Scheduler cache ForgetPod failed")
+	}
+}
+
+// rejectionOnNode turns a Reserve or Permit rejection into a FitError about
+// that one node, so it is reported and requeued like a Filter rejection.
+// Other codes pass through as errors.
+func rejectionOnNode(pod *v1.Pod, node string, sts *framework.Status) *framework.Status {
+	if !sts.IsRejected() {
+		return sts
+	}
+	fitErr := &framework.FitError{Pod: pod, NumAllNodes: 1, Diagnosis: framework.NewDiagnosis()}
+	fitErr.Diagnosis.NodeToStatus.Set(node, sts)
+	fitErr.Diagnosis.AddPluginStatus(sts)
+	return framework.NewStatus(sts.Code()).WithError(fitErr)
+}
+
+// runPostFilter gives PostFilter plugins (preemption) a chance to make room,
+// records what they said in the FitError's message, and returns how the
+// pod's nominated node changes and the victims evicted there.
+func (s *Scheduler) runPostFilter(ctx context.Context, schedFramework *framework.Framework,
+	state *framework.CycleState, pod *v1.Pod, fitErr *framework.FitError) (*framework.NominatingInfo, []*v1.Pod) {
+	logger := klog.FromContext(ctx)
+	if !schedFramework.HasPostFilterPlugins() {
+		logger.V(3).Info("No PostFilter plugins are registered, so no preemption will be performed")
+		return clearNominatedNode, nil
+	}
+	result, status := schedFramework.RunPostFilterPlugins(ctx, state, pod, fitErr.Diagnosis.NodeToStatus)
+	fitErr.Diagnosis.PostFilterMsg = status.Message()
+	if status.Code() == framework.Error {
+		logger.Error(status.AsError(), "PostFilter failed")
+	} else {
+		logger.V(5).Info("Status after running PostFilter plugins", "status", status.Message())
+	}
+	if result == nil {
+		return nil, nil
+	}
+	return result.NominatingInfo, result.Victims
+}
+
+// activatePods moves the pods plugins put in the cycle's PodsToActivate to
+// activeQ, and empties it.
+func (s *Scheduler) activatePods(logger klog.Logger, state *framework.CycleState) {
+	data, err := state.Read(framework.PodsToActivateKey)
+	if err != nil {
+		return
+	}
+	p := data.(*framework.PodsToActivate)
+	p.Lock()
+	defer p.Unlock()
+	if len(p.Map) == 0 {
+		return
+	}
+	s.Queue.Activate(logger, p.Map)
+	p.Map = map[string]*v1.Pod{}
+}
+
+// The binding cycle, top-down: runBindingCycle → patchNominatedNode →
+// waitOnPermit → bindingCycle → bind.
+
+// runBindingCycle is the binding goroutine of an assumed pod: it announces
+// the chosen node when binding will take a while, waits for Permit's
+// verdict, marks the pod Done in the queue once Permit allowed it, then
+// binds. A failure at any step goes to handleBindingCycleError, whose
+// requeue ends the in-flight period if Permit had not. rec is the attempt's
+// record (nil: not recorded).
+func (s *Scheduler) runBindingCycle(ctx context.Context, state *framework.CycleState,
+	schedFramework *framework.Framework, result scheduleResult, assumedPodInfo *framework.QueuedPodInfo, rec *attempt.Record) {
+	assumed, node := assumedPodInfo.Pod, result.suggestedHost
+	fail := func(sts *framework.Status) {
+		s.handleBindingCycleError(ctx, state, schedFramework, assumedPodInfo, node, sts, result.start, rec)
+	}
+	if sts := s.patchNominatedNode(ctx, state, schedFramework, assumed, node); !sts.IsSuccess() {
+		fail(sts)
+		return
+	}
+	if sts := waitOnPermit(ctx, schedFramework, assumed, node); !sts.IsSuccess() {
+		fail(sts)
+		return
+	}
+	// Permit was the last extension point that can reject the pod: from
+	// here on a failure is an error and goes to backoff, so the queue can
+	// drop the events it kept for the pod now, not after the API calls.
+	s.Queue.Done(assumed.UID)
+	if sts := s.bindingCycle(ctx, state, schedFramework, result, assumedPodInfo, rec); !sts.IsSuccess() {
+		fail(sts)
+		return
+	}
+	s.activatePods(klog.FromContext(ctx), state)
+}
+
+// patchNominatedNode sets status.nominatedNodeName to the chosen node when
+// binding will take a while: the pod waits on Permit, or a PreBind plugin
+// has work to do (kube-scheduler's NominatedNodeNameForExpectation, on in
+// v1.37). Other components (a cluster autoscaler, say) then know where the
+// pod is going. A pod bound at once is not patched. A failed patch is only
+// logged; a failed PreBind pre-flight aborts the binding cycle.
+func (s *Scheduler) patchNominatedNode(ctx context.Context, state *framework.CycleState,
+	schedFramework *framework.Framework, assumed *v1.Pod, node string) *framework.Status {
+	preFlight := schedFramework.RunPreBindPreFlights(ctx, state, assumed, node)
+	if preFlight.Code() == framework.Error || preFlight.IsRejected() {
+		return preFlight
+	}
+	if !preFlight.IsSuccess() && !schedFramework.WillWaitOnPermit(assumed) {
+		return nil
+	}
+	info := &framework.NominatingInfo{NominatedNodeName: node, NominatingMode: framework.ModeOverride}
+	if err := podstatus.Update(ctx, s.client, assumed, nil, info); err != nil {
+		klog.FromContext(ctx).Error(err, "Failed to set the nominated node name in the binding cycle",
+			"nominatedNodeName", node)
+	}
+	return nil
+}
+
+// waitOnPermit blocks until a pod that Permit asked to wait is allowed or
+// rejected. A rejection becomes a FitError about the chosen node.
+func waitOnPermit(ctx context.Context, schedFramework *framework.Framework, assumed *v1.Pod,
+	node string) *framework.Status {
+	sts := schedFramework.WaitOnPermit(ctx, assumed)
+	if sts.IsRejected() {
+		return rejectionOnNode(assumed, node, sts)
+	}
+	return sts
+}
+
+// bindingCycle runs PreBind, Bind and PostBind for a pod Permit allowed,
+// then records the success: metrics, the Scheduled event, and the attempt's
+// record (nil: not recorded).
+func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleState,
+	schedFramework *framework.Framework, result scheduleResult, assumedPodInfo *framework.QueuedPodInfo,
+	rec *attempt.Record) *framework.Status {
+	logger := klog.FromContext(ctx)
+	assumed, node := assumedPodInfo.Pod, result.suggestedHost
+	if sts := schedFramework.RunPreBindPlugins(ctx, state, assumed, node); !sts.IsSuccess() {
+		return sts
+	}
+	sts := s.bind(ctx, state, schedFramework, assumed, node)
+	if sts.IsSkip() {
+		sts = framework.AsStatus(fmt.Errorf("no Bind plugin bound pod %s", framework.PodKey(assumed)))
+	}
+	if err := s.Cache.FinishBinding(logger, assumed); err != nil {
+		logger.Error(err, "Scheduler cache FinishBinding failed")
+	}
+	if !sts.IsSuccess() {
+		return sts
+	}
+	logger.V(2).Info("Successfully bound pod to node", "node", node,
+		"evaluatedNodes", result.evaluatedNodes, "feasibleNodes", result.feasibleNodes)
+	s.metrics.Attempt(metrics.ScheduledResult, schedFramework.ProfileName(), time.Since(result.start))
+	if first := assumedPodInfo.InitialAttemptTimestamp; first != nil {
+		s.metrics.PodBound(assumedPodInfo.Attempts, *first)
+	}
+	msg := fmt.Sprintf("Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, node)
+	schedFramework.EventRecorder().Eventf(assumed, nil, v1.EventTypeNormal, "Scheduled", "Binding", msg)
+	schedFramework.RunPostBindPlugins(ctx, state, assumed, node)
+	if rec != nil {
+		setOutcome(rec, attempt.Scheduled, node, msg)
+		s.publishRecord(assumed, rec)
+	}
+	return nil
+}
+
 // bind binds the pod through the first interested binding extender, or
 // else through the Bind plugins (kube-scheduler's precedence). A failing
 // ignorable extender passes the turn to the next binder.
-func (s *Scheduler) bind(ctx context.Context, state *framework.CycleState, fwk *framework.Framework,
+func (s *Scheduler) bind(ctx context.Context, state *framework.CycleState, schedFramework *framework.Framework,
 	assumed *v1.Pod, node string) *framework.Status {
 	// The bind slot bounds the requests in flight (see maxConcurrentBinds).
 	select {
@@ -662,7 +815,7 @@ func (s *Scheduler) bind(ctx context.Context, state *framework.CycleState, fwk *
 		return framework.AsStatus(context.Cause(ctx))
 	}
 	defer func() { <-s.bindSlots }()
-	for _, ext := range fwk.Extenders() {
+	for _, ext := range schedFramework.Extenders() {
 		if !ext.IsBinder() || !ext.IsInterested(assumed) {
 			continue
 		}
@@ -677,104 +830,5 @@ func (s *Scheduler) bind(ctx context.Context, state *framework.CycleState, fwk *
 		}
 		return framework.AsStatus(err)
 	}
-	return fwk.RunBindPlugins(ctx, state, assumed, node)
-}
-
-// runBindingCycle is the binding goroutine of an assumed pod: it waits for
-// Permit's verdict, marks the pod Done in the queue once Permit allowed it,
-// then binds. A failure at any step goes to handleBindingCycleError, whose
-// requeue ends the in-flight period if Permit had not.
-func (s *Scheduler) runBindingCycle(ctx context.Context, state *framework.CycleState, fwk *framework.Framework,
-	result scheduleResult, assumedPodInfo *framework.QueuedPodInfo) {
-	assumed := assumedPodInfo.Pod
-	if sts := s.announceNode(ctx, state, fwk, assumed, result.suggestedHost); !sts.IsSuccess() {
-		s.handleBindingCycleError(ctx, state, fwk, assumedPodInfo, result.suggestedHost, sts, result.start)
-		return
-	}
-	if sts := s.waitOnPermit(ctx, fwk, assumed, result.suggestedHost); !sts.IsSuccess() {
-		s.handleBindingCycleError(ctx, state, fwk, assumedPodInfo, result.suggestedHost, sts, result.start)
-		return
-	}
-	// Permit was the last extension point that can reject the pod: from
-	// here on a failure is an error and goes to backoff, so the queue can
-	// drop the events it kept for the pod now, not after the API calls.
-	s.Queue.Done(assumed.UID)
-	if sts := s.bindingCycle(ctx, state, fwk, result, assumedPodInfo); !sts.IsSuccess() {
-		s.handleBindingCycleError(ctx, state, fwk, assumedPodInfo, result.suggestedHost, sts, result.start)
-		return
-	}
-	if p, err := state.Read(framework.PodsToActivateKey); err == nil {
-		s.activatePods(klog.FromContext(ctx), p.(*framework.PodsToActivate))
-	}
-}
-
-// announceNode sets status.nominatedNodeName to the chosen node when
-// binding will take a while: the pod waits on Permit, or a PreBind plugin
-// has work to do (kube-scheduler's NominatedNodeNameForExpectation, on in
-// v1.37). Other components (a cluster autoscaler, say) then know where the
-// pod is going. A pod bound at once is not patched. A failed patch is only
-// logged; a failed PreBind pre-flight aborts the binding cycle.
-func (s *Scheduler) announceNode(ctx context.Context, state *framework.CycleState, fwk *framework.Framework,
-	assumed *v1.Pod, node string) *framework.Status {
-	preFlight := fwk.RunPreBindPreFlights(ctx, state, assumed, node)
-	if preFlight.Code() == framework.Error || preFlight.IsRejected() {
-		return preFlight
-	}
-	if !preFlight.IsSuccess() && !fwk.WillWaitOnPermit(assumed) {
-		return nil
-	}
-	info := &framework.NominatingInfo{NominatedNodeName: node, NominatingMode: framework.ModeOverride}
-	if err := updatePod(ctx, s.client, assumed, nil, info); err != nil {
-		klog.FromContext(ctx).Error(err, "Failed to set the nominated node name in the binding cycle",
-			"nominatedNodeName", node)
-	}
-	return nil
-}
-
-// waitOnPermit blocks until a pod that Permit asked to wait is allowed or
-// rejected. A rejection becomes a FitError about the chosen node.
-func (s *Scheduler) waitOnPermit(ctx context.Context, fwk *framework.Framework, assumed *v1.Pod,
-	node string) *framework.Status {
-	sts := fwk.WaitOnPermit(ctx, assumed)
-	if sts.IsRejected() {
-		return rejectionOnNode(assumed, node, sts)
-	}
-	return sts
-}
-
-// bindingCycle runs PreBind, Bind and PostBind for a pod Permit allowed, and
-// tells the observer.
-func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleState, fwk *framework.Framework,
-	result scheduleResult, assumedPodInfo *framework.QueuedPodInfo) *framework.Status {
-	assumed := assumedPodInfo.Pod
-	if sts := fwk.RunPreBindPlugins(ctx, state, assumed, result.suggestedHost); !sts.IsSuccess() {
-		return sts
-	}
-	sts := s.bind(ctx, state, fwk, assumed, result.suggestedHost)
-	if sts.IsSkip() {
-		sts = framework.AsStatus(fmt.Errorf("no Bind plugin bound pod %s", framework.PodKey(assumed)))
-	}
-	if err := s.Cache.FinishBinding(klog.FromContext(ctx), assumed); err != nil {
-		klog.FromContext(ctx).Error(err, "Scheduler cache FinishBinding failed")
-	}
-	if !sts.IsSuccess() {
-		return sts
-	}
-	klog.FromContext(ctx).V(2).Info("Successfully bound pod to node", "node", result.suggestedHost,
-		"evaluatedNodes", result.evaluatedNodes, "feasibleNodes", result.feasibleNodes)
-	s.metrics.Attempt(metrics.ScheduledResult, fwk.ProfileName(), time.Since(result.start))
-	if first := assumedPodInfo.InitialAttemptTimestamp; first != nil {
-		s.metrics.PodBound(assumedPodInfo.Attempts, *first)
-	}
-	msg := fmt.Sprintf("Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, result.suggestedHost)
-	fwk.EventRecorder().Eventf(assumed, nil, v1.EventTypeNormal, "Scheduled", "Binding", msg)
-	fwk.RunPostBindPlugins(ctx, state, assumed, result.suggestedHost)
-	a := Attempt{
-		Namespace: assumed.Namespace, Name: assumed.Name, UID: assumed.UID, Profile: fwk.ProfileName(),
-		Result: Scheduled, Node: result.suggestedHost, Message: msg, Attempts: assumedPodInfo.Attempts,
-		Time: time.Now(), TopScores: result.explanation.topScores, Rejections: result.explanation.rejections,
-	}
-	s.finishRecord(recorderOf(state), fwk, assumed, &a)
-	s.observe(a)
-	return nil
+	return schedFramework.RunBindPlugins(ctx, state, assumed, node)
 }

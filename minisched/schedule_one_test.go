@@ -2,7 +2,6 @@ package minisched
 
 import (
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -77,34 +76,6 @@ func TestSelectHostIsUniform(t *testing.T) {
 		if c := counts[n]; c < draws/4*9/10 || c > draws/4*11/10 {
 			t.Errorf("node %s chosen %d times of %d, want about %d", n, c, draws, draws/4)
 		}
-	}
-}
-
-func TestExplainReportsTopScores(t *testing.T) {
-	scores := []framework.NodePluginScores{
-		{Name: "a", TotalScore: 10, Scores: []framework.PluginScore{{Name: "P", Score: 10}}},
-		{Name: "b", TotalScore: 30, Scores: []framework.PluginScore{{Name: "P", Score: 30}}},
-		{Name: "c", TotalScore: 20, Scores: []framework.PluginScore{{Name: "P", Score: 20}}},
-		{Name: "d", TotalScore: 0, Scores: []framework.PluginScore{{Name: "P", Score: 0}}},
-	}
-	diagnosis := framework.NewDiagnosis()
-	diagnosis.NodeToStatus.Set("e", framework.NewStatus(framework.Unschedulable, "no").WithPlugin("F"))
-
-	s := newTestScheduler()
-	if got := s.explain(scores, &diagnosis); got.topScores != nil || got.rejections != nil {
-		t.Errorf("without an observer explain = %+v, want nothing", got)
-	}
-	s.observer = func(Attempt) {}
-	got := s.explain(scores, &diagnosis)
-	var top []string
-	for _, ns := range got.topScores {
-		top = append(top, ns.Node)
-	}
-	if strings.Join(top, ",") != "b,c,a" || got.topScores[0].Plugin["P"] != 30 {
-		t.Errorf("top = %+v, want b, c, a with per-plugin scores", got.topScores)
-	}
-	if want := []Rejection{{Node: "e", Plugin: "F", Reason: "no"}}; !reflect.DeepEqual(got.rejections, want) {
-		t.Errorf("rejections = %+v, want %+v", got.rejections, want)
 	}
 }
 

@@ -161,9 +161,9 @@ func New(ctx context.Context, factory informers.SharedInformerFactory, o Options
 	}
 	// The queue is the profiles' nominator and activator; it needed the
 	// profiles first, so it is wired in now.
-	for _, fwk := range o.Profiles {
-		fwk.SetPodNominator(o.Queue)
-		fwk.SetPodActivator(o.Queue)
+	for _, schedFramework := range o.Profiles {
+		schedFramework.SetPodNominator(o.Queue)
+		schedFramework.SetPodActivator(o.Queue)
 	}
 	if err := s.addAllEventHandlers(factory); err != nil {
 		return nil, err
@@ -222,11 +222,11 @@ func (s *Scheduler) Run(ctx context.Context) error {
 
 // frameworkForPod returns the profile named by the pod's schedulerName.
 func (s *Scheduler) frameworkForPod(pod *v1.Pod) (*framework.Framework, error) {
-	fwk, ok := s.Profiles[pod.Spec.SchedulerName]
+	schedFramework, ok := s.Profiles[pod.Spec.SchedulerName]
 	if !ok {
 		return nil, fmt.Errorf("profile not found for scheduler name %q", pod.Spec.SchedulerName)
 	}
-	return fwk, nil
+	return schedFramework, nil
 }
 
 // responsibleForPod reports whether one of our profiles schedules pod.

@@ -72,13 +72,13 @@ func TestRegistryNames(t *testing.T) {
 // plugin must take part somewhere.
 func TestEveryPluginInOneProfile(t *testing.T) {
 	names := NewInTreeRegistry().Names()
-	fwk, err := plugintesting.NewFramework(context.Background(), NewInTreeRegistry(),
+	schedFramework, err := plugintesting.NewFramework(context.Background(), NewInTreeRegistry(),
 		&configv1.Plugins{MultiPoint: plugintesting.Enable(names...)}, requiredPluginConfig(), handleOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	for _, pls := range fwk.ListPlugins() {
+	for _, pls := range schedFramework.ListPlugins() {
 		for _, p := range pls {
 			seen[p] = true
 		}
@@ -99,7 +99,7 @@ func allPlugins() *configv1.Plugins {
 }
 
 func TestInTreeProfile(t *testing.T) {
-	fwk, err := plugintesting.NewFramework(context.Background(), NewInTreeRegistry(), allPlugins(), nil,
+	schedFramework, err := plugintesting.NewFramework(context.Background(), NewInTreeRegistry(), allPlugins(), nil,
 		handleOptions()...)
 	if err != nil {
 		t.Fatal(err)
@@ -113,11 +113,11 @@ func TestInTreeProfile(t *testing.T) {
 		"Permit":    {"NodeNumber"},
 		"Bind":      {"DefaultBinder"},
 	}
-	if diff := cmp.Diff(want, fwk.ListPlugins()); diff != "" {
+	if diff := cmp.Diff(want, schedFramework.ListPlugins()); diff != "" {
 		t.Errorf("plugins per extension point (-want +got):\n%s", diff)
 	}
 	var gotHints []string
-	for name := range fwk.QueueingHints() {
+	for name := range schedFramework.QueueingHints() {
 		gotHints = append(gotHints, name)
 	}
 	wantHints := []string{"NodeName", "NodeNumber", "NodeResourcesFit", "NodeUnschedulable"}

@@ -1,7 +1,9 @@
 // Package podstatus writes a pod's status the way kube-scheduler does: set a
 // condition without moving its transition time needlessly, and send only the
 // difference as a strategic merge patch of the status subresource. The
-// scheduler's failure handler and the preemption plugin both use it.
+// scheduler (PodScheduled and status.nominatedNodeName, after a failure and
+// when a binding will take a while) and the preemption plugin (its victims'
+// DisruptionTarget) use it.
 package podstatus
 
 import (
@@ -14,7 +16,34 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"github.com/minisched/minisched/minisched/framework"
 )
+
+// Update patches the pod's status with cond (if not nil) and the nominated
+// node nominatingInfo overrides (if it does), unless the pod already
+// carries exactly that: kube-scheduler's updatePod.
+func Update(ctx context.Context, client kubernetes.Interface, pod *v1.Pod, cond *v1.PodCondition,
+	nominatingInfo *framework.NominatingInfo) error {
+	newStatus := pod.Status.DeepCopy()
+	nnnChanged := nominatingInfo.Mode() == framework.ModeOverride &&
+		pod.Status.NominatedNodeName != nominatingInfo.NominatedNodeName
+	condChanged := cond != nil && SetCondition(newStatus, cond)
+	if !condChanged && !nnnChanged {
+		return nil
+	}
+	if nnnChanged {
+		newStatus.NominatedNodeName = nominatingInfo.NominatedNodeName
+	}
+	logger := klog.FromContext(ctx).V(3)
+	if cond != nil {
+		logger = logger.WithValues("conditionType", cond.Type, "conditionStatus", cond.Status,
+			"conditionReason", cond.Reason)
+	}
+	logger.Info("Updating pod condition and nominated node name", "nominatedNodeName", newStatus.NominatedNodeName)
+	return Patch(ctx, client, pod, newStatus)
+}
 
 // Patch sends the difference between pod's status and newStatus as a
 // strategic merge patch of the status subresource.

@@ -204,8 +204,9 @@ func runCycleState(ctx context.Context, env *Env) error {
 	}
 	last := attempts[len(attempts)-1]
 	env.Logf("PreScore stored 2 for pod2; Score read it on each node: %s", scoreSummary(last))
-	if p.Spec.NodeName != "node2" || len(last.TopScores) < 2 ||
-		last.TopScores[0].Plugin["NodeNumber"] != 10 || last.TopScores[1].Plugin["NodeNumber"] != 0 {
+	top := last.TopScores(2)
+	if p.Spec.NodeName != "node2" || len(top) < 2 || weighted(last, top[0], "NodeNumber") != 10 ||
+		weighted(last, top[1], "NodeNumber") != 0 {
 		return fmt.Errorf("want pod2 on node2 scored 10 and every other node 0, got %s on %s", scoreSummary(last),
 			p.Spec.NodeName)
 	}

@@ -275,13 +275,14 @@ func expectDynamicScores(env *Env, pod string, want map[string]int64) error {
 	if len(attempts) == 0 {
 		return fmt.Errorf("%s: no attempt recorded", pod)
 	}
-	for _, ns := range attempts[len(attempts)-1].TopScores {
-		w, ok := want[ns.Node]
+	last := attempts[len(attempts)-1]
+	for _, n := range last.TopScores(3) {
+		w, ok := want[n.Name]
 		if !ok {
 			continue
 		}
-		if got := ns.Plugin[dynamic.Name]; got != w*3 {
-			return fmt.Errorf("%s on %s: Dynamic scored %d (weighted), want %d × 3", pod, ns.Node, got, w)
+		if got := weighted(last, n, dynamic.Name); got != w*3 {
+			return fmt.Errorf("%s on %s: Dynamic scored %d (weighted), want %d × 3", pod, n.Name, got, w)
 		}
 	}
 	return nil

@@ -21,6 +21,7 @@ import (
 	"github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/explain"
 	"github.com/minisched/minisched/minisched"
+	"github.com/minisched/minisched/minisched/attempt"
 	"github.com/minisched/minisched/podstatus"
 )
 
@@ -322,9 +323,6 @@ func (e *Env) placement(ctx context.Context) ([]string, error) {
 
 // Explain narrates the pod's last attempt as `minisched explain` shows it:
 // the Filter and Score tables of its record, then where it went or why not.
-// Without a record (the scheduler records none, or the pod was gone or
-// bound by someone else) it says where the pod went or why not, which
-// plugin ruled out each other node, and the top scores.
 func (e *Env) Explain(name string) {
 	attempts := e.PodAttempts(name)
 	if len(attempts) == 0 {
@@ -332,37 +330,32 @@ func (e *Env) Explain(name string) {
 		return
 	}
 	a := attempts[len(attempts)-1]
-	if a.Record != nil {
-		var b strings.Builder
-		explain.Render(&b, e.Namespace+"/"+name, a.Record, explain.Options{})
-		for _, line := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
-			e.Logf("  %s", line)
-		}
-		return
-	}
-	if a.Result == minisched.Scheduled {
-		e.Logf("%s → %s", name, a.Node)
-	} else {
-		e.Logf("%s pending: %s", name, a.Message)
-	}
-	for _, r := range a.Rejections {
-		e.Logf("  %s ruled out by %s: %s", r.Node, r.Plugin, r.Reason)
-	}
-	if len(a.TopScores) > 0 {
-		e.Logf("  top scores: %s", scoreSummary(a))
+	var b strings.Builder
+	explain.Render(&b, e.Namespace+"/"+name, a.Record, explain.Options{})
+	for _, line := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+		e.Logf("  %s", line)
 	}
 }
 
-// scoreSummary renders the top scores of an attempt: "node1=10 (NodeNumber=10)".
+// scoreSummary renders the three best weighted scores of an attempt:
+// "node1=10 (NodeNumber=10)".
 func scoreSummary(a minisched.Attempt) string {
 	var parts []string
-	for _, ns := range a.TopScores {
+	for _, n := range a.TopScores(3) {
 		var per []string
-		for pl, sc := range ns.Plugin {
-			per = append(per, fmt.Sprintf("%s=%d", pl, sc))
+		for _, sc := range a.Scorers {
+			w, _ := a.Weighted(n, sc.Name)
+			per = append(per, fmt.Sprintf("%s=%d", sc.Name, w))
 		}
 		sort.Strings(per)
-		parts = append(parts, fmt.Sprintf("%s=%d (%s)", ns.Node, ns.Total, strings.Join(per, ", ")))
+		parts = append(parts, fmt.Sprintf("%s=%d (%s)", n.Name, n.Total, strings.Join(per, ", ")))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// weighted is the weighted score scorer gave node in attempt a (0 if it
+// gave none).
+func weighted(a minisched.Attempt, node attempt.NodeRecord, scorer string) int64 {
+	w, _ := a.Weighted(node, scorer)
+	return w
 }

@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/minisched/minisched/minisched"
+	"github.com/minisched/minisched/minisched/attempt"
 	"github.com/minisched/minisched/scheduler"
 )
 
@@ -83,7 +84,7 @@ func (e *Env) startReplica(ctx context.Context, name string, cfg *configv1.KubeS
 	r := &replica{name: name, done: make(chan error, 1)}
 	observe := func(a minisched.Attempt) {
 		e.Attempts.Record(a)
-		if a.Result == minisched.Scheduled {
+		if a.Result == attempt.Scheduled {
 			r.mu.Lock()
 			r.scheduled = append(r.scheduled, a.Name)
 			r.mu.Unlock()

@@ -455,7 +455,7 @@ func TestProfilePlugins(t *testing.T) {
 			if err != nil {
 				t.Fatalf("DecodeConfig: %v", err)
 			}
-			fwk, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), &cfg.Profiles[0],
+			schedFramework, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), &cfg.Profiles[0],
 				handleOptions()...)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -466,11 +466,11 @@ func TestProfilePlugins(t *testing.T) {
 			if err != nil {
 				t.Fatalf("NewFramework: %v", err)
 			}
-			if diff := cmp.Diff(tt.want, fwk.ListPlugins()); tt.want != nil && diff != "" {
+			if diff := cmp.Diff(tt.want, schedFramework.ListPlugins()); tt.want != nil && diff != "" {
 				t.Errorf("plugins (-want +got):\n%s", diff)
 			}
 			for name, w := range tt.wantWeights {
-				if got := fwk.ScoreWeight(name); got != w {
+				if got := schedFramework.ScoreWeight(name); got != w {
 					t.Errorf("weight of %s = %d, want %d", name, got, w)
 				}
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minisched/minisched/minisched"
+	"github.com/minisched/minisched/minisched/attempt"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/queue"
 	"github.com/minisched/minisched/scenario"
@@ -286,7 +287,7 @@ func TestFailurePaths(t *testing.T) {
 		attempts, err := h.env.WaitForAttempts(ctx, "doomed", 1, scenario.DefaultWait)
 		require.NoError(t, err)
 		require.NoError(t, h.env.ExpectNoNewAttempts(ctx, "doomed", 2*time.Second))
-		if len(attempts) != 1 || attempts[0].Result != minisched.Unschedulable {
+		if len(attempts) != 1 || attempts[0].Result != attempt.Unschedulable {
 			t.Errorf("attempts = %v, want one Unschedulable", results(attempts))
 		}
 	})

@@ -29,7 +29,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
-	"github.com/minisched/minisched/minisched"
+	"github.com/minisched/minisched/minisched/attempt"
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
 )
@@ -323,13 +323,13 @@ func TestLeaderElectionHandover(t *testing.T) {
 		for _, r := range rs {
 			for _, a := range r.attempts.Of(ns, name) {
 				switch a.Result {
-				case minisched.Scheduled:
+				case attempt.Scheduled:
 					scheduled = append(scheduled, r.name+"→"+a.Node)
 					scheduledBy[r.name]++
 					if a.Node != p.Spec.NodeName {
 						t.Errorf("%s scheduled %s to %s, but it is bound to %s", r.name, name, a.Node, p.Spec.NodeName)
 					}
-				case minisched.SchedulerError:
+				case attempt.SchedulerError:
 					t.Errorf("%s: scheduling %s failed: %s", r.name, name, a.Message)
 				}
 			}

@@ -88,7 +88,7 @@ func WithOutOfTreeRegistry(r framework.Registry) Option {
 func WithObserver(fn minisched.Observer) Option { return func(o *options) { o.observer = fn } }
 
 // WithAttemptRecords writes the record of each pod's last scheduling attempt
-// to the pod, as the annotation framework.LastAttemptAnnotation, for
+// to the pod, as the annotation attempt.Annotation, for
 // `minisched explain` (the scheduler then needs to patch pods).
 func WithAttemptRecords() Option { return func(o *options) { o.recordAttempts = true } }
 
@@ -171,7 +171,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 			return nil, fmt.Errorf("profiles[%d]: %w", i, err)
 		}
 		name := *p.SchedulerName
-		fwk, err := framework.NewFramework(ctx, registry, p,
+		schedFramework, err := framework.NewFramework(ctx, registry, p,
 			framework.WithExtenders(extenders),
 			framework.WithMetrics(m),
 			framework.WithClientSet(client),
@@ -185,14 +185,14 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 		}
 		// All profiles share one queue, so they must order it the same way.
 		if queueSort == nil {
-			queueSort, queueSortName = fwk.QueueSortFunc(), fwk.QueueSortPluginName()
-		} else if fwk.QueueSortPluginName() != queueSortName {
+			queueSort, queueSortName = schedFramework.QueueSortFunc(), schedFramework.QueueSortPluginName()
+		} else if schedFramework.QueueSortPluginName() != queueSortName {
 			return nil, fmt.Errorf("profiles[%d].plugins.queueSort: queueSort must be the same for all profiles: "+
 				"%q uses %q, the first profile %q",
-				i, name, fwk.QueueSortPluginName(), queueSortName)
+				i, name, schedFramework.QueueSortPluginName(), queueSortName)
 		}
-		profiles[name] = fwk
-		queueProfiles[name] = fwk
+		profiles[name] = schedFramework
+		queueProfiles[name] = schedFramework
 		profilePercentage[name] = p.PercentageOfNodesToScore
 	}
 

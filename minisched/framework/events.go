@@ -2,12 +2,15 @@ package framework
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/klog/v2"
+
+	"github.com/minisched/minisched/minisched/attempt"
 )
 
 // EventResource is the kind of object a ClusterEvent is about.
@@ -214,8 +217,8 @@ func nodeConditionsEqual(a, b []v1.NodeCondition) bool {
 // PodUpdateActions lists what changed between two versions of a pod as
 // action bits: labels, requests going down, tolerations, scheduling gates
 // removed, or anything else in the spec or metadata. Status-only updates
-// yield 0, and so do the scheduler's own attempt records (LastAttemptAnnotation
-// and LastPreemptionAnnotation).
+// yield 0, and so do the scheduler's own attempt records (attempt.Annotation
+// and attempt.PreemptionAnnotation).
 func PodUpdateActions(oldPod, newPod *v1.Pod) ActionType {
 	var a ActionType
 	if !equality.Semantic.DeepEqual(oldPod.Labels, newPod.Labels) {
@@ -236,6 +239,20 @@ func PodUpdateActions(oldPod, newPod *v1.Pod) ActionType {
 		a |= UpdatePodOther
 	}
 	return a
+}
+
+// withoutAttemptRecords returns annotations without attempt.Annotation and
+// attempt.PreemptionAnnotation (annotations itself when it has neither).
+func withoutAttemptRecords(annotations map[string]string) map[string]string {
+	_, last := annotations[attempt.Annotation]
+	_, preemption := annotations[attempt.PreemptionAnnotation]
+	if !last && !preemption {
+		return annotations
+	}
+	out := maps.Clone(annotations)
+	delete(out, attempt.Annotation)
+	delete(out, attempt.PreemptionAnnotation)
+	return out
 }
 
 func scaledDown(o, n *Resource) bool {

@@ -687,7 +687,7 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, p
 // RunScorePlugins scores every node with every Score plugin (nodes in
 // parallel), normalises each plugin's scores once, checks they are within
 // [MinNodeScore, MaxNodeScore], multiplies by the weights and sums. The
-// result is in node order.
+// result is in node order; each PluginScore keeps its plugin's raw score.
 func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
 	nodes []*NodeInfo) (_ []NodePluginScores, status *Status) {
 	defer f.observe(scorePoint, time.Now(), &status)
@@ -727,13 +727,11 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 				return
 			}
 			perPlugin[j][i] = NodeScore{Name: nodes[i].Node().Name, Score: score}
+			result[i].Scores[j].Raw = score
 		}
 	})
 	if failed != nil {
 		return nil, failed
-	}
-	if rec := RecordOf(state); rec != nil {
-		rec.recordRawScores(active, perPlugin)
 	}
 	f.parallelizer.Until(ctx, len(active), func(j int) {
 		ext := active[j].ScoreExtensions()
@@ -756,7 +754,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 				return nil, AsStatus(err).WithPlugin(pl.Name())
 			}
 			weighted := ns.Score * w
-			result[i].Scores[j] = PluginScore{Name: pl.Name(), Score: weighted}
+			result[i].Scores[j].Name, result[i].Scores[j].Score = pl.Name(), weighted
 			result[i].TotalScore += weighted
 		}
 	}

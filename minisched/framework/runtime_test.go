@@ -184,8 +184,8 @@ func TestScoreWeightsAndNormalize(t *testing.T) {
 		t.Fatal(s)
 	}
 	want := []NodePluginScores{
-		{Name: "n1", Scores: []PluginScore{{Name: "A", Score: 150}, {Name: "B", Score: 100}}, TotalScore: 250},
-		{Name: "n2", Scores: []PluginScore{{Name: "A", Score: 300}, {Name: "B", Score: 0}}, TotalScore: 300},
+		{Name: "n1", Scores: []PluginScore{{Name: "A", Score: 150, Raw: 5}, {Name: "B", Score: 100, Raw: 100}}, TotalScore: 250},
+		{Name: "n2", Scores: []PluginScore{{Name: "A", Score: 300, Raw: 10}, {Name: "B", Score: 0, Raw: 0}}, TotalScore: 300},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("scores (-want +got):\n%s", diff)

@@ -191,10 +191,14 @@ type NodeScore struct {
 // NodeScoreList holds one plugin's scores for every node, in node order.
 type NodeScoreList []NodeScore
 
-// PluginScore is one plugin's weighted score for one node.
+// PluginScore is one plugin's (or extender's) weighted score for one node.
 type PluginScore struct {
 	Name  string
 	Score int64
+	// Raw is the score as the plugin gave it, before NormalizeScore and the
+	// weight (an extender's: 0–10, before scaling and its weight). Only the
+	// attempt record reads it; kube-scheduler does not keep it.
+	Raw int64
 }
 
 // NodePluginScores is a node's scores from each plugin and their sum.
@@ -263,12 +267,16 @@ func (p *PreFilterResult) Merge(in *PreFilterResult) *PreFilterResult {
 // pod's nominated node changes.
 type PostFilterResult struct {
 	*NominatingInfo
+	// Victims are the pods a preemption evicts on the nominated node. Only
+	// the attempt record reads them; kube-scheduler's result has no such
+	// field.
+	Victims []*v1.Pod
 }
 
 // NewPostFilterResultWithNominatedNode is a result that sets the pod's
 // nominated node to name ("" clears it).
 func NewPostFilterResultWithNominatedNode(name string) *PostFilterResult {
-	return &PostFilterResult{&NominatingInfo{NominatedNodeName: name, NominatingMode: ModeOverride}}
+	return &PostFilterResult{NominatingInfo: &NominatingInfo{NominatedNodeName: name, NominatingMode: ModeOverride}}
 }
 
 // NominatingMode says what to do with a pod's nominated node.

@@ -53,7 +53,7 @@ func TestBind(t *testing.T) {
 			})
 
 			registry := framework.Registry{prioritysort.Name: prioritysort.New, defaultbinder.Name: defaultbinder.New}
-			fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
+			schedFramework, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
 				QueueSort: plugintesting.Enable(prioritysort.Name),
 				Bind:      plugintesting.Enable(defaultbinder.Name),
 			}, nil, framework.WithClientSet(client))
@@ -61,7 +61,7 @@ func TestBind(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			status := fwk.RunBindPlugins(ctx, framework.NewCycleState(), pod, "node-1")
+			status := schedFramework.RunBindPlugins(ctx, framework.NewCycleState(), pod, "node-1")
 			if diff := cmp.Diff(tt.want, status); diff != "" {
 				t.Errorf("status (-want +got):\n%s", diff)
 			}

@@ -150,10 +150,10 @@ func (pl *DefaultPreemption) preempt(ctx context.Context, state *framework.Cycle
 
 	// 5. Evict, in the background; nominate now.
 	pl.fh.Metrics().PreemptionVictims(len(best.victims))
-	framework.RecordVictims(state, best.name, best.victims)
 	pl.executor.preemptAsync(ctx, best, pod)
-	return framework.NewPostFilterResultWithNominatedNode(best.name),
-		framework.NewStatus(framework.Success, fmt.Sprintf(msgFoundPlacementFmt, best.name, len(best.victims)))
+	result := framework.NewPostFilterResultWithNominatedNode(best.name)
+	result.Victims = best.victims
+	return result, framework.NewStatus(framework.Success, fmt.Sprintf(msgFoundPlacementFmt, best.name, len(best.victims)))
 }
 
 // podEligibleToPreemptOthers says whether pod may preempt, and why not:

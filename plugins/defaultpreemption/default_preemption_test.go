@@ -57,17 +57,17 @@ func newPlugin(t *testing.T, nodes []*v1.Node, pods []*v1.Pod) (*DefaultPreempti
 		noderesources.Name: noderesources.New,
 		defaultbinder.Name: defaultbinder.New,
 	}
-	fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
+	schedFramework, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
 		MultiPoint: plugintesting.Enable(prioritysort.Name, noderesources.Name, defaultbinder.Name),
 	}, nil, framework.WithSnapshotSharedLister(cache.NewSnapshot(pods, nodes)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := New(ctx, nil, fwk)
+	pl, err := New(ctx, nil, schedFramework)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pl.(*DefaultPreemption), fwk
+	return pl.(*DefaultPreemption), schedFramework
 }
 
 func names(pods []*v1.Pod) []string {
@@ -127,10 +127,10 @@ func TestSelectVictimsOnNode(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			pl, fwk := newPlugin(t, []*v1.Node{node}, tt.pods)
+			pl, schedFramework := newPlugin(t, []*v1.Node{node}, tt.pods)
 			state := framework.NewCycleState()
-			nodeInfos, _ := fwk.SnapshotSharedLister().NodeInfos().List()
-			if _, s, _ := fwk.RunPreFilterPlugins(ctx, state, tt.preemptor, nodeInfos); !s.IsSuccess() {
+			nodeInfos, _ := schedFramework.SnapshotSharedLister().NodeInfos().List()
+			if _, s, _ := schedFramework.RunPreFilterPlugins(ctx, state, tt.preemptor, nodeInfos); !s.IsSuccess() {
 				t.Fatalf("PreFilter: %v", s)
 			}
 			got, violating, status := pl.selectVictimsOnNode(ctx, state, tt.preemptor, nodeInfos[0].Snapshot(), tt.pdbs)

@@ -139,14 +139,14 @@ func TestCallExtenders(t *testing.T) {
 			for i, e := range tt.exts {
 				exts[i] = e
 			}
-			fwk, err := plugintesting.NewFramework(context.Background(), framework.Registry{
+			schedFramework, err := plugintesting.NewFramework(context.Background(), framework.Registry{
 				prioritysort.Name: prioritysort.New, defaultbinder.Name: defaultbinder.New,
 			}, &configv1.Plugins{MultiPoint: plugintesting.Enable(prioritysort.Name, defaultbinder.Name)}, nil,
 				framework.WithSnapshotSharedLister(cache.NewSnapshot(nil, nil)), framework.WithExtenders(exts))
 			if err != nil {
 				t.Fatal(err)
 			}
-			pl := &DefaultPreemption{fh: fwk}
+			pl := &DefaultPreemption{fh: schedFramework}
 			got, err := pl.callExtenders(klog.Background(), st.MakePod().Name("p").Obj(), candidates())
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {

@@ -37,20 +37,20 @@ func TestCraneSchedulerConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("DecodeConfig: %v", err)
 	}
-	fwk, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), &cfg.Profiles[0],
+	schedFramework, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), &cfg.Profiles[0],
 		framework.WithSnapshotSharedLister(cache.NewEmptySnapshot()),
 		framework.WithInformerFactory(informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)))
 	if err != nil {
 		t.Fatalf("NewFramework: %v", err)
 	}
-	got := fwk.ListPlugins()
+	got := schedFramework.ListPlugins()
 	for _, point := range []string{"Filter", "Score"} {
 		list := got[point]
 		if len(list) == 0 || list[len(list)-1] != dynamic.Name {
 			t.Errorf("%s plugins = %v, want Dynamic last", point, list)
 		}
 	}
-	if diff := cmp.Diff(int64(3), fwk.ScoreWeight(dynamic.Name)); diff != "" {
+	if diff := cmp.Diff(int64(3), schedFramework.ScoreWeight(dynamic.Name)); diff != "" {
 		t.Errorf("Dynamic's weight (-want +got):\n%s", diff)
 	}
 }

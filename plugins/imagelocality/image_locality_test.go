@@ -54,7 +54,7 @@ func newFramework(t *testing.T, ctx context.Context, nodes []*v1.Node) *framewor
 		defaultbinder.Name: defaultbinder.New,
 		Name:               New,
 	}
-	fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
+	schedFramework, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
 		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{
 			{Name: prioritysort.Name}, {Name: defaultbinder.Name}, {Name: Name},
 		}},
@@ -62,7 +62,7 @@ func newFramework(t *testing.T, ctx context.Context, nodes []*v1.Node) *framewor
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fwk
+	return schedFramework
 }
 
 func TestScore(t *testing.T) {
@@ -153,12 +153,12 @@ func TestScore(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
-			fwk := newFramework(t, ctx, tt.nodes)
-			pl, err := New(ctx, nil, fwk)
+			schedFramework := newFramework(t, ctx, tt.nodes)
+			pl, err := New(ctx, nil, schedFramework)
 			if err != nil {
 				t.Fatal(err)
 			}
-			nodeInfos, _ := fwk.SnapshotSharedLister().NodeInfos().List()
+			nodeInfos, _ := schedFramework.SnapshotSharedLister().NodeInfos().List()
 			got := map[string]int64{}
 			for _, ni := range nodeInfos {
 				score, s := pl.(framework.ScorePlugin).Score(ctx, framework.NewCycleState(), tt.pod, ni)
@@ -180,14 +180,14 @@ func TestScore(t *testing.T) {
 func TestScoreInFramework(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	nodes := []*v1.Node{node("a", 250, "gcr.io/250:latest"), node("b", 0)}
-	fwk := newFramework(t, ctx, nodes)
-	infos, _ := fwk.SnapshotSharedLister().NodeInfos().List()
+	schedFramework := newFramework(t, ctx, nodes)
+	infos, _ := schedFramework.SnapshotSharedLister().NodeInfos().List()
 	pod := st.MakePod().Name("p").Image("gcr.io/250").Obj()
 	state := framework.NewCycleState()
-	if s := fwk.RunPreScorePlugins(ctx, state, pod, infos); !s.IsSuccess() {
+	if s := schedFramework.RunPreScorePlugins(ctx, state, pod, infos); !s.IsSuccess() {
 		t.Fatal(s)
 	}
-	list, s := fwk.RunScorePlugins(ctx, state, pod, infos)
+	list, s := schedFramework.RunScorePlugins(ctx, state, pod, infos)
 	if !s.IsSuccess() {
 		t.Fatal(s)
 	}

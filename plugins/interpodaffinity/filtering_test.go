@@ -264,10 +264,10 @@ func TestFilterThroughFramework(t *testing.T) {
 
 	p := pod("p").PodAntiAffinity(requiredAnti(term(zone, "app", "web"))).Obj()
 	state := framework.NewCycleState()
-	if _, s, _ := env.fwk.RunPreFilterPlugins(ctx, state, p, env.nodeInfos(t)); !s.IsSuccess() {
+	if _, s, _ := env.schedFramework.RunPreFilterPlugins(ctx, state, p, env.nodeInfos(t)); !s.IsSuccess() {
 		t.Fatalf("RunPreFilterPlugins = %v", s)
 	}
-	got := env.fwk.RunFilterPlugins(ctx, state, p, env.nodeInfo(t, "b"))
+	got := env.schedFramework.RunFilterPlugins(ctx, state, p, env.nodeInfo(t, "b"))
 	if got.Code() != framework.Unschedulable || got.Message() != "node(s) didn't match pod anti-affinity rules" ||
 		got.Plugin() != Name {
 		t.Errorf("RunFilterPlugins on b = %v, want Unschedulable from %s", got, Name)
@@ -275,7 +275,7 @@ func TestFilterThroughFramework(t *testing.T) {
 
 	free := pod("q").Obj()
 	state = framework.NewCycleState()
-	if _, s, _ := env.fwk.RunPreFilterPlugins(ctx, state, free, env.nodeInfos(t)); !s.IsSuccess() {
+	if _, s, _ := env.schedFramework.RunPreFilterPlugins(ctx, state, free, env.nodeInfos(t)); !s.IsSuccess() {
 		t.Fatalf("RunPreFilterPlugins = %v", s)
 	}
 	if _, skipped := state.SkipFilterPlugins[Name]; !skipped {

@@ -30,9 +30,9 @@ const (
 
 // testEnv is the plugin in a framework, with the snapshot it reads.
 type testEnv struct {
-	pl       *InterPodAffinity
-	fwk      *framework.Framework
-	snapshot *cache.Snapshot
+	pl             *InterPodAffinity
+	schedFramework *framework.Framework
+	snapshot       *cache.Snapshot
 }
 
 // nodeInfos returns the snapshot's NodeInfos, in its order.
@@ -86,7 +86,7 @@ func newTestEnv(t *testing.T, args *runtime.RawExtension, pods []*v1.Pod, nodes 
 	if args != nil {
 		pluginConfig = []configv1.PluginConfig{{Name: Name, Args: *args}}
 	}
-	fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
+	schedFramework, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
 		QueueSort: plugintesting.Enable(prioritysort.Name),
 		PreFilter: plugintesting.Enable(Name),
 		Filter:    plugintesting.Enable(Name),
@@ -105,7 +105,7 @@ func newTestEnv(t *testing.T, args *runtime.RawExtension, pods []*v1.Pod, nodes 
 			t.Fatalf("informer for %v did not sync", typ)
 		}
 	}
-	return &testEnv{pl: pl, fwk: fwk, snapshot: snapshot}
+	return &testEnv{pl: pl, schedFramework: schedFramework, snapshot: snapshot}
 }
 
 // rawArgs wraps JSON args.

@@ -226,17 +226,17 @@ func TestScoreOnlyFeasibleNodes(t *testing.T) {
 	feasible := []*framework.NodeInfo{env.nodeInfo(t, "b"), env.nodeInfo(t, "c")}
 
 	state := framework.NewCycleState()
-	if s := env.fwk.RunPreScorePlugins(ctx, state, p, feasible); !s.IsSuccess() {
+	if s := env.schedFramework.RunPreScorePlugins(ctx, state, p, feasible); !s.IsSuccess() {
 		t.Fatalf("RunPreScorePlugins = %v", s)
 	}
-	got, s := env.fwk.RunScorePlugins(ctx, state, p, feasible)
+	got, s := env.schedFramework.RunScorePlugins(ctx, state, p, feasible)
 	if !s.IsSuccess() {
 		t.Fatalf("RunScorePlugins = %v", s)
 	}
 	// b = 5, c = 0: normalised 100 and 0, times the default weight 1.
 	want := []framework.NodePluginScores{
-		{Name: "b", Scores: []framework.PluginScore{{Name: Name, Score: 100}}, TotalScore: 100},
-		{Name: "c", Scores: []framework.PluginScore{{Name: Name, Score: 0}}, TotalScore: 0},
+		{Name: "b", Scores: []framework.PluginScore{{Name: Name, Score: 100, Raw: 5}}, TotalScore: 100},
+		{Name: "c", Scores: []framework.PluginScore{{Name: Name, Score: 0, Raw: 0}}, TotalScore: 0},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("RunScorePlugins (-want +got):\n%s", diff)

@@ -50,7 +50,7 @@ func newFramework(t *testing.T, args string) (*framework.Framework, []*framework
 		pluginConfig = []configv1.PluginConfig{{Name: nodeaffinity.Name, Args: runtime.RawExtension{Raw: []byte(args)}}}
 	}
 	snapshot := cache.NewSnapshot(nil, nodes)
-	fwk, err := plugintesting.NewFramework(context.Background(), registry, &configv1.Plugins{
+	schedFramework, err := plugintesting.NewFramework(context.Background(), registry, &configv1.Plugins{
 		QueueSort: plugintesting.Enable(prioritysort.Name),
 		PreFilter: plugintesting.Enable(nodeaffinity.Name),
 		Filter:    plugintesting.Enable(nodeaffinity.Name),
@@ -65,7 +65,7 @@ func newFramework(t *testing.T, args string) (*framework.Framework, []*framework
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fwk, all
+	return schedFramework, all
 }
 
 // TestFailedSchedulingMessage runs PreFilter and Filter over every node and
@@ -138,13 +138,13 @@ func TestFailedSchedulingMessage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
-			fwk, all := newFramework(t, tt.args)
+			schedFramework, all := newFramework(t, tt.args)
 			state := framework.NewCycleState()
 			diagnosis := framework.NewDiagnosis()
 
 			// The steps of the scheduler's findNodesThatFitPod.
 			var feasible []*framework.NodeInfo
-			res, s, narrowing := fwk.RunPreFilterPlugins(ctx, state, tt.pod, all)
+			res, s, narrowing := schedFramework.RunPreFilterPlugins(ctx, state, tt.pod, all)
 			diagnosis.UnschedulablePlugins = narrowing
 			switch {
 			case s.IsRejected():
@@ -166,7 +166,7 @@ func TestFailedSchedulingMessage(t *testing.T) {
 						"node(s) didn't satisfy plugin(s) "+"["+nodeaffinity.Name+"]"))
 				}
 				var err error
-				if feasible, err = plugintesting.RunFilter(ctx, fwk, state, tt.pod, &diagnosis, candidates); err != nil {
+				if feasible, err = plugintesting.RunFilter(ctx, schedFramework, state, tt.pod, &diagnosis, candidates); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -198,13 +198,13 @@ func TestFailedSchedulingMessage(t *testing.T) {
 // Score: the runtime records the plugin in both skip sets.
 func TestSkip(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	fwk, all := newFramework(t, "")
+	schedFramework, all := newFramework(t, "")
 	pod := st.MakePod().Name("p").Obj()
 	state := framework.NewCycleState()
-	if _, s, _ := fwk.RunPreFilterPlugins(ctx, state, pod, all); !s.IsSuccess() {
+	if _, s, _ := schedFramework.RunPreFilterPlugins(ctx, state, pod, all); !s.IsSuccess() {
 		t.Fatalf("RunPreFilterPlugins = %v", s)
 	}
-	if s := fwk.RunPreScorePlugins(ctx, state, pod, all); !s.IsSuccess() {
+	if s := schedFramework.RunPreScorePlugins(ctx, state, pod, all); !s.IsSuccess() {
 		t.Fatalf("RunPreScorePlugins = %v", s)
 	}
 	want := sets.New(nodeaffinity.Name)
@@ -221,7 +221,7 @@ func TestSkip(t *testing.T) {
 // weight (2).
 func TestWeightedScores(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	fwk, all := newFramework(t, `{"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+	schedFramework, all := newFramework(t, `{"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
 		{"weight": 1, "preference": {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["gold"]}]}}]}}`)
 	pod := st.MakePod().Name("p").NodeAffinity(&v1.NodeAffinity{
 		PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{
@@ -230,19 +230,19 @@ func TestWeightedScores(t *testing.T) {
 					Operator: v1.NodeSelectorOpIn, Values: []string{"a"}}}}},
 		}}).Obj()
 	state := framework.NewCycleState()
-	if s := fwk.RunPreScorePlugins(ctx, state, pod, all); !s.IsSuccess() {
+	if s := schedFramework.RunPreScorePlugins(ctx, state, pod, all); !s.IsSuccess() {
 		t.Fatalf("RunPreScorePlugins = %v", s)
 	}
-	got, s := fwk.RunScorePlugins(ctx, state, pod, all)
+	got, s := schedFramework.RunScorePlugins(ctx, state, pod, all)
 	if !s.IsSuccess() {
 		t.Fatalf("RunScorePlugins = %v", s)
 	}
 	// Raw: node1 zone=a 3 + tier=gold 1 = 4; node2 gold 1; node3 zone=a 3.
 	// Normalised by 4: 100, 25, 75. Weighted ×2: 200, 50, 150.
 	want := []framework.NodePluginScores{
-		{Name: "node1", Scores: []framework.PluginScore{{Name: nodeaffinity.Name, Score: 200}}, TotalScore: 200},
-		{Name: "node2", Scores: []framework.PluginScore{{Name: nodeaffinity.Name, Score: 50}}, TotalScore: 50},
-		{Name: "node3", Scores: []framework.PluginScore{{Name: nodeaffinity.Name, Score: 150}}, TotalScore: 150},
+		{Name: "node1", Scores: []framework.PluginScore{{Name: nodeaffinity.Name, Score: 200, Raw: 4}}, TotalScore: 200},
+		{Name: "node2", Scores: []framework.PluginScore{{Name: nodeaffinity.Name, Score: 50, Raw: 1}}, TotalScore: 50},
+		{Name: "node3", Scores: []framework.PluginScore{{Name: nodeaffinity.Name, Score: 150, Raw: 3}}, TotalScore: 150},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("scores (-want +got):\n%s", diff)
@@ -252,8 +252,8 @@ func TestWeightedScores(t *testing.T) {
 // TestQueueingHintsRegistered checks that the framework collects the
 // plugin's node event with its hint.
 func TestQueueingHintsRegistered(t *testing.T) {
-	fwk, _ := newFramework(t, "")
-	hints := fwk.QueueingHints()[nodeaffinity.Name]
+	schedFramework, _ := newFramework(t, "")
+	hints := schedFramework.QueueingHints()[nodeaffinity.Name]
 	if len(hints) != 1 || hints[0].QueueingHintFn == nil {
 		t.Fatalf("hints = %+v, want one node event with a hint", hints)
 	}

@@ -27,13 +27,13 @@ func newFramework(t *testing.T, ctx context.Context) *framework.Framework {
 		defaultbinder.Name: defaultbinder.New,
 		Name:               New,
 	}
-	fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
+	schedFramework, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
 		MultiPoint: plugintesting.Enable(prioritysort.Name, defaultbinder.Name, Name),
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fwk
+	return schedFramework
 }
 
 func TestInFramework(t *testing.T) {
@@ -73,17 +73,17 @@ func TestInFramework(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
-			fwk := newFramework(t, ctx)
+			schedFramework := newFramework(t, ctx)
 			state := framework.NewCycleState()
 			nodeInfos := nodes()
-			if _, s, _ := fwk.RunPreFilterPlugins(ctx, state, tt.pod, nodeInfos); !s.IsSuccess() {
+			if _, s, _ := schedFramework.RunPreFilterPlugins(ctx, state, tt.pod, nodeInfos); !s.IsSuccess() {
 				t.Fatal(s)
 			}
 			if _, skipped := state.SkipFilterPlugins[Name]; skipped != tt.wantSkipped {
 				t.Errorf("Filter skipped = %v, want %v", skipped, tt.wantSkipped)
 			}
 			diagnosis := framework.NewDiagnosis()
-			feasible, err := plugintesting.RunFilter(ctx, fwk, state, tt.pod, &diagnosis, nodeInfos)
+			feasible, err := plugintesting.RunFilter(ctx, schedFramework, state, tt.pod, &diagnosis, nodeInfos)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,7 +30,7 @@ func newFramework(t *testing.T, clk *testingclock.FakeClock,
 		defaultbinder.Name: defaultbinder.New,
 		nodenumber.Name:    nodenumber.NewWithClock(clk),
 	}
-	fwk, err := plugintesting.NewFramework(context.Background(), registry, &configv1.Plugins{
+	schedFramework, err := plugintesting.NewFramework(context.Background(), registry, &configv1.Plugins{
 		QueueSort: plugintesting.Enable(prioritysort.Name),
 		PreScore:  plugintesting.Enable(nodenumber.Name),
 		Score:     plugintesting.Enable(nodenumber.Name),
@@ -40,14 +40,14 @@ func newFramework(t *testing.T, clk *testingclock.FakeClock,
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fwk
+	return schedFramework
 }
 
 // waitOnPermit runs WaitOnPermit in the background, as the binding cycle
 // does, and returns where its verdict arrives.
-func waitOnPermit(ctx context.Context, fwk *framework.Framework, pod *v1.Pod) <-chan *framework.Status {
+func waitOnPermit(ctx context.Context, schedFramework *framework.Framework, pod *v1.Pod) <-chan *framework.Status {
 	done := make(chan *framework.Status, 1)
-	go func() { done <- fwk.WaitOnPermit(ctx, pod) }()
+	go func() { done <- schedFramework.WaitOnPermit(ctx, pod) }()
 	return done
 }
 
@@ -67,21 +67,21 @@ func verdict(t *testing.T, done <-chan *framework.Status) *framework.Status {
 func TestPermitAllowsAfterDelay(t *testing.T) {
 	ctx := context.Background()
 	clk := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	fwk := newFramework(t, clk, nil)
+	schedFramework := newFramework(t, clk, nil)
 	pod := st.MakePod().Name("pod3").UID("uid-3").Obj()
 
-	s := fwk.RunPermitPlugins(ctx, framework.NewCycleState(), pod, "node1")
+	s := schedFramework.RunPermitPlugins(ctx, framework.NewCycleState(), pod, "node1")
 	if !s.IsWait() {
 		t.Fatalf("RunPermitPlugins = %v, want Wait", s)
 	}
-	wp := fwk.GetWaitingPod(pod.UID)
+	wp := schedFramework.GetWaitingPod(pod.UID)
 	if wp == nil {
 		t.Fatal("pod is not waiting")
 	}
 	if diff := cmp.Diff([]string{nodenumber.Name}, wp.GetPendingPlugins()); diff != "" {
 		t.Errorf("pending plugins (-want +got):\n%s", diff)
 	}
-	done := waitOnPermit(ctx, fwk, pod)
+	done := waitOnPermit(ctx, schedFramework, pod)
 
 	// Just before three seconds nothing fires: the pod still waits.
 	clk.Step(3*time.Second - time.Millisecond)
@@ -100,7 +100,7 @@ func TestPermitAllowsAfterDelay(t *testing.T) {
 	if s := verdict(t, done); !s.IsSuccess() {
 		t.Fatalf("WaitOnPermit = %v, want Success", s)
 	}
-	if fwk.GetWaitingPod(pod.UID) != nil {
+	if schedFramework.GetWaitingPod(pod.UID) != nil {
 		t.Error("pod still listed as waiting after it was allowed")
 	}
 	if clk.HasWaiters() {
@@ -113,12 +113,12 @@ func TestPermitPassesAtOnce(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			clk := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-			fwk := newFramework(t, clk, nil)
+			schedFramework := newFramework(t, clk, nil)
 			pod := st.MakePod().Name(name).UID("uid").Obj()
-			if s := fwk.RunPermitPlugins(ctx, framework.NewCycleState(), pod, "node1"); !s.IsSuccess() {
+			if s := schedFramework.RunPermitPlugins(ctx, framework.NewCycleState(), pod, "node1"); !s.IsSuccess() {
 				t.Fatalf("RunPermitPlugins = %v, want Success", s)
 			}
-			if fwk.GetWaitingPod(pod.UID) != nil {
+			if schedFramework.GetWaitingPod(pod.UID) != nil {
 				t.Error("pod is waiting")
 			}
 			if clk.HasWaiters() {
@@ -131,14 +131,14 @@ func TestPermitPassesAtOnce(t *testing.T) {
 func TestPermitRejectedBeforeDelay(t *testing.T) {
 	ctx := context.Background()
 	clk := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	fwk := newFramework(t, clk, nil)
+	schedFramework := newFramework(t, clk, nil)
 	pod := st.MakePod().Name("pod2").UID("uid-2").Obj()
 
-	if s := fwk.RunPermitPlugins(ctx, framework.NewCycleState(), pod, "node1"); !s.IsWait() {
+	if s := schedFramework.RunPermitPlugins(ctx, framework.NewCycleState(), pod, "node1"); !s.IsWait() {
 		t.Fatalf("RunPermitPlugins = %v, want Wait", s)
 	}
-	done := waitOnPermit(ctx, fwk, pod)
-	if !fwk.RejectWaitingPod(pod.UID) {
+	done := waitOnPermit(ctx, schedFramework, pod)
+	if !schedFramework.RejectWaitingPod(pod.UID) {
 		t.Fatal("RejectWaitingPod found no waiting pod")
 	}
 	if s := verdict(t, done); s.Code() != framework.Unschedulable {
@@ -146,7 +146,7 @@ func TestPermitRejectedBeforeDelay(t *testing.T) {
 	}
 	// NodeNumber's timer still fires; the pod is gone, so it does nothing.
 	clk.Step(2 * time.Second)
-	if fwk.GetWaitingPod(pod.UID) != nil {
+	if schedFramework.GetWaitingPod(pod.UID) != nil {
 		t.Error("rejected pod is waiting again")
 	}
 }
@@ -179,13 +179,13 @@ func TestScoreThroughFramework(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			clk := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-			fwk := newFramework(t, clk, tt.pluginConfig)
+			schedFramework := newFramework(t, clk, tt.pluginConfig)
 			pod := st.MakePod().Name(tt.pod).Obj()
 			state := framework.NewCycleState()
-			if s := fwk.RunPreScorePlugins(ctx, state, pod, nodes); !s.IsSuccess() {
+			if s := schedFramework.RunPreScorePlugins(ctx, state, pod, nodes); !s.IsSuccess() {
 				t.Fatalf("RunPreScorePlugins = %v", s)
 			}
-			scores, s := fwk.RunScorePlugins(ctx, state, pod, nodes)
+			scores, s := schedFramework.RunScorePlugins(ctx, state, pod, nodes)
 			if !s.IsSuccess() {
 				t.Fatalf("RunScorePlugins = %v", s)
 			}

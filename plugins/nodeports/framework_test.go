@@ -25,13 +25,13 @@ func newFramework(t *testing.T, ctx context.Context) *framework.Framework {
 		defaultbinder.Name: defaultbinder.New,
 		nodeports.Name:     nodeports.New,
 	}
-	fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
+	schedFramework, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
 		MultiPoint: plugintesting.Enable(prioritysort.Name, defaultbinder.Name, nodeports.Name),
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fwk
+	return schedFramework
 }
 
 func TestInFramework(t *testing.T) {
@@ -54,21 +54,21 @@ func TestInFramework(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
-			fwk := newFramework(t, ctx)
+			schedFramework := newFramework(t, ctx)
 			nodes := []*framework.NodeInfo{
 				plugintesting.MakeNodeInfo(st.MakeNode().Name("a").Obj(), busy),
 				plugintesting.MakeNodeInfo(st.MakeNode().Name("b").Obj(),
 					st.MakePod().Name("busy2").UID("busy2").NodeName("b").HostPort(v1.ProtocolTCP, "10.0.0.1", 80).Obj()),
 			}
 			state := framework.NewCycleState()
-			if _, s, _ := fwk.RunPreFilterPlugins(ctx, state, tt.pod, nodes); !s.IsSuccess() {
+			if _, s, _ := schedFramework.RunPreFilterPlugins(ctx, state, tt.pod, nodes); !s.IsSuccess() {
 				t.Fatal(s)
 			}
 			if _, skipped := state.SkipFilterPlugins[nodeports.Name]; skipped != tt.wantSkip {
 				t.Errorf("Filter skipped = %v, want %v", skipped, tt.wantSkip)
 			}
 			diagnosis := framework.NewDiagnosis()
-			feasible, err := plugintesting.RunFilter(ctx, fwk, state, tt.pod, &diagnosis, nodes)
+			feasible, err := plugintesting.RunFilter(ctx, schedFramework, state, tt.pod, &diagnosis, nodes)
 			if err != nil {
 				t.Fatal(err)
 			}

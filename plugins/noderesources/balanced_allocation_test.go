@@ -318,7 +318,7 @@ func TestBalancedAllocationInFramework(t *testing.T) {
 		st.MakeNode().Name("b").Capacity(res{v1.ResourceCPU: "6", v1.ResourceMemory: "10000"}).Obj(),
 	}
 	snapshot := cache.NewSnapshot(nil, nodes)
-	fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
+	schedFramework, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
 		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{
 			{Name: prioritysort.Name}, {Name: defaultbinder.Name}, {Name: BalancedAllocationName},
 		}},
@@ -332,10 +332,10 @@ func TestBalancedAllocationInFramework(t *testing.T) {
 	scores := func(pod *v1.Pod) map[string]int64 {
 		t.Helper()
 		state := framework.NewCycleState()
-		if s := fwk.RunPreScorePlugins(ctx, state, pod, infos); !s.IsSuccess() {
+		if s := schedFramework.RunPreScorePlugins(ctx, state, pod, infos); !s.IsSuccess() {
 			t.Fatal(s)
 		}
-		list, s := fwk.RunScorePlugins(ctx, state, pod, infos)
+		list, s := schedFramework.RunScorePlugins(ctx, state, pod, infos)
 		if !s.IsSuccess() {
 			t.Fatal(s)
 		}

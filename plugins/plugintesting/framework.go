@@ -30,15 +30,15 @@ func NewFramework(ctx context.Context, registry framework.Registry, plugins *con
 	return framework.NewFramework(ctx, registry, profile, opts...)
 }
 
-// RunFilter runs fwk's Filter plugins on each node in turn, as the
+// RunFilter runs schedFramework's Filter plugins on each node in turn, as the
 // scheduler's search does in parallel, and returns the feasible nodes in
 // node order. Rejected nodes are recorded in diagnosis; an Error from a
 // plugin stops it.
-func RunFilter(ctx context.Context, fwk *framework.Framework, state *framework.CycleState, pod *v1.Pod,
+func RunFilter(ctx context.Context, schedFramework *framework.Framework, state *framework.CycleState, pod *v1.Pod,
 	diagnosis *framework.Diagnosis, nodes []*framework.NodeInfo) ([]*framework.NodeInfo, error) {
 	var feasible []*framework.NodeInfo
 	for _, ni := range nodes {
-		status := fwk.RunFilterPlugins(ctx, state, pod, ni)
+		status := schedFramework.RunFilterPlugins(ctx, state, pod, ni)
 		switch {
 		case status.IsSuccess():
 			feasible = append(feasible, ni)

@@ -38,7 +38,7 @@ func newFramework(t *testing.T, ctx context.Context, pods []*v1.Pod, nodes []*v1
 	snapshot := cache.NewSnapshot(pods, nodes)
 	factory := informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)
 	weight := int32(2)
-	fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
+	schedFramework, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
 		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{
 			{Name: prioritysort.Name}, {Name: defaultbinder.Name}, {Name: podtopologyspread.Name, Weight: &weight},
 		}},
@@ -57,7 +57,7 @@ func newFramework(t *testing.T, ctx context.Context, pods []*v1.Pod, nodes []*v1
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fwk, nis
+	return schedFramework, nis
 }
 
 func node(name, zone string) *v1.Node {
@@ -84,17 +84,17 @@ func TestFitErrorMessage(t *testing.T) {
 	// z1 holds 2 web pods, z2 none; c has no zone label.
 	nodes := []*v1.Node{node("a", "z1"), node("b", "z1"), node("x", "z2"), node("c", "")}
 	pods := []*v1.Pod{webPodOn("w1", "a"), webPodOn("w2", "b"), webPodOn("w3", "x"), webPodOn("w4", "x")}
-	fwk, nis := newFramework(t, ctx, pods, nodes)
+	schedFramework, nis := newFramework(t, ctx, pods, nodes)
 	// The pod spreads over zones and hosts, with maxSkew 1 for both.
 	pod := st.MakePod().Name("p").Label("app", "web").
 		SpreadConstraint(spread(1, v1.LabelTopologyZone, v1.DoNotSchedule)).
 		SpreadConstraint(spread(1, v1.LabelHostname, v1.DoNotSchedule)).Obj()
 	state := framework.NewCycleState()
-	if _, s, _ := fwk.RunPreFilterPlugins(ctx, state, pod, nis); !s.IsSuccess() {
+	if _, s, _ := schedFramework.RunPreFilterPlugins(ctx, state, pod, nis); !s.IsSuccess() {
 		t.Fatal(s)
 	}
 	diagnosis := framework.NewDiagnosis()
-	feasible, err := plugintesting.RunFilter(ctx, fwk, state, pod, &diagnosis, nis)
+	feasible, err := plugintesting.RunFilter(ctx, schedFramework, state, pod, &diagnosis, nis)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,17 +129,17 @@ func TestWeightedScores(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	nodes := []*v1.Node{node("a", "z1"), node("b", "z1"), node("x", "z2")}
 	pods := []*v1.Pod{webPodOn("w1", "a"), webPodOn("w2", "a"), webPodOn("w3", "b")}
-	fwk, nis := newFramework(t, ctx, pods, nodes)
+	schedFramework, nis := newFramework(t, ctx, pods, nodes)
 	pod := st.MakePod().Name("p").Label("app", "web").
 		SpreadConstraint(spread(1, v1.LabelHostname, v1.ScheduleAnyway)).Obj()
 	state := framework.NewCycleState()
-	if _, s, _ := fwk.RunPreFilterPlugins(ctx, state, pod, nis); !s.IsSuccess() {
+	if _, s, _ := schedFramework.RunPreFilterPlugins(ctx, state, pod, nis); !s.IsSuccess() {
 		t.Fatal(s)
 	}
-	if s := fwk.RunPreScorePlugins(ctx, state, pod, nis); !s.IsSuccess() {
+	if s := schedFramework.RunPreScorePlugins(ctx, state, pod, nis); !s.IsSuccess() {
 		t.Fatal(s)
 	}
-	scores, s := fwk.RunScorePlugins(ctx, state, pod, nis)
+	scores, s := schedFramework.RunScorePlugins(ctx, state, pod, nis)
 	if !s.IsSuccess() {
 		t.Fatal(s)
 	}

@@ -117,7 +117,7 @@ func newHandle(t *testing.T, ctx context.Context, pods []*v1.Pod, nodes []*v1.No
 	t.Helper()
 	factory := informers.NewSharedInformerFactory(fake.NewSimpleClientset(objs...), 0)
 	registry := framework.Registry{prioritysort.Name: prioritysort.New, defaultbinder.Name: defaultbinder.New}
-	fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
+	schedFramework, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
 		QueueSort: plugintesting.Enable(prioritysort.Name),
 		Bind:      plugintesting.Enable(defaultbinder.Name),
 	}, nil,
@@ -128,7 +128,7 @@ func newHandle(t *testing.T, ctx context.Context, pods []*v1.Pod, nodes []*v1.No
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fwk, factory
+	return schedFramework, factory
 }
 
 // newPlugin builds PodTopologySpread with args (JSON, "" for none) on a

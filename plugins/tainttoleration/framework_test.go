@@ -30,7 +30,7 @@ func newFramework(t *testing.T, ctx context.Context) *framework.Framework {
 		tainttoleration.Name: tainttoleration.New,
 	}
 	weight := int32(3)
-	fwk, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
+	schedFramework, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
 		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{
 			{Name: prioritysort.Name}, {Name: defaultbinder.Name}, {Name: tainttoleration.Name, Weight: &weight},
 		}},
@@ -38,12 +38,12 @@ func newFramework(t *testing.T, ctx context.Context) *framework.Framework {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fwk
+	return schedFramework
 }
 
 func TestFitErrorMessage(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	fwk := newFramework(t, ctx)
+	schedFramework := newFramework(t, ctx)
 	nodes := []*framework.NodeInfo{
 		plugintesting.MakeNodeInfo(st.MakeNode().Name("a").Taint("dedicated", "user1", v1.TaintEffectNoSchedule).Obj()),
 		plugintesting.MakeNodeInfo(st.MakeNode().Name("b").Taint("gpu", "", v1.TaintEffectNoExecute).Obj()),
@@ -51,11 +51,11 @@ func TestFitErrorMessage(t *testing.T) {
 	}
 	pod := st.MakePod().Name("p").Obj()
 	state := framework.NewCycleState()
-	if _, s, _ := fwk.RunPreFilterPlugins(ctx, state, pod, nodes); !s.IsSuccess() {
+	if _, s, _ := schedFramework.RunPreFilterPlugins(ctx, state, pod, nodes); !s.IsSuccess() {
 		t.Fatal(s)
 	}
 	diagnosis := framework.NewDiagnosis()
-	feasible, err := plugintesting.RunFilter(ctx, fwk, state, pod, &diagnosis, nodes)
+	feasible, err := plugintesting.RunFilter(ctx, schedFramework, state, pod, &diagnosis, nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestFitErrorMessage(t *testing.T) {
 
 func TestWeightedScores(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	fwk := newFramework(t, ctx)
+	schedFramework := newFramework(t, ctx)
 	// Intolerable PreferNoSchedule counts: a 0, b 1, c 2. Normalised,
 	// reversed: a 100, b 100-100*1/2 = 50, c 0; times weight 3.
 	nodes := []*framework.NodeInfo{
@@ -86,18 +86,19 @@ func TestWeightedScores(t *testing.T) {
 	}
 	pod := st.MakePod().Name("p").Obj()
 	state := framework.NewCycleState()
-	if s := fwk.RunPreScorePlugins(ctx, state, pod, nodes); !s.IsSuccess() {
+	if s := schedFramework.RunPreScorePlugins(ctx, state, pod, nodes); !s.IsSuccess() {
 		t.Fatal(s)
 	}
-	got, s := fwk.RunScorePlugins(ctx, state, pod, nodes)
+	got, s := schedFramework.RunScorePlugins(ctx, state, pod, nodes)
 	if !s.IsSuccess() {
 		t.Fatal(s)
 	}
-	score := func(node string, v int64) framework.NodePluginScores {
-		return framework.NodePluginScores{Name: node, Scores: []framework.PluginScore{{Name: tainttoleration.Name, Score: v}},
-			TotalScore: v}
+	// raw counts the taints the pod does not tolerate.
+	score := func(node string, v, raw int64) framework.NodePluginScores {
+		return framework.NodePluginScores{Name: node,
+			Scores: []framework.PluginScore{{Name: tainttoleration.Name, Score: v, Raw: raw}}, TotalScore: v}
 	}
-	want := []framework.NodePluginScores{score("a", 300), score("b", 150), score("c", 0)}
+	want := []framework.NodePluginScores{score("a", 300, 0), score("b", 150, 1), score("c", 0, 2)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("RunScorePlugins (-want +got):\n%s", diff)
 	}

@@ -5,6 +5,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minisched/minisched/minisched/attempt"
 )
 
 func TestPodUpdateActionsIgnoreTheAttemptRecord(t *testing.T) {
@@ -17,13 +19,13 @@ func TestPodUpdateActionsIgnoreTheAttemptRecord(t *testing.T) {
 		want     ActionType
 	}{
 		{name: "the record written: no event", old: pod(nil),
-			new: pod(map[string]string{LastAttemptAnnotation: `{"v":1}`}), want: 0},
-		{name: "the record rewritten: no event", old: pod(map[string]string{LastAttemptAnnotation: `{"v":1}`}),
-			new: pod(map[string]string{LastAttemptAnnotation: `{"v":1,"attempt":2}`}), want: 0},
+			new: pod(map[string]string{attempt.Annotation: `{"v":1}`}), want: 0},
+		{name: "the record rewritten: no event", old: pod(map[string]string{attempt.Annotation: `{"v":1}`}),
+			new: pod(map[string]string{attempt.Annotation: `{"v":1,"attempt":2}`}), want: 0},
 		{name: "both records written at once: no event", old: pod(nil),
-			new: pod(map[string]string{LastAttemptAnnotation: `{"v":1}`, LastPreemptionAnnotation: `{"v":1}`}), want: 0},
-		{name: "another annotation beside it: an update", old: pod(map[string]string{LastAttemptAnnotation: "a"}),
-			new: pod(map[string]string{LastAttemptAnnotation: "b", "team": "x"}), want: UpdatePodOther},
+			new: pod(map[string]string{attempt.Annotation: `{"v":1}`, attempt.PreemptionAnnotation: `{"v":1}`}), want: 0},
+		{name: "another annotation beside it: an update", old: pod(map[string]string{attempt.Annotation: "a"}),
+			new: pod(map[string]string{attempt.Annotation: "b", "team": "x"}), want: UpdatePodOther},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

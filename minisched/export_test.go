@@ -1,0 +1,64 @@
+// What the benchmarks in bench_test.go may call of the loop. They are an
+// external test package (minisched_test) so that they can take the default
+// profile from package scheduler, which imports this one.
+
+package minisched
+
+import (
+	"context"
+	"math/rand/v2"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"github.com/minisched/minisched/cache"
+	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/queue"
+)
+
+// NewBenchScheduler is a Scheduler over c, q and snapshot with the one
+// profile schedFramework, searching percentage of the nodes (0: adaptive),
+// with a fixed tie-breaking seed and no informers.
+func NewBenchScheduler(c *cache.Cache, q *queue.PriorityQueue, snapshot *cache.Snapshot,
+	schedFramework *framework.Framework, client kubernetes.Interface, percentage int32) *Scheduler {
+	return &Scheduler{
+		Cache:                    c,
+		Queue:                    q,
+		Profiles:                 map[string]*framework.Framework{schedFramework.ProfileName(): schedFramework},
+		snapshot:                 snapshot,
+		client:                   client,
+		logger:                   klog.Background(),
+		percentageOfNodesToScore: percentage,
+		rng:                      rand.New(rand.NewPCG(1, 2)),
+	}
+}
+
+// ScheduleAndUndo runs one scheduling cycle of podInfo (snapshot refresh,
+// PreFilter to Permit) and undoes it (Unreserve, ForgetPod), so that the
+// next call sees the same cluster. No plugin call is timed.
+func (s *Scheduler) ScheduleAndUndo(ctx context.Context, schedFramework *framework.Framework,
+	podInfo *framework.QueuedPodInfo) *framework.Status {
+	state := framework.NewCycleState()
+	state.Write(framework.PodsToActivateKey, framework.NewPodsToActivate())
+	result, assumed, status := s.schedulingCycle(ctx, state, schedFramework, podInfo)
+	if !status.IsSuccess() {
+		return status
+	}
+	s.unreserveAndForget(ctx, state, schedFramework, assumed.Pod, result.suggestedHost)
+	return nil
+}
+
+// FilterAndScore runs the search for feasible nodes and their ranking on
+// the current snapshot, and returns how many nodes were feasible.
+func (s *Scheduler) FilterAndScore(ctx context.Context, schedFramework *framework.Framework, pod *v1.Pod) (int, error) {
+	state := framework.NewCycleState()
+	feasible, _, err := s.findNodesThatFitPod(ctx, schedFramework, state, pod)
+	if err != nil {
+		return 0, err
+	}
+	if _, _, err := s.prioritizeNodes(ctx, schedFramework, state, pod, feasible); err != nil {
+		return 0, err
+	}
+	return len(feasible), nil
+}
