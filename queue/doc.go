@@ -6,7 +6,7 @@
 // flight:
 //
 //	Add ─▶ PreEnqueue ─ok─▶ activeQ ──Pop──▶ in flight ──Done──▶ (bound, or already put back)
-//	           │ gated       ▲  ▲ backoff          │ AddUnschedulableIfNotPresent:
+//	           │ gated       ▲  ▲ backoff          │ AddUnschedulablePodIfNotPresent:
 //	           │             │  │ expired          ├─ error, or an event during the attempt helps
 //	           │             │  └──── backoffQ ◀───┤
 //	           ▼             │          ▲          └─ nothing helped ─▶ unschedulablePods
@@ -29,12 +29,12 @@
 //     FlushUnschedulablePodsLeftover (every 30s) retries pods that waited
 //     longer than five minutes anyway.
 //   - A popped pod is in flight until its attempt ends: Done, or putting it
-//     back with AddUnschedulableIfNotPresent. Events that
+//     back with AddUnschedulablePodIfNotPresent. Events that
 //     arrive meanwhile are remembered for it, so that a pod rejected because
 //     of the very state an event just changed is not parked as unschedulable.
 //
 // The steps a failed pod takes are listed once, on
-// AddUnschedulableIfNotPresent (requeue.go); when an attempt ends, on Done.
+// AddUnschedulablePodIfNotPresent (requeue.go); when an attempt ends, on Done.
 //
 // Everything is guarded by one mutex; Pop waits on a condition variable tied
 // to it. Plugins' PreEnqueue and QueueingHint functions run under that lock,

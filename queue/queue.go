@@ -214,11 +214,11 @@ func (p *PriorityQueue) get(uid types.UID) *framework.QueuedPodInfo {
 //     scheduling gate removed, requests scaled down, a toleration added can
 //     each be what the pod was waiting for.
 //   - In flight, the change is remembered for the pod and decided on when it
-//     comes back (AddUnschedulableIfNotPresent).
+//     comes back (AddUnschedulablePodIfNotPresent).
 //   - Unknown, the pod is added.
 //
 // The sub-queues are looked at before the in-flight record: between
-// AddUnschedulableIfNotPresent and Done a pod is in both, and the sub-queue
+// AddUnschedulablePodIfNotPresent and Done a pod is in both, and the sub-queue
 // holds the copy that matters.
 func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 	p.lock.Lock()
@@ -332,7 +332,7 @@ func (p *PriorityQueue) Pop(logger klog.Logger) (*framework.QueuedPodInfo, error
 //     a failure is an error, which sends the pod to backoff whatever
 //     happened meanwhile, so the events are no longer needed (and a long
 //     PreBind or Bind does not keep them alive);
-//   - by AddUnschedulableIfNotPresent when the failure handler puts the pod
+//   - by AddUnschedulablePodIfNotPresent when the failure handler puts the pod
 //     back: it needs the events to decide where the pod goes, and ends the
 //     period under its lock, before a new Pop can start another;
 //   - by Done when the attempt ends without the pod going back: it was
