@@ -70,8 +70,9 @@ type PriorityQueue struct {
 
 	// clock stamps pods and drives backoff and the flush tickers.
 	clock clock.WithTicker
-	// podInitialBackoffDuration is the backoff after the first attempt; it
-	// doubles per attempt up to podMaxBackoffDuration.
+	// podInitialBackoffDuration is the backoff after the first failed
+	// attempt; it doubles per further failure (see backoffCount) up to
+	// podMaxBackoffDuration.
 	podInitialBackoffDuration time.Duration
 	podMaxBackoffDuration     time.Duration
 	// profiles maps spec.schedulerName to the profile that owns such pods.
@@ -217,9 +218,9 @@ func (p *PriorityQueue) get(uid types.UID) *framework.QueuedPodInfo {
 //     comes back (AddUnschedulablePodIfNotPresent).
 //   - Unknown, the pod is added.
 //
-// The sub-queues are looked at before the in-flight record: between
-// AddUnschedulablePodIfNotPresent and Done a pod is in both, and the sub-queue
-// holds the copy that matters.
+// A pod is never in a sub-queue and in flight at once:
+// AddUnschedulablePodIfNotPresent ends the in-flight period under the lock
+// it puts the pod back with.
 func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -375,9 +376,8 @@ func (p *PriorityQueue) PendingPods() ([]*v1.Pod, string) {
 	return pods, fmt.Sprintf(pendingPodsSummary, p.activeQ.Len(), p.backoffQ.len(), p.unschedulablePods.len())
 }
 
-// Locate reports where the queue holds the pod with uid. A pod put back but
-// not yet marked Done is reported in its sub-queue, not InFlight. Tests use
-// it to follow a pod through the queue.
+// Locate reports where the queue holds the pod with uid. Tests use it to
+// follow a pod through the queue.
 func (p *PriorityQueue) Locate(uid types.UID) Location {
 	p.lock.Lock()
 	defer p.lock.Unlock()
