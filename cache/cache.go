@@ -40,8 +40,8 @@ import (
 // kube-scheduler v1.37 builds its cache with durationToExpireAssumedPod = 0
 // (see kubernetes/kubernetes#106361), so assumed pods never expire: they
 // leave the Assumed state only through the informer's Add or through
-// ForgetPod. minisched does the same by default (the scheduler passes ttl 0);
-// a positive ttl is supported and tested.
+// ForgetPod. minisched does the same (the scheduler passes ttl 0); a
+// positive ttl is supported, and only tests use one.
 
 // cleanAssumedPeriod is how often Run looks for expired assumed pods.
 const cleanAssumedPeriod = 1 * time.Second
@@ -126,8 +126,8 @@ type Option func(*Cache)
 func WithClock(c clock.Clock) Option { return func(cache *Cache) { cache.clock = c } }
 
 // New returns an empty cache. Assumed pods expire ttl after FinishBinding;
-// with ttl 0, as kube-scheduler uses, they never do. Call Run to start the
-// expiry loop.
+// with ttl 0 (what the scheduler passes, as kube-scheduler does) they never
+// do. Only tests use another ttl. Call Run to start the expiry loop.
 func New(ttl time.Duration, opts ...Option) *Cache {
 	c := &Cache{
 		ttl:         ttl,

@@ -31,7 +31,7 @@ type Snapshot struct {
 	// interleaved).
 	nodeInfoList []*framework.NodeInfo
 	// havePodsWithAffinityNodeInfoList are the nodes with at least one pod
-	// that has pod affinity, in the same order.
+	// that has pod affinity or anti-affinity, in the same order.
 	havePodsWithAffinityNodeInfoList []*framework.NodeInfo
 	// havePodsWithAffinityScoringTermsNodeInfoList are the nodes with at
 	// least one pod that has required affinity or preferred (anti-)affinity
@@ -110,7 +110,7 @@ func (s *Snapshot) Generation() int64 { return s.generation }
 func (s *Snapshot) List() ([]*framework.NodeInfo, error) { return s.nodeInfoList, nil }
 
 // HavePodsWithAffinityList returns the nodes that have pods with pod
-// affinity, in List order.
+// affinity or anti-affinity, in List order.
 func (s *Snapshot) HavePodsWithAffinityList() ([]*framework.NodeInfo, error) {
 	return s.havePodsWithAffinityNodeInfoList, nil
 }
@@ -144,7 +144,7 @@ func (s *Snapshot) Get(nodeName string) (*framework.NodeInfo, error) {
 }
 
 // rebuildLists refills the node list from the map in the order of names, and
-// the two affinity lists with it. Fresh slices are allocated, never reused: a
+// the affinity lists with it. Fresh slices are allocated, never reused: a
 // plugin may still hold the previous cycle's lists.
 func (s *Snapshot) rebuildLists(names []string) {
 	s.nodeInfoList = make([]*framework.NodeInfo, 0, len(names))

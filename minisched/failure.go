@@ -106,7 +106,7 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, schedFramework 
 		// while we were trying it. The queue ends its in-flight period.
 		podInfo.PodInfo = framework.NewPodInfo(cached.DeepCopy())
 		pod, nominated, requeued = podInfo.Pod, podInfo.PodInfo, true
-		if err := s.Queue.AddUnschedulableIfNotPresent(logger, podInfo); err != nil {
+		if err := s.Queue.AddUnschedulablePodIfNotPresent(logger, podInfo); err != nil {
 			logger.Error(err, "Requeueing pod failed")
 		}
 	}

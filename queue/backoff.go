@@ -127,7 +127,7 @@ func backoffCount(pInfo *framework.QueuedPodInfo) int {
 // backoffExpiry is when the pod's backoff ends: its timestamp plus its
 // backoff, truncated to the window. A pod that never failed, or a queue with
 // backoff disabled (max 0), has the zero time. The result is cached in the
-// pod until AddUnschedulableIfNotPresent stamps it again.
+// pod until AddUnschedulablePodIfNotPresent stamps it again.
 func (p *PriorityQueue) backoffExpiry(pInfo *framework.QueuedPodInfo) time.Time {
 	count := backoffCount(pInfo)
 	if p.podMaxBackoffDuration == 0 || count == 0 {

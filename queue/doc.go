@@ -6,7 +6,7 @@
 // flight:
 //
 //	Add ─▶ PreEnqueue ─ok─▶ activeQ ──Pop──▶ in flight ──Done──▶ (bound, or already put back)
-//	           │ gated       ▲  ▲ backoff          │ AddUnschedulableIfNotPresent:
+//	           │ gated       ▲  ▲ backoff          │ AddUnschedulablePodIfNotPresent:
 //	           │             │  │ expired          ├─ error, or an event during the attempt helps
 //	           │             │  └──── backoffQ ◀───┤
 //	           ▼             │          ▲          └─ nothing helped ─▶ unschedulablePods
@@ -25,18 +25,19 @@
 //     preemption or by its status.nominatedNodeName (nominator.go).
 //   - unschedulablePods is a map of pods that some plugins rejected (or a
 //     PreEnqueue plugin gates). Only an event one of those plugins registered,
-//     judged by the plugin's QueueingHint, moves such a pod out;
-//     FlushUnschedulablePodsLeftover (every 30s) retries pods that waited
-//     longer than five minutes anyway.
+//     judged by the plugin's QueueingHint, or a plugin's Activate moves such
+//     a pod out; FlushUnschedulablePodsLeftover (every 30s) retries pods that
+//     waited longer than five minutes anyway.
 //   - A popped pod is in flight until its attempt ends: Done, or putting it
-//     back with AddUnschedulableIfNotPresent. Events that
-//     arrive meanwhile are remembered for it, so that a pod rejected because
+//     back with AddUnschedulablePodIfNotPresent. Events that arrive
+//     meanwhile are remembered for it, so that a pod rejected because
 //     of the very state an event just changed is not parked as unschedulable.
 //
 // The steps a failed pod takes are listed once, on
-// AddUnschedulableIfNotPresent (requeue.go); when an attempt ends, on Done.
+// AddUnschedulablePodIfNotPresent (requeue.go); when an attempt ends, on Done.
 //
-// Everything is guarded by one mutex; Pop waits on a condition variable tied
+// Everything but the nominator (which has its own lock, taken after the
+// queue's) is guarded by one mutex; Pop waits on a condition variable tied
 // to it. Plugins' PreEnqueue and QueueingHint functions run under that lock,
 // which is why both must be cheap.
 package queue

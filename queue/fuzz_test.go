@@ -539,9 +539,9 @@ func (m *queueModel) step(op byte, r *fuzzinput.Reader) {
 		if fp == nil {
 			return
 		}
-		m.history = append(m.history, fmt.Sprintf("AddUnschedulableIfNotPresent(%s at %s)", fp.pod.UID, fp.loc))
-		if err := q.AddUnschedulableIfNotPresent(logger, m.q.entry(fp.pod.UID)); err == nil {
-			m.fail("AddUnschedulableIfNotPresent accepted pod %s, which is at %s", fp.pod.UID, fp.loc)
+		m.history = append(m.history, fmt.Sprintf("AddUnschedulablePodIfNotPresent(%s at %s)", fp.pod.UID, fp.loc))
+		if err := q.AddUnschedulablePodIfNotPresent(logger, m.q.entry(fp.pod.UID)); err == nil {
+			m.fail("AddUnschedulablePodIfNotPresent accepted pod %s, which is at %s", fp.pod.UID, fp.loc)
 		}
 
 	case opNominate: // pod, node and mode: what preemption decides
@@ -608,7 +608,7 @@ func (m *queueModel) pop() {
 // as the failure handler does, and predicts where it goes.
 func (m *queueModel) requeue(fp *fuzzPod, b byte) {
 	if fp == nil {
-		m.history = append(m.history, "AddUnschedulableIfNotPresent(nothing in flight)")
+		m.history = append(m.history, "AddUnschedulablePodIfNotPresent(nothing in flight)")
 		return
 	}
 	verdicts := []struct{ unschedulable, pending []string }{
@@ -624,7 +624,7 @@ func (m *queueModel) requeue(fp *fuzzPod, b byte) {
 	pInfo.ClearRejectorPlugins()
 	pInfo.UnschedulablePlugins.Insert(verdict.unschedulable...)
 	pInfo.PendingPlugins.Insert(verdict.pending...)
-	m.history = append(m.history, fmt.Sprintf("AddUnschedulableIfNotPresent(%s, %v, pending %v) after %d events",
+	m.history = append(m.history, fmt.Sprintf("AddUnschedulablePodIfNotPresent(%s, %v, pending %v) after %d events",
 		fp.pod.UID, verdict.unschedulable, verdict.pending, len(fp.seen)))
 
 	switch {
@@ -643,8 +643,8 @@ func (m *queueModel) requeue(fp *fuzzPod, b byte) {
 			queueSkip: {UnschedulablePods}, queueAfterBackoff: {BackoffQ}, queueImmediately: {ActiveQ}}[best]
 		fp.byBackoff = best == queueAfterBackoff
 	}
-	if err := m.q.AddUnschedulableIfNotPresent(m.logger, pInfo); err != nil {
-		m.fail("AddUnschedulableIfNotPresent(%s): %v", fp.pod.UID, err)
+	if err := m.q.AddUnschedulablePodIfNotPresent(m.logger, pInfo); err != nil {
+		m.fail("AddUnschedulablePodIfNotPresent(%s): %v", fp.pod.UID, err)
 	}
 	fp.popped, fp.seen = nil, nil
 	if b&0x80 != 0 {

@@ -166,7 +166,7 @@ func failAttempt(t *testing.T, q *PriorityQueue, logger klog.Logger, pod *v1.Pod
 	if a.during != nil {
 		a.during(q, logger)
 	}
-	err := q.AddUnschedulableIfNotPresent(logger, pInfo)
+	err := q.AddUnschedulablePodIfNotPresent(logger, pInfo)
 	q.Done(pod.UID)
 	return err
 }

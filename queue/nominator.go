@@ -19,8 +19,9 @@ import (
 
 // nominator maps nodes to their nominated pods and back. It has its own
 // lock, so that Filter, which asks for every node from many goroutines, does
-// not contend for the queue's; the queue takes it only while holding its
-// own (lock order: queue, then nominator).
+// not contend for the queue's. It is taken alone or while holding the
+// queue's lock, never the other way round (lock order: queue, then
+// nominator).
 type nominator struct {
 	mu sync.RWMutex
 	// podLister, if set, lets add refuse pods that are gone or bound.

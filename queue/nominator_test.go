@@ -147,7 +147,7 @@ func TestActivate(t *testing.T) {
 				return
 			}
 			popped.UnschedulablePlugins.Insert(fooPlugin)
-			if err := q.AddUnschedulableIfNotPresent(logger, popped); err != nil {
+			if err := q.AddUnschedulablePodIfNotPresent(logger, popped); err != nil {
 				t.Fatal(err)
 			}
 			if got := q.Locate("p"); got != tt.wantBack {

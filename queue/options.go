@@ -1,5 +1,5 @@
-// This file holds the options of New: the clock and the two durations that
-// shape backoff.
+// This file holds the options of New: the clock, the two durations that
+// shape backoff, the nominator's pod lister and the metrics.
 
 package queue
 

@@ -70,8 +70,9 @@ type PriorityQueue struct {
 
 	// clock stamps pods and drives backoff and the flush tickers.
 	clock clock.WithTicker
-	// podInitialBackoffDuration is the backoff after the first attempt; it
-	// doubles per attempt up to podMaxBackoffDuration.
+	// podInitialBackoffDuration is the backoff after the first failed
+	// attempt; it doubles per further failure (see backoffCount) up to
+	// podMaxBackoffDuration.
 	podInitialBackoffDuration time.Duration
 	podMaxBackoffDuration     time.Duration
 	// profiles maps spec.schedulerName to the profile that owns such pods.
@@ -214,12 +215,12 @@ func (p *PriorityQueue) get(uid types.UID) *framework.QueuedPodInfo {
 //     scheduling gate removed, requests scaled down, a toleration added can
 //     each be what the pod was waiting for.
 //   - In flight, the change is remembered for the pod and decided on when it
-//     comes back (AddUnschedulableIfNotPresent).
+//     comes back (AddUnschedulablePodIfNotPresent).
 //   - Unknown, the pod is added.
 //
-// The sub-queues are looked at before the in-flight record: between
-// AddUnschedulableIfNotPresent and Done a pod is in both, and the sub-queue
-// holds the copy that matters.
+// A pod is never in a sub-queue and in flight at once:
+// AddUnschedulablePodIfNotPresent ends the in-flight period under the lock
+// it puts the pod back with.
 func (p *PriorityQueue) Update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -332,7 +333,7 @@ func (p *PriorityQueue) Pop(logger klog.Logger) (*framework.QueuedPodInfo, error
 //     a failure is an error, which sends the pod to backoff whatever
 //     happened meanwhile, so the events are no longer needed (and a long
 //     PreBind or Bind does not keep them alive);
-//   - by AddUnschedulableIfNotPresent when the failure handler puts the pod
+//   - by AddUnschedulablePodIfNotPresent when the failure handler puts the pod
 //     back: it needs the events to decide where the pod goes, and ends the
 //     period under its lock, before a new Pop can start another;
 //   - by Done when the attempt ends without the pod going back: it was
@@ -375,9 +376,8 @@ func (p *PriorityQueue) PendingPods() ([]*v1.Pod, string) {
 	return pods, fmt.Sprintf(pendingPodsSummary, p.activeQ.Len(), p.backoffQ.len(), p.unschedulablePods.len())
 }
 
-// Locate reports where the queue holds the pod with uid. A pod put back but
-// not yet marked Done is reported in its sub-queue, not InFlight. Tests use
-// it to follow a pod through the queue.
+// Locate reports where the queue holds the pod with uid. Tests use it to
+// follow a pod through the queue.
 func (p *PriorityQueue) Locate(uid types.UID) Location {
 	p.lock.Lock()
 	defer p.lock.Unlock()

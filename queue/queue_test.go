@@ -113,7 +113,7 @@ func TestPopCountsAttemptsAndTracksInFlight(t *testing.T) {
 
 	// Put it back with an error, which ends its in-flight period; once its
 	// backoff window is over, it is popped again.
-	if err := q.AddUnschedulableIfNotPresent(logger, pInfo); err != nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, pInfo); err != nil {
 		t.Fatal(err)
 	}
 	if got := q.Locate(pod.UID); got != BackoffQ {
@@ -207,7 +207,7 @@ func TestBackoff(t *testing.T) {
 			pInfo := mustPop(t, q, logger)
 			pInfo.ConsecutiveErrorsCount = tt.errorsBefore
 			// No rejecting plugin: the attempt failed with an error.
-			if err := q.AddUnschedulableIfNotPresent(logger, pInfo); err != nil {
+			if err := q.AddUnschedulablePodIfNotPresent(logger, pInfo); err != nil {
 				t.Fatal(err)
 			}
 			if got := q.backoffDuration(backoffCount(pInfo)); got != tt.want {
@@ -287,7 +287,7 @@ func TestAddUnschedulableCounts(t *testing.T) {
 		}
 		last = mustPop(t, q, logger)
 		last.UnschedulablePlugins = sets.New(plugins...)
-		if err := q.AddUnschedulableIfNotPresent(logger, last); err != nil {
+		if err := q.AddUnschedulablePodIfNotPresent(logger, last); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -665,7 +665,7 @@ func TestAssignedPodEvents(t *testing.T) {
 	}
 }
 
-func TestAddUnschedulableIfNotPresent(t *testing.T) {
+func TestAddUnschedulablePodIfNotPresent(t *testing.T) {
 	fooOnNodeAdd := map[string][]framework.ClusterEventWithHint{fooPlugin: {on(framework.NodeAdd)}}
 	scaleDown := framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodScaleDown}
 	tests := []struct {
@@ -800,17 +800,17 @@ func TestAddUnschedulableKeepsNewestObject(t *testing.T) {
 	}
 }
 
-func TestAddUnschedulableIfNotPresentErrors(t *testing.T) {
+func TestAddUnschedulablePodIfNotPresentErrors(t *testing.T) {
 	logger := testLogger(t)
 	q, _ := newTestQueue(newProfile(nil))
 	pod := makePod("p").Obj()
 	q.Add(logger, pod)
 	dup := framework.NewQueuedPodInfo(pod, startTime)
-	if err := q.AddUnschedulableIfNotPresent(logger, dup); err == nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, dup); err == nil {
 		t.Error("putting back a pod that is in activeQ: no error")
 	}
 	stray := framework.NewQueuedPodInfo(makePod("stray").SchedulerName("other").Obj(), startTime)
-	if err := q.AddUnschedulableIfNotPresent(logger, stray); err == nil {
+	if err := q.AddUnschedulablePodIfNotPresent(logger, stray); err == nil {
 		t.Error("putting back a pod of no profile: no error")
 	}
 }
@@ -827,7 +827,7 @@ func TestInFlightEventsOnlyForTheirPods(t *testing.T) {
 	q.Update(logger, a, makePod("a").Req(cpu("1")).Obj())
 	for _, pInfo := range []*framework.QueuedPodInfo{pa, pb} {
 		pInfo.UnschedulablePlugins.Insert(fooPlugin)
-		if err := q.AddUnschedulableIfNotPresent(logger, pInfo); err != nil {
+		if err := q.AddUnschedulablePodIfNotPresent(logger, pInfo); err != nil {
 			t.Fatal(err)
 		}
 		q.Done(pInfo.Pod.UID)

@@ -1,5 +1,5 @@
 // This file puts pods back and moves them on: after a failed attempt
-// (AddUnschedulableIfNotPresent) and when a cluster event may have helped
+// (AddUnschedulablePodIfNotPresent) and when a cluster event may have helped
 // the unschedulable ones (MoveAllToActiveOrBackoffQueue and its callers).
 
 package queue
@@ -14,7 +14,7 @@ import (
 	"github.com/minisched/minisched/minisched/framework"
 )
 
-// AddUnschedulableIfNotPresent puts back a popped pod whose attempt failed.
+// AddUnschedulablePodIfNotPresent puts back a popped pod whose attempt failed.
 // The scheduler has set pInfo's UnschedulablePlugins and PendingPlugins from
 // the attempt (both empty if it failed with an error). A failed pod takes
 // these steps, in order:
@@ -41,7 +41,7 @@ import (
 // Whatever the outcome, it ends the pod's in-flight period, under the same
 // lock: once the pod is back, a Pop may take it again at once, and that new
 // attempt's in-flight record must not be ended by the old one (see Done).
-func (p *PriorityQueue) AddUnschedulableIfNotPresent(logger klog.Logger, pInfo *framework.QueuedPodInfo) error {
+func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInfo *framework.QueuedPodInfo) error {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	pod := pInfo.Pod

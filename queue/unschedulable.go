@@ -50,8 +50,8 @@ func (p *PriorityQueue) addUnschedulable(pInfo *framework.QueuedPodInfo, event s
 }
 
 // PendingPodCounts reports the pods in activeQ, backoffQ, among the
-// unschedulable pods after an attempt, and gated (never tried), under the
-// labels of scheduler_pending_pods.
+// unschedulable pods, and gated by PreEnqueue (before or after an attempt),
+// under the labels of scheduler_pending_pods.
 func (p *PriorityQueue) PendingPodCounts() map[string]int {
 	p.lock.Lock()
 	defer p.lock.Unlock()

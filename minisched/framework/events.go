@@ -139,7 +139,8 @@ type QueueingHint int
 const (
 	// QueueSkip: this event cannot help the pod; leave it where it is.
 	QueueSkip QueueingHint = iota
-	// Queue: this event may help; retry the pod (after its backoff).
+	// Queue: this event may help; retry the pod (after its backoff, or at
+	// once when the plugin had answered Pending).
 	Queue
 )
 

@@ -86,8 +86,9 @@ type PreFilterExtensions interface {
 // plugins are intersected).
 //
 // Codes: Success; Skip (this plugin's Filter is not called for this pod);
-// Unschedulable or UnschedulableAndUnresolvable (the pod fits nowhere: the
-// cycle fails at once and the message is reported for every node); Error.
+// Unschedulable or UnschedulableAndUnresolvable (the pod fits nowhere: Filter
+// is not run, every node gets this status, FailedScheduling states the
+// message once, and PostFilter still runs); Error (the cycle fails).
 type PreFilterPlugin interface {
 	Plugin
 	PreFilter(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) (*PreFilterResult, *Status)
@@ -115,9 +116,11 @@ type FilterPlugin interface {
 // node).
 //
 // Codes: Success (the pod may fit on result.NominatedNodeName next time; the
-// pod is still requeued as unschedulable); Unschedulable (could not help; the
-// message is appended to FailedScheduling); Error. PostFilter plugins run in
-// order until one returns Success.
+// pod is still requeued as unschedulable); Unschedulable (could not help: the
+// next plugin is asked); UnschedulableAndUnresolvable (could not help, and no
+// later plugin is asked); Error (nor is one after an error). The message of
+// the status that ends the run (or, when every plugin returned
+// Unschedulable, all their reasons) is appended to FailedScheduling.
 type PostFilterPlugin interface {
 	Plugin
 	PostFilter(ctx context.Context, state *CycleState, pod *v1.Pod,
@@ -268,8 +271,9 @@ type WaitingPod interface {
 	// Reject rejects the pod: binding is aborted and the pod requeued.
 	Reject(pluginName, msg string)
 	// Preempt aborts the wait with an Error (the pod was chosen as a
-	// preemption victim): it is forgotten and requeued, with no API call.
-	// It reports false if the wait had already ended.
+	// preemption victim): it is forgotten and requeued instead of being
+	// deleted through the apiserver. It reports false if the wait had
+	// already ended.
 	Preempt(pluginName, msg string) bool
 }
 
@@ -292,7 +296,8 @@ type Handle interface {
 	GetWaitingPod(uid types.UID) WaitingPod
 	// IterateOverWaitingPods calls fn on every waiting pod.
 	IterateOverWaitingPods(fn func(WaitingPod))
-	// RejectWaitingPod rejects the waiting pod with uid, if there is one.
+	// RejectWaitingPod rejects the waiting pod with uid, if there is one,
+	// and reports whether there was.
 	RejectWaitingPod(uid types.UID) bool
 	// Parallelizer runs work over nodes with the configured parallelism.
 	Parallelizer() Parallelizer

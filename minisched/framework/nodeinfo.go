@@ -180,7 +180,8 @@ func (n *NodeInfo) nodeName() string {
 }
 
 // Snapshot returns a copy that the cache can keep changing without affecting
-// the copy: the slices, totals and maps are copied, the API objects shared.
+// the copy: the slices, totals and maps are copied, the PodInfos and API
+// objects shared.
 func (n *NodeInfo) Snapshot() *NodeInfo {
 	c := &NodeInfo{
 		node:             n.node,

@@ -27,7 +27,8 @@ type PodNominator interface {
 // activator.
 type PodActivator interface {
 	// Activate moves the named pods from backoffQ or the unschedulable pods
-	// to activeQ; a pod in flight is moved when it comes back.
+	// to activeQ; a pod in flight is retried after backoff when it comes
+	// back, whatever rejected it.
 	Activate(logger klog.Logger, pods map[string]*v1.Pod)
 }
 
@@ -149,8 +150,9 @@ const PodsToActivateKey StateKey = "kubernetes.io/pods-to-activate"
 
 // PodsToActivate is where a plugin puts pods it wants moved to activeQ (say,
 // the rest of a group whose first member was just placed). The scheduler
-// activates them after the scheduling cycle and again after the binding
-// cycle. Map is keyed by namespace/name; lock it with the embedded mutex.
+// activates them after a successful scheduling cycle and again after a
+// successful binding cycle. Map is keyed by namespace/name; lock it with the
+// embedded mutex.
 type PodsToActivate struct {
 	sync.Mutex
 	Map map[string]*v1.Pod

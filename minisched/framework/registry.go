@@ -92,8 +92,8 @@ func joinErrors(errs []error) string {
 	return b.String()
 }
 
-// EncodeArgs is the inverse of DecodeArgs, for building configurations in
-// code and tests.
+// EncodeArgs is the inverse of DecodeArgs, for tests that build
+// configurations in code.
 func EncodeArgs(obj interface{}) (*runtime.RawExtension, error) {
 	b, err := json.Marshal(obj)
 	if err != nil {

@@ -16,8 +16,8 @@ type Resource struct {
 	EphemeralStorage int64
 	// AllowedPodNumber is only meaningful in a node's allocatable.
 	AllowedPodNumber int64
-	// ScalarResources holds extended resources (example.com/gpu) and
-	// hugepages.
+	// ScalarResources holds extended resources (example.com/gpu), hugepages
+	// and attachable-volume counts (see IsScalarResourceName).
 	ScalarResources map[v1.ResourceName]int64
 }
 
@@ -48,7 +48,7 @@ func (r *Resource) Add(rl v1.ResourceList) {
 	}
 }
 
-// AddScalar adds quantity to an extended resource.
+// AddScalar adds quantity to a resource of ScalarResources.
 func (r *Resource) AddScalar(name v1.ResourceName, quantity int64) {
 	if r.ScalarResources == nil {
 		r.ScalarResources = map[v1.ResourceName]int64{}

@@ -417,8 +417,8 @@ func (f *Framework) HasPostFilterPlugins() bool { return len(f.postFilterPlugins
 // HasScorePlugins reports whether any Score plugin is enabled.
 func (f *Framework) HasScorePlugins() bool { return len(f.scorePlugins) > 0 }
 
-// ScoreWeight returns a Score plugin's weight (0 if it is not a Score
-// plugin). Tests use it to check how a configuration's weights were applied.
+// ScoreWeight returns the weight of a Score plugin the profile names (0 for
+// any other name).
 func (f *Framework) ScoreWeight(name string) int64 { return f.scoreWeights[name] }
 
 // FilterPluginNames returns the Filter plugins' names, in the order they
@@ -546,7 +546,8 @@ func pluginError(point string, pl Plugin, s *Status) *Status {
 }
 
 // RunPreEnqueuePlugins runs PreEnqueue plugins in order; the first that does
-// not return Success gates the pod (its status names the plugin).
+// not return Success gates the pod (its status names the plugin). A code
+// other than the rejection codes comes back as an Error.
 func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) *Status {
 	for _, pl := range f.preEnqueuePlugins {
 		s := pl.PreEnqueue(ctx, pod)
@@ -564,8 +565,9 @@ func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) *Stat
 // RunPreFilterPlugins runs PreFilter plugins in order and intersects their
 // results. It returns the merged result, a non-success status if a plugin
 // rejected the pod (or the results left no node), and the plugins that
-// narrowed the node set (they count as rejectors of the excluded nodes).
-// Plugins that return Skip are recorded in state.SkipFilterPlugins.
+// narrowed the node set, with the rejecting plugin if there is one (they
+// count as rejectors of the excluded nodes). Plugins that return Skip are
+// recorded in state.SkipFilterPlugins.
 func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
 	nodes []*NodeInfo) (_ *PreFilterResult, status *Status, _ sets.Set[string]) {
 	defer f.observe(preFilterPoint, time.Now(), &status)
@@ -625,11 +627,13 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod
 	return nil
 }
 
-// RunPostFilterPlugins runs PostFilter plugins in order until one succeeds.
-// If none does, the status is Unschedulable with all their reasons, naming
-// the first plugin that tried.
+// RunPostFilterPlugins runs PostFilter plugins in order while they return
+// Unschedulable (or Pending). Success and UnschedulableAndUnresolvable return
+// at once, with the plugin's result; any other code returns at once as an
+// Error, with no result. If no plugin stops the run, the status is
+// Unschedulable with all their reasons, naming the first plugin.
 //
-// The result returned with a rejection is the last one that asks for a
+// The result returned with that status is the last one that asks for a
 // change of the nominated node (preemption clears it when no node could
 // help); nil keeps the nomination as it is.
 func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
@@ -821,9 +825,10 @@ func (f *Framework) RunPermitPlugins(ctx context.Context, state *CycleState, pod
 	return nil
 }
 
-// WaitOnPermit blocks until the waiting pod is allowed (nil) or rejected
-// (the rejecting plugin's status). A pod that is not waiting returns at once.
-// A cancelled ctx rejects the pod.
+// WaitOnPermit blocks until the waiting pod is allowed (nil), rejected (the
+// rejecting plugin's status) or preempted (an Error). A pod that is not
+// waiting returns at once. A cancelled ctx ends the wait (its timers are
+// stopped) and returns ctx's error as an Error.
 func (f *Framework) WaitOnPermit(ctx context.Context, pod *v1.Pod) *Status {
 	wp := f.waitingPods.get(pod.UID)
 	if wp == nil {

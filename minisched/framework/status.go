@@ -35,12 +35,14 @@ const (
 	// a plugin allows or rejects it, or its timeout expires.
 	Wait
 	// Skip: from PreFilter or PreScore, "this plugin has nothing to do for
-	// this pod": its Filter or Score is not called for this pod. From Bind,
-	// "this binder does not handle this pod": the next binder is tried.
+	// this pod": its Filter or Score is not called for this pod. From
+	// PreBindPreFlight, likewise for its PreBind. From Bind, "this binder
+	// does not handle this pod": the next binder is tried.
 	Skip
 	// Pending: the pod waits for something outside the scheduler (an
-	// external controller); like Unschedulable but it does not count towards
-	// backoff and is retried only by the plugin's registered events.
+	// external controller); like Unschedulable, but when an event the plugin
+	// registered says the wait may be over, the pod goes straight to activeQ,
+	// without serving its backoff.
 	Pending
 )
 

@@ -127,8 +127,9 @@ type QueuedPodInfo struct {
 	// computes it lazily and zeroes it when the pod is put back).
 	BackoffExpiration time.Time
 	// UnschedulablePlugins are the plugins that rejected the pod in its last
-	// attempt (Filter or PreFilter ones, or the Permit/Reserve one). Only
-	// events registered by these plugins move the pod out of the
+	// attempt (PreFilter or Filter ones, ExtenderName for the extenders, or
+	// the Reserve or Permit one), and the PreEnqueue plugin that gates it.
+	// Only events registered by these plugins move the pod out of the
 	// unschedulable pods.
 	UnschedulablePlugins sets.Set[string]
 	// PendingPlugins are the plugins that returned Pending in the last attempt.
@@ -384,8 +385,9 @@ type Diagnosis struct {
 	UnschedulablePlugins sets.Set[string]
 	// PendingPlugins returned Pending.
 	PendingPlugins sets.Set[string]
-	// PreFilterMsg is the rejection message of a PreFilter plugin; when set,
-	// every node failed for the same reason and the message stands alone.
+	// PreFilterMsg is the message of a PreFilter rejection (a plugin's, or
+	// that their results left no node); when set, every node failed for the
+	// same reason and the message stands alone.
 	PreFilterMsg string
 	// PostFilterMsg is what PostFilter said when it could not help.
 	PostFilterMsg string
