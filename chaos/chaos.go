@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
 
+	"github.com/minisched/minisched/cache/debugger"
 	"github.com/minisched/minisched/minisched"
 	"github.com/minisched/minisched/minisched/attempt"
 	"github.com/minisched/minisched/scenario"
@@ -75,9 +76,10 @@ type Run struct {
 	cfg    Config
 	client kubernetes.Interface
 	// sched is the scheduler under test: the run waits for its cache to take
-	// in some changes, and compares that cache with its informers at the
-	// end.
-	sched *minisched.Scheduler
+	// in some changes. comparer compares that cache with its informers at
+	// the end.
+	sched    *minisched.Scheduler
+	comparer *debugger.CacheComparer
 	// env holds the scenarios' helpers (creating nodes, cordoning).
 	env *scenario.Env
 	rng *rand.Rand
@@ -131,9 +133,10 @@ func (r *Run) Observe(a minisched.Attempt) {
 
 // Start creates the namespace, the priority classes and the initial nodes,
 // and starts watching every pod of the namespace for bindings. sched is the
-// scheduler under test, already running or about to.
-func (r *Run) Start(ctx context.Context, sched *minisched.Scheduler) error {
-	r.sched = sched
+// scheduler under test, already running or about to; comparer compares its
+// cache with its informers (the Comparer of its service's Debugger).
+func (r *Run) Start(ctx context.Context, sched *minisched.Scheduler, comparer *debugger.CacheComparer) error {
+	r.sched, r.comparer = sched, comparer
 	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.cfg.Namespace}}
 	if _, err := r.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating namespace %s: %w", r.cfg.Namespace, err)
@@ -241,10 +244,10 @@ func (r *Run) Finish(ctx context.Context) error {
 			settleTimeout, unexplained, err)
 	}
 
-	var diff *minisched.CacheComparison
+	var diff *debugger.CacheComparison
 	err = wait.PollUntilContextTimeout(ctx, pollInterval, settleTimeout, true, func(context.Context) (bool, error) {
 		var err error
-		diff, err = r.sched.CompareCache()
+		diff, err = r.comparer.Compare()
 		return err == nil && diff.IsEmpty(), err
 	})
 	if err != nil {

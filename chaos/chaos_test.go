@@ -138,7 +138,7 @@ func TestChaos(t *testing.T) {
 		t.Helper()
 		t.Fatalf("seed %d: %v\nreproduce the operations with CHAOS_SEED=%d CHAOS_OPS=%d", seed, err, seed, ops)
 	}
-	if err := run.Start(ctx, svc.Scheduler); err != nil {
+	if err := run.Start(ctx, svc.Scheduler, &svc.Debugger.Comparer); err != nil {
 		fail(fmt.Errorf("setting up: %w", err))
 	}
 	if err := run.Apply(ctx); err != nil {

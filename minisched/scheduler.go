@@ -61,11 +61,9 @@ type Scheduler struct {
 	// read it through Handle.SnapshotSharedLister.
 	snapshot *cache.Snapshot
 	// client writes pod conditions; podLister tells the failure handler
-	// whether a failed pod still exists and is still pending. The cache
-	// debugger compares the cache with podLister and nodeLister.
-	client     kubernetes.Interface
-	podLister  corelisters.PodLister
-	nodeLister corelisters.NodeLister
+	// whether a failed pod still exists and is still pending.
+	client    kubernetes.Interface
+	podLister corelisters.PodLister
 	// logger is for the event handlers, which have no context of their own.
 	logger klog.Logger
 	// informersSynced reports whether the informers delivered their initial
@@ -147,7 +145,6 @@ func New(ctx context.Context, factory informers.SharedInformerFactory, o Options
 		snapshot:                 o.Snapshot,
 		client:                   o.Client,
 		podLister:                factory.Core().V1().Pods().Lister(),
-		nodeLister:               factory.Core().V1().Nodes().Lister(),
 		logger:                   klog.FromContext(ctx),
 		percentageOfNodesToScore: o.PercentageOfNodesToScore,
 		profilePercentage:        o.ProfilePercentage,

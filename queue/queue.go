@@ -359,7 +359,7 @@ const pendingPodsSummary = "activeQ:%v; backoffQ:%v; unschedulablePods:%v"
 
 // PendingPods returns every pod in the three sub-queues (not those in
 // flight) and a summary of the counts, as kube-scheduler's cache debugger
-// prints them (minisched's does too: Scheduler.DumpCache).
+// prints them (minisched's does too: debugger.CacheDumper).
 func (p *PriorityQueue) PendingPods() ([]*v1.Pod, string) {
 	p.lock.Lock()
 	defer p.lock.Unlock()

@@ -292,7 +292,7 @@ profiles:
 	var diff string
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, scenario.DefaultWait, true,
 		func(context.Context) (bool, error) {
-			c, err := svc.Scheduler.CompareCache()
+			c, err := svc.Debugger.Comparer.Compare()
 			if err != nil {
 				return false, err
 			}

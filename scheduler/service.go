@@ -21,6 +21,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/minisched/minisched/cache"
+	"github.com/minisched/minisched/cache/debugger"
 	"github.com/minisched/minisched/minisched"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/minisched/metrics"
@@ -44,6 +45,9 @@ type Service struct {
 	// Scheduler is the scheduler being served: the queue, the cache, the
 	// profiles and the scheduling loop.
 	Scheduler *minisched.Scheduler
+	// Debugger compares the Scheduler's cache with its informers and dumps
+	// the cache and the queue; Run makes SIGUSR2 trigger both.
+	Debugger *debugger.CacheDebugger
 	// Metrics is what the scheduler, its queue and its profiles record,
 	// under kube-scheduler's names; Serve exposes it.
 	Metrics *metrics.Metrics
@@ -224,8 +228,11 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 	if err != nil {
 		return nil, err
 	}
-	return &Service{Config: cfg, Client: client, Scheduler: sched, Metrics: m, host: rc.Host, factory: factory,
-		broadcaster: broadcaster, restConfig: rc}, nil
+	// The debugger reads the informers whose events fill the cache and the
+	// queue, so that what it finds different is what the handlers missed.
+	dbg := debugger.New(factory.Core().V1().Nodes().Lister(), factory.Core().V1().Pods().Lister(), c, q)
+	return &Service{Config: cfg, Client: client, Scheduler: sched, Debugger: dbg, Metrics: m, host: rc.Host,
+		factory: factory, broadcaster: broadcaster, restConfig: rc}, nil
 }
 
 // Run checks that the apiserver answers (giving up after APIServerTimeout),
@@ -261,7 +268,7 @@ func (s *Service) Run(ctx context.Context) error {
 	logger.Info("Starting minisched", "profiles", len(s.Config.Profiles), "apiserver", s.host)
 	// kill -USR2 <pid> logs how the cache compares with the informers, and
 	// dumps it, as kube-scheduler's cache debugger does.
-	s.Scheduler.ListenForDebugSignal(ctx)
+	s.Debugger.ListenForSignal(ctx)
 	s.ready.Store(true)
 	defer s.ready.Store(false)
 	if *s.Config.LeaderElection.LeaderElect {

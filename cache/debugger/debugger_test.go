@@ -1,7 +1,7 @@
 // Tests of the cache debugger: the comparison of the cache with the
 // informers, the dump, and the signal that triggers both.
 
-package minisched
+package debugger
 
 import (
 	"context"
@@ -18,18 +18,23 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/plugins"
 	"github.com/minisched/minisched/plugins/plugintesting"
+	"github.com/minisched/minisched/queue"
 )
 
-// debugTestScheduler is newHandlerTestScheduler's Scheduler with listers over informers that hold
-// nodes and pods (added to their indexers: no apiserver, no watch), and
-// with cachedNodes, cachedPods and assumedPods in its cache.
-func debugTestScheduler(t *testing.T, nodes []*v1.Node, pods []*v1.Pod,
-	cachedNodes []*v1.Node, cachedPods, assumedPods []*v1.Pod) *Scheduler {
+// newTestDebugger returns a CacheDebugger with listers over informers that
+// hold nodes and pods (added to their indexers: no apiserver, no watch), a
+// cache holding cachedNodes, cachedPods and assumedPods, and an empty queue
+// with one profile, plugintesting.ProfileName, sorted by PrioritySort. The
+// queue is returned too, for tests that add pods to it.
+func newTestDebugger(t *testing.T, nodes []*v1.Node, pods []*v1.Pod,
+	cachedNodes []*v1.Node, cachedPods, assumedPods []*v1.Pod) (*CacheDebugger, *queue.PriorityQueue) {
 	t.Helper()
 	logger := klog.Background()
 	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
@@ -59,14 +64,18 @@ func debugTestScheduler(t *testing.T, nodes []*v1.Node, pods []*v1.Pod,
 			t.Fatal(err)
 		}
 	}
-	s := newHandlerTestScheduler(t)
-	s.Cache = c
-	s.podLister = podInformer.Lister()
-	s.nodeLister = nodeInformer.Lister()
-	return s
+	profile, err := plugintesting.NewFramework(context.Background(), plugins.NewInTreeRegistry(), &configv1.Plugins{
+		QueueSort: plugintesting.Enable("PrioritySort"),
+		Bind:      plugintesting.Enable("DefaultBinder"),
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := queue.New(profile.QueueSortFunc(), map[string]queue.Profile{plugintesting.ProfileName: profile})
+	return New(nodeInformer.Lister(), podInformer.Lister(), c, q), q
 }
 
-func TestCompareCache(t *testing.T) {
+func TestCompare(t *testing.T) {
 	n1 := st.MakeNode().Name("n1").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj()
 	n2 := st.MakeNode().Name("n2").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj()
 	cpu := func(q string) map[v1.ResourceName]string { return map[v1.ResourceName]string{v1.ResourceCPU: q} }
@@ -167,13 +176,13 @@ func TestCompareCache(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := debugTestScheduler(t, tt.nodes, tt.pods, tt.cachedNodes, tt.cachedPods, tt.assumedPods)
-			got, err := s.CompareCache()
+			d, _ := newTestDebugger(t, tt.nodes, tt.pods, tt.cachedNodes, tt.cachedPods, tt.assumedPods)
+			got, err := d.Comparer.Compare()
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tt.want, *got); diff != "" {
-				t.Errorf("CompareCache() (-want +got):\n%s", diff)
+				t.Errorf("Compare() (-want +got):\n%s", diff)
 			}
 			if got.IsEmpty() != tt.wantEmpty {
 				t.Errorf("IsEmpty() = %v, want %v", got.IsEmpty(), tt.wantEmpty)
@@ -202,16 +211,16 @@ func messages(buf ktesting.Buffer) []string {
 	return out
 }
 
-func TestDumpCache(t *testing.T) {
+func TestDumpAll(t *testing.T) {
 	n1 := st.MakeNode().Name("n1").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourcePods: "10"}).Obj()
 	bound := st.MakePod().Namespace("ns").Name("bound").UID("bound-uid").NodeName("n1").
 		Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
-	s := debugTestScheduler(t, []*v1.Node{n1}, []*v1.Pod{bound}, []*v1.Node{n1}, []*v1.Pod{bound}, nil)
+	d, q := newTestDebugger(t, []*v1.Node{n1}, []*v1.Pod{bound}, []*v1.Node{n1}, []*v1.Pod{bound}, nil)
 	logger, buf := bufferedLogger(t)
-	s.Queue.Add(klog.Background(), st.MakePod().Namespace("ns").Name("waiting").UID("waiting-uid").
+	q.Add(klog.Background(), st.MakePod().Namespace("ns").Name("waiting").UID("waiting-uid").
 		SchedulerName(plugintesting.ProfileName).Obj())
 
-	s.DumpCache(logger)
+	d.Dumper.DumpAll(logger)
 	got := messages(buf)
 	want := []string{"Dump of cached NodeInfo", "Cached node", "Dump of scheduling queue"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -233,15 +242,15 @@ func TestDumpCache(t *testing.T) {
 	}
 }
 
-func TestDebugSignal(t *testing.T) {
+func TestListenForSignal(t *testing.T) {
 	n1 := st.MakeNode().Name("n1").Obj()
-	s := debugTestScheduler(t, []*v1.Node{n1}, nil, nil, nil, nil)
+	d, _ := newTestDebugger(t, []*v1.Node{n1}, nil, nil, nil, nil)
 	logger, buf := bufferedLogger(t)
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
 	defer cancel()
 
-	s.ListenForDebugSignal(ctx)
-	if err := syscall.Kill(syscall.Getpid(), DebugSignal); err != nil {
+	d.ListenForSignal(ctx)
+	if err := syscall.Kill(syscall.Getpid(), compareSignal); err != nil {
 		t.Fatal(err)
 	}
 	// One signal: a comparison (n1 is missing from the cache), then a dump.
@@ -249,7 +258,7 @@ func TestDebugSignal(t *testing.T) {
 	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true,
 		func(context.Context) (bool, error) { return slices.Equal(messages(buf), want), nil })
 	if err != nil {
-		t.Fatalf("logged %q after %v, want %q", messages(buf), DebugSignal, want)
+		t.Fatalf("logged %q after %v, want %q", messages(buf), compareSignal, want)
 	}
 	if !strings.Contains(buf.String(), "nodes missing from the cache: n1") {
 		t.Errorf("comparison %q does not name the missing node", buf.String())

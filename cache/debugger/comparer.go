@@ -1,32 +1,22 @@
-// This file is the cache debugger, kube-scheduler's in miniature: on SIGUSR2
-// the scheduler compares its cache with what the informers hold, and dumps
-// its nodes and its queue to the log.
+// This file is the comparer: what differs between the scheduler's cache and
+// the informers it is built from, as a CacheComparison.
 
-package minisched
+package debugger
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
-	"github.com/minisched/minisched/queue"
 )
-
-// DebugSignal makes a scheduler that listens for it (ListenForDebugSignal)
-// log CompareCache's result and DumpCache's dump: `kill -USR2 <pid>`, the
-// signal kube-scheduler uses.
-const DebugSignal = syscall.SIGUSR2
 
 // PodPlacement is one pod in a CacheComparison: where the cache has it and
 // where the informer has it ("" for nowhere: pending, or not known).
@@ -40,6 +30,7 @@ type PodPlacement struct {
 	InformerNode string
 }
 
+// String names the pod and both its places, for CacheComparison.String.
 func (p PodPlacement) String() string {
 	return fmt.Sprintf("%s (uid %s, cache: %q, informer: %q)", p.Key, p.UID, p.CacheNode, p.InformerNode)
 }
@@ -54,6 +45,7 @@ type RequestedMismatch struct {
 	Cache, Informer framework.Resource
 }
 
+// String names the node and both sums, for CacheComparison.String.
 func (m RequestedMismatch) String() string {
 	return fmt.Sprintf("%s (cache: %s, informer: %s)", m.Node, formatResource(&m.Cache), formatResource(&m.Informer))
 }
@@ -113,6 +105,7 @@ func (c *CacheComparison) String() string {
 	return strings.Join(parts, "; ")
 }
 
+// stringsOf renders each item with its String method.
 func stringsOf[T fmt.Stringer](items []T) []string {
 	out := make([]string, len(items))
 	for i, it := range items {
@@ -121,21 +114,46 @@ func stringsOf[T fmt.Stringer](items []T) []string {
 	return out
 }
 
-// CompareCache compares the cache with what the scheduler's informers hold.
-func (s *Scheduler) CompareCache() (*CacheComparison, error) {
-	nodes, err := s.nodeLister.List(labels.Everything())
+// CacheComparer compares the scheduler's cache with the scheduler's
+// informers, through their listers. New builds it.
+type CacheComparer struct {
+	// nodeLister and podLister read the informers that feed the cache: the
+	// scheduler's own, so that a difference means the cache missed an event,
+	// not that another informer is ahead or behind.
+	nodeLister corelisters.NodeLister
+	podLister  corelisters.PodLister
+	cache      *cache.Cache
+}
+
+// Compare compares the cache with what the informers hold.
+func (c *CacheComparer) Compare() (*CacheComparison, error) {
+	nodes, err := c.nodeLister.List(labels.Everything())
 	if err != nil {
 		return nil, fmt.Errorf("listing nodes from the informer: %w", err)
 	}
-	pods, err := s.podLister.List(labels.Everything())
+	pods, err := c.podLister.List(labels.Everything())
 	if err != nil {
 		return nil, fmt.Errorf("listing pods from the informer: %w", err)
 	}
-	return compareCache(nodes, pods, s.Cache.Dump()), nil
+	return compare(nodes, pods, c.cache.Dump()), nil
 }
 
-// compareCache compares a cache dump with the informers' nodes and pods.
-func compareCache(nodes []*v1.Node, pods []*v1.Pod, dump *cache.Dump) *CacheComparison {
+// logComparison logs Compare's result: at Info if the cache matches, as an
+// error if it does not.
+func (c *CacheComparer) logComparison(logger klog.Logger) {
+	diff, err := c.Compare()
+	switch {
+	case err != nil:
+		logger.Error(err, "Comparing the cache with the informers failed")
+	case diff.IsEmpty():
+		logger.Info("Cache comparer found no differences", "assumedPods", len(diff.AssumedPods))
+	default:
+		logger.Error(nil, "Cache mismatch", "differences", diff.String())
+	}
+}
+
+// compare compares a cache dump with the informers' nodes and pods.
+func compare(nodes []*v1.Node, pods []*v1.Pod, dump *cache.Dump) *CacheComparison {
 	c := &CacheComparison{}
 
 	informerNodes := map[string]bool{}
@@ -267,90 +285,4 @@ func formatResource(r *framework.Resource) string {
 		s += fmt.Sprintf(" %s=%d", name, r.ScalarResources[v1.ResourceName(name)])
 	}
 	return s
-}
-
-// DumpCache logs, at Info, every NodeInfo in the cache (its node's name,
-// whether the node was deleted, its pod counts, requested and allocatable)
-// and the pending pods of each sub-queue, by name. It never logs whole
-// objects.
-func (s *Scheduler) DumpCache(logger klog.Logger) {
-	dump := s.Cache.Dump()
-	names := make([]string, 0, len(dump.Nodes))
-	for name := range dump.Nodes {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	logger.Info("Dump of cached NodeInfo", "nodes", len(names), "assumedPods", dump.AssumedPods.Len())
-	for _, name := range names {
-		ni := dump.Nodes[name]
-		assumed := 0
-		for _, pi := range ni.Pods {
-			if dump.AssumedPods.Has(pi.Pod.UID) {
-				assumed++
-			}
-		}
-		logger.Info("Cached node", "node", klog.KRef("", name), "deleted", ni.Node() == nil,
-			"pods", len(ni.Pods), "assumedPods", assumed, "nominatedPods", len(s.Queue.NominatedPodsForNode(name)),
-			"requested", formatResource(ni.Requested), "allocatable", formatResource(ni.Allocatable))
-	}
-
-	// PendingPods and Locate are two looks at the queue: a pod that moved in
-	// between is listed where Locate found it.
-	pods, summary := s.Queue.PendingPods()
-	byQueue := map[queue.Location][]string{}
-	for _, p := range pods {
-		loc := s.Queue.Locate(p.UID)
-		byQueue[loc] = append(byQueue[loc], framework.PodKey(p))
-	}
-	for _, keys := range byQueue {
-		slices.Sort(keys)
-	}
-	kvs := []any{"summary", summary}
-	for _, loc := range []queue.Location{queue.ActiveQ, queue.BackoffQ, queue.UnschedulablePods, queue.InFlight,
-		queue.NotQueued} {
-		if keys := byQueue[loc]; len(keys) > 0 {
-			name := string(loc)
-			if loc == queue.NotQueued {
-				name = "leftSinceListed"
-			}
-			kvs = append(kvs, name, keys)
-		}
-	}
-	logger.Info("Dump of scheduling queue", kvs...)
-}
-
-// ListenForDebugSignal makes the scheduler log CompareCache's result and
-// DumpCache's dump each time the process receives DebugSignal, until ctx is
-// done, as kube-scheduler does. It returns at once; the signal is caught
-// from then on (SIGUSR2 would otherwise end the process).
-func (s *Scheduler) ListenForDebugSignal(ctx context.Context) {
-	logger := klog.FromContext(ctx)
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, DebugSignal)
-	go func() {
-		defer signal.Stop(ch)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-ch:
-				s.logCacheComparison(logger)
-				s.DumpCache(logger)
-			}
-		}
-	}()
-}
-
-// logCacheComparison logs CompareCache's result: at Info if the cache
-// matches, as an error if it does not.
-func (s *Scheduler) logCacheComparison(logger klog.Logger) {
-	c, err := s.CompareCache()
-	switch {
-	case err != nil:
-		logger.Error(err, "Comparing the cache with the informers failed")
-	case c.IsEmpty():
-		logger.Info("Cache comparer found no differences", "assumedPods", len(c.AssumedPods))
-	default:
-		logger.Error(nil, "Cache mismatch", "differences", c.String())
-	}
 }
