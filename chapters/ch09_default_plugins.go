@@ -1,4 +1,8 @@
-package scenario
+// Chapter 9's stories (docs/09-default-plugins.md): the default plugins,
+// one story each. TaintToleration and NodeAffinity are told as YAML, in
+// scenarios/ch9-taint-toleration.yaml and scenarios/ch9-node-affinity.yaml.
+
+package chapters
 
 import (
 	"context"
@@ -9,25 +13,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minisched/minisched/builders"
+	"github.com/minisched/minisched/scenario"
 )
 
-// pluginScenarios are chapter 9: one scenario per default plugin, each
-// explaining where every pod went — the plugin that ruled out each other
-// node, and the top scores.
-func pluginScenarios() []Scenario {
-	return []Scenario{
+// chapter9 is chapter 9's stories: one per default plugin, each showing
+// where every pod went — the plugin that ruled out each other node, and the
+// top scores.
+func chapter9() []scenario.Scenario {
+	return []scenario.Scenario{
 		{Name: "ch9-scheduling-gates", Chapter: 9, Run: runSchedulingGates,
 			Description: "SchedulingGates: a gated pod waits without being tried; removing its last gate schedules it"},
-		{Name: "ch9-taint-toleration", Chapter: 9, Run: runTaintToleration,
-			Description: "TaintToleration: NoSchedule taints keep pods off unless tolerated; " +
-				"PreferNoSchedule only scores lower"},
-		{Name: "ch9-node-affinity", Chapter: 9, Run: runNodeAffinity,
-			Description: "NodeAffinity: a nodeSelector filters nodes, preferred terms rank the rest"},
 		{Name: "ch9-node-ports", Chapter: 9, Run: runNodePorts,
 			Description: "NodePorts: two pods cannot share a host port on one node"},
 		{Name: "ch9-most-allocated", Chapter: 9, Run: runMostAllocated,
 			Description: "NodeResourcesFit with MostAllocated: pods are packed onto the fullest node that fits",
-			Config: fromYAML(`- plugins:
+			Config: scenario.ProfilesYAML(`- plugins:
     multiPoint:
       enabled: [{name: PrioritySort}, {name: NodeResourcesFit}, {name: DefaultBinder}]
       disabled: [{name: "*"}]
@@ -39,7 +39,7 @@ func pluginScenarios() []Scenario {
 `)},
 		{Name: "ch9-balanced-allocation", Chapter: 9, Run: runBalancedAllocation,
 			Description: "NodeResourcesBalancedAllocation: prefer the node whose cpu and memory stay equally used",
-			Config: fromYAML(`- plugins:
+			Config: scenario.ProfilesYAML(`- plugins:
     multiPoint:
       enabled: [{name: PrioritySort}, {name: NodeResourcesFit}, {name: NodeResourcesBalancedAllocation},
 	{name: DefaultBinder}]
@@ -56,19 +56,20 @@ func pluginScenarios() []Scenario {
 	}
 }
 
+// zoned is a node of the zone.
 func zoned(name, zone string) *builders.NodeWrapper {
-	return MakeNode(name).Label(v1.LabelTopologyZone, zone)
+	return scenario.MakeNode(name).Label(v1.LabelTopologyZone, zone)
 }
 
-func runSchedulingGates(ctx context.Context, env *Env) error {
-	if err := env.CreateNodes(ctx, MakeNode("node0").Obj()); err != nil {
+func runSchedulingGates(ctx context.Context, env *scenario.Env) error {
+	if err := env.CreateNodes(ctx, scenario.MakeNode("node0").Obj()); err != nil {
 		return err
 	}
-	gated := MakePod("gated").SchedulingGates("example.com/quota").Obj()
-	if err := env.CreatePods(ctx, gated, MakePod("open").Obj()); err != nil {
+	gated := scenario.MakePod("gated").SchedulingGates("example.com/quota").Obj()
+	if err := env.CreatePods(ctx, gated, scenario.MakePod("open").Obj()); err != nil {
 		return err
 	}
-	if _, err := env.WaitForPodBound(ctx, "open", DefaultWait); err != nil {
+	if _, err := env.WaitForPodBound(ctx, "open", scenario.DefaultWait); err != nil {
 		return err
 	}
 	if err := env.ExpectNoNewAttempts(ctx, "gated", 2*time.Second); err != nil {
@@ -83,71 +84,37 @@ func runSchedulingGates(ctx context.Context, env *Env) error {
 		"gated", "application/strategic-merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
 		return err
 	}
-	if _, err := env.WaitForPodBound(ctx, "gated", DefaultWait); err != nil {
+	if _, err := env.WaitForPodBound(ctx, "gated", scenario.DefaultWait); err != nil {
 		return err
 	}
-	if _, err := env.WaitForAttempts(ctx, "gated", 1, DefaultWait); err != nil {
+	if _, err := env.WaitForAttempts(ctx, "gated", 1, scenario.DefaultWait); err != nil {
 		return err
 	}
-	env.Explain("gated")
+	env.ShowAttempt("gated")
 	return nil
 }
 
-func runTaintToleration(ctx context.Context, env *Env) error {
-	err := env.CreateNodes(ctx,
-		MakeNode("gpu").Taint("dedicated", "gpu", v1.TaintEffectNoSchedule).Obj(),
-		MakeNode("spot").Taint("spot", "true", v1.TaintEffectPreferNoSchedule).Obj(),
-		MakeNode("plain").Obj())
-	if err != nil {
-		return err
-	}
-	return placeAndCheck(ctx, env, map[string]string{"web": "plain", "trainer": "gpu"},
-		MakePod("web").Obj(),
-		// trainer tolerates the gpu taint and is steered there by a nodeSelector;
-		// without the toleration, TaintToleration would rule gpu out.
-		MakePod("trainer").Toleration(v1.Toleration{Key: "dedicated", Operator: v1.TolerationOpEqual, Value: "gpu",
-			Effect: v1.TaintEffectNoSchedule}).NodeSelector(v1.LabelHostname, "gpu").Obj())
-}
-
-func runNodeAffinity(ctx context.Context, env *Env) error {
-	err := env.CreateNodes(ctx,
-		MakeNode("ssd-fast").Label("disk", "ssd").Label("tier", "gold").Obj(),
-		MakeNode("ssd-slow").Label("disk", "ssd").Obj(),
-		MakeNode("hdd").Label("disk", "hdd").Label("tier", "gold").Obj())
-	if err != nil {
-		return err
-	}
-	gold := v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{
-		{Key: "tier", Operator: v1.NodeSelectorOpIn, Values: []string{"gold"}},
-	}}
-	prefersGold := &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
-		PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{Weight: 100, Preference: gold}},
-	}}
-	return placeAndCheck(ctx, env, map[string]string{"db": "ssd-fast"},
-		MakePod("db").NodeSelector("disk", "ssd").Affinity(prefersGold).Obj())
-}
-
-func runNodePorts(ctx context.Context, env *Env) error {
-	if err := env.CreateNodes(ctx, MakeNode("node0").Obj(), MakeNode("node1").Obj()); err != nil {
+func runNodePorts(ctx context.Context, env *scenario.Env) error {
+	if err := env.CreateNodes(ctx, scenario.MakeNode("node0").Obj(), scenario.MakeNode("node1").Obj()); err != nil {
 		return err
 	}
 	for _, name := range []string{"proxy-a", "proxy-b"} {
-		if err := env.CreatePods(ctx, MakePod(name).HostPort(v1.ProtocolTCP, "", 8080).Obj()); err != nil {
+		if err := env.CreatePods(ctx, scenario.MakePod(name).HostPort(v1.ProtocolTCP, "", 8080).Obj()); err != nil {
 			return err
 		}
-		if _, err := env.WaitForPodBound(ctx, name, DefaultWait); err != nil {
+		if _, err := env.WaitForPodBound(ctx, name, scenario.DefaultWait); err != nil {
 			return err
 		}
-		env.Explain(name)
+		env.ShowAttempt(name)
 	}
-	if err := env.CreatePods(ctx, MakePod("proxy-c").HostPort(v1.ProtocolTCP, "", 8080).Obj()); err != nil {
+	if err := env.CreatePods(ctx, scenario.MakePod("proxy-c").HostPort(v1.ProtocolTCP, "", 8080).Obj()); err != nil {
 		return err
 	}
-	msg, err := env.WaitForPodUnschedulable(ctx, "proxy-c", DefaultWait)
+	msg, err := env.WaitForPodUnschedulable(ctx, "proxy-c", scenario.DefaultWait)
 	if err != nil {
 		return err
 	}
-	env.Explain("proxy-c")
+	env.ShowAttempt("proxy-c")
 	want := "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports. " +
 		"preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
 	if msg != want {
@@ -156,41 +123,41 @@ func runNodePorts(ctx context.Context, env *Env) error {
 	return nil
 }
 
-func runMostAllocated(ctx context.Context, env *Env) error {
+func runMostAllocated(ctx context.Context, env *scenario.Env) error {
 	err := env.CreateNodes(ctx,
-		MakeNode("small").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "2", v1.ResourceMemory: "4Gi"}).Obj(),
-		MakeNode("big").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "16", v1.ResourceMemory: "64Gi"}).Obj())
+		scenario.MakeNode("small").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "2", v1.ResourceMemory: "4Gi"}).Obj(),
+		scenario.MakeNode("big").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "16", v1.ResourceMemory: "64Gi"}).Obj())
 	if err != nil {
 		return err
 	}
 	half := map[v1.ResourceName]string{v1.ResourceCPU: "500m", v1.ResourceMemory: "1Gi"}
-	return placeAndCheck(ctx, env, map[string]string{"job1": "small", "job2": "small"},
-		MakePod("job1").Req(half).Obj(), MakePod("job2").Req(half).Obj())
+	return env.PlaceAndCheck(ctx, map[string]string{"job1": "small", "job2": "small"},
+		scenario.MakePod("job1").Req(half).Obj(), scenario.MakePod("job2").Req(half).Obj())
 }
 
-func runBalancedAllocation(ctx context.Context, env *Env) error {
+func runBalancedAllocation(ctx context.Context, env *scenario.Env) error {
 	err := env.CreateNodes(ctx,
-		MakeNode("lopsided").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "8", v1.ResourceMemory: "8Gi"}).Obj(),
-		MakeNode("even").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "16Gi"}).Obj())
+		scenario.MakeNode("lopsided").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "8", v1.ResourceMemory: "8Gi"}).Obj(),
+		scenario.MakeNode("even").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "16Gi"}).Obj())
 	if err != nil {
 		return err
 	}
-	return placeAndCheck(ctx, env, map[string]string{"cache": "even"},
-		MakePod("cache").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1", v1.ResourceMemory: "4Gi"}).Obj())
+	return env.PlaceAndCheck(ctx, map[string]string{"cache": "even"},
+		scenario.MakePod("cache").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1", v1.ResourceMemory: "4Gi"}).Obj())
 }
 
-func runImageLocality(ctx context.Context, env *Env) error {
+func runImageLocality(ctx context.Context, env *scenario.Env) error {
 	err := env.CreateNodes(ctx,
-		MakeNode("warm").Images(800*1024*1024, "registry.example/ml/trainer:2.1").Obj(),
-		MakeNode("cold").Obj())
+		scenario.MakeNode("warm").Images(800*1024*1024, "registry.example/ml/trainer:2.1").Obj(),
+		scenario.MakeNode("cold").Obj())
 	if err != nil {
 		return err
 	}
-	return placeAndCheck(ctx, env, map[string]string{"trainer": "warm"},
-		MakePod("trainer").Image("registry.example/ml/trainer:2.1").Obj())
+	return env.PlaceAndCheck(ctx, map[string]string{"trainer": "warm"},
+		scenario.MakePod("trainer").Image("registry.example/ml/trainer:2.1").Obj())
 }
 
-func runTopologySpread(ctx context.Context, env *Env) error {
+func runTopologySpread(ctx context.Context, env *scenario.Env) error {
 	err := env.CreateNodes(ctx, zoned("a", "zone-a").Obj(), zoned("b", "zone-b").Obj(), zoned("c", "zone-c").Obj())
 	if err != nil {
 		return err
@@ -204,11 +171,11 @@ func runTopologySpread(ctx context.Context, env *Env) error {
 	perZone := map[string]int{}
 	for i := range 6 {
 		name := fmt.Sprintf("web%d", i)
-		p := MakePod(name).Label("app", "web").SpreadConstraint(overZones).Obj()
+		p := scenario.MakePod(name).Label("app", "web").SpreadConstraint(overZones).Obj()
 		if err := env.CreatePods(ctx, p); err != nil {
 			return err
 		}
-		bound, err := env.WaitForPodBound(ctx, name, DefaultWait)
+		bound, err := env.WaitForPodBound(ctx, name, scenario.DefaultWait)
 		if err != nil {
 			return err
 		}
@@ -228,16 +195,16 @@ func runTopologySpread(ctx context.Context, env *Env) error {
 		}
 	}
 	for _, name := range []string{"web6", "web7"} {
-		p := MakePod(name).Label("app", "web").SpreadConstraint(overZones).Obj()
+		p := scenario.MakePod(name).Label("app", "web").SpreadConstraint(overZones).Obj()
 		if err := env.CreatePods(ctx, p); err != nil {
 			return err
 		}
-		if _, err := env.WaitForAttempts(ctx, name, 1, DefaultWait); err != nil {
+		if _, err := env.WaitForAttempts(ctx, name, 1, scenario.DefaultWait); err != nil {
 			return err
 		}
-		env.Explain(name)
+		env.ShowAttempt(name)
 	}
-	msg, err := env.WaitForPodUnschedulable(ctx, "web7", DefaultWait)
+	msg, err := env.WaitForPodUnschedulable(ctx, "web7", scenario.DefaultWait)
 	if err != nil {
 		return err
 	}
@@ -252,16 +219,16 @@ func runTopologySpread(ctx context.Context, env *Env) error {
 	return nil
 }
 
-func runInterPodAffinity(ctx context.Context, env *Env) error {
+func runInterPodAffinity(ctx context.Context, env *scenario.Env) error {
 	err := env.CreateNodes(ctx, zoned("a1", "zone-a").Obj(), zoned("b1", "zone-b").Obj(), zoned("b2", "zone-b").Obj())
 	if err != nil {
 		return err
 	}
 	if err := env.CreatePods(ctx,
-		MakePod("db").Label("app", "db").NodeSelector("kubernetes.io/hostname", "b1").Obj()); err != nil {
+		scenario.MakePod("db").Label("app", "db").NodeSelector("kubernetes.io/hostname", "b1").Obj()); err != nil {
 		return err
 	}
-	if _, err := env.WaitForPodBound(ctx, "db", DefaultWait); err != nil {
+	if _, err := env.WaitForPodBound(ctx, "db", scenario.DefaultWait); err != nil {
 		return err
 	}
 	term := func(app, key string) v1.PodAffinityTerm {
@@ -276,29 +243,7 @@ func runInterPodAffinity(ctx context.Context, env *Env) error {
 	}
 	// web1: zone-a has no db; of b1 and b2, b2 has less requested.
 	// web2: b2 already runs a web pod, which the anti-affinity forbids.
-	return placeAndCheck(ctx, env, map[string]string{"web1": "b2", "web2": "b1"},
-		MakePod("web1").Label("app", "web").Affinity(nearDB).Obj(),
-		MakePod("web2").Label("app", "web").Affinity(nearDB.DeepCopy()).Obj())
-}
-
-// placeAndCheck creates pods one by one, waits for each to be bound,
-// explains the decision, and checks the nodes in want.
-func placeAndCheck(ctx context.Context, env *Env, want map[string]string, pods ...*v1.Pod) error {
-	for _, p := range pods {
-		if err := env.CreatePods(ctx, p); err != nil {
-			return err
-		}
-		bound, err := env.WaitForPodBound(ctx, p.Name, DefaultWait)
-		if err != nil {
-			return err
-		}
-		if _, err := env.WaitForAttempts(ctx, p.Name, 1, DefaultWait); err != nil {
-			return err
-		}
-		env.Explain(p.Name)
-		if w, ok := want[p.Name]; ok && bound.Spec.NodeName != w {
-			return fmt.Errorf("%s went to %s, want %s", p.Name, bound.Spec.NodeName, w)
-		}
-	}
-	return nil
+	return env.PlaceAndCheck(ctx, map[string]string{"web1": "b2", "web2": "b1"},
+		scenario.MakePod("web1").Label("app", "web").Affinity(nearDB).Obj(),
+		scenario.MakePod("web2").Label("app", "web").Affinity(nearDB.DeepCopy()).Obj())
 }

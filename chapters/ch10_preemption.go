@@ -1,8 +1,9 @@
-// This file holds chapter 10's scenarios, preemption and nominated pods,
-// with the helpers they need. They run the default profile (DefaultPreemption
-// included) with KWOK, so victims really go away and pods have start times.
+// Chapter 10's stories (docs/10-preemption.md): preemption and nominated
+// pods, with the helpers they need. They run the default profile
+// (DefaultPreemption included) with KWOK, so victims really go away and pods
+// have start times.
 
-package scenario
+package chapters
 
 import (
 	"context"
@@ -13,13 +14,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/minisched/minisched/minisched"
+	"github.com/minisched/minisched/scenario"
 )
 
 // Priority classes of chapter 10 (cluster-wide; created once, kept).
@@ -28,8 +29,9 @@ var chapter10Classes = map[string]int32{"lowest": 10, "low": 20, "mid": 500, "hi
 // holdFinalizer keeps a victim Terminating until the scenario lets it go.
 const holdFinalizer = "minisched.example/hold"
 
-func preemptionScenarios() []Scenario {
-	return []Scenario{
+// chapter10 is chapter 10's stories.
+func chapter10() []scenario.Scenario {
+	return []scenario.Scenario{
 		{
 			Name: "ch10-preemption", Chapter: 10, Lifecycle: true,
 			Description: "a high-priority pod that fits nowhere evicts the lowest-priority pod that frees enough room, " +
@@ -62,51 +64,51 @@ func preemptionScenarios() []Scenario {
 	}
 }
 
-func runPreemption(ctx context.Context, env *Env) error {
-	if err := env.setUpChapter10(ctx, cpuNode("node0", "2")); err != nil {
+func runPreemption(ctx context.Context, env *scenario.Env) error {
+	if err := setUpChapter10(ctx, env, cpuNode("node0", "2")); err != nil {
 		return err
 	}
-	if err := env.createRunning(ctx, MakePod("low").PriorityClassName("low").Req(cpus("1")).Obj(),
-		MakePod("lowest").PriorityClassName("lowest").Req(cpus("1")).Obj()); err != nil {
+	if err := createRunning(ctx, env, scenario.MakePod("low").PriorityClassName("low").Req(cpus("1")).Obj(),
+		scenario.MakePod("lowest").PriorityClassName("lowest").Req(cpus("1")).Obj()); err != nil {
 		return err
 	}
-	return env.preemptAndReport(ctx, MakePod("high").PriorityClassName("high").Req(cpus("1")).Obj(),
+	return preemptAndReport(ctx, env, scenario.MakePod("high").PriorityClassName("high").Req(cpus("1")).Obj(),
 		"node0", []string{"lowest"}, []string{"low"})
 }
 
-func runPreemptionPDB(ctx context.Context, env *Env) error {
-	if err := env.setUpChapter10(ctx, cpuNode("node0", "2"), cpuNode("node1", "2")); err != nil {
+func runPreemptionPDB(ctx context.Context, env *scenario.Env) error {
+	if err := setUpChapter10(ctx, env, cpuNode("node0", "2"), cpuNode("node1", "2")); err != nil {
 		return err
 	}
 	// No disruption controller runs here, so the budget's status (0
 	// disruptions allowed) is written by hand.
-	if err := env.createPDB(ctx, "db", map[string]string{"app": "db"}, 0); err != nil {
+	if err := env.CreatePDB(ctx, pdb("db", map[string]string{"app": "db"}, 0)); err != nil {
 		return err
 	}
-	db := MakePod("db").Label("app", "db").PriorityClassName("low").Req(cpus("2")).NodeName("node0").Obj()
-	web := MakePod("web").Label("app", "web").PriorityClassName("low").Req(cpus("2")).NodeName("node1").Obj()
-	if err := env.createRunning(ctx, db, web); err != nil {
+	db := scenario.MakePod("db").Label("app", "db").PriorityClassName("low").Req(cpus("2")).NodeName("node0").Obj()
+	web := scenario.MakePod("web").Label("app", "web").PriorityClassName("low").Req(cpus("2")).NodeName("node1").Obj()
+	if err := createRunning(ctx, env, db, web); err != nil {
 		return err
 	}
 	env.Logf("db (protected by a PDB allowing 0 disruptions) runs on node0, web on node1; same priority")
-	return env.preemptAndReport(ctx, MakePod("high").PriorityClassName("high").Req(cpus("1")).Obj(),
+	return preemptAndReport(ctx, env, scenario.MakePod("high").PriorityClassName("high").Req(cpus("1")).Obj(),
 		"node1", []string{"web"}, []string{"db"})
 }
 
-func runPreemptionPolicyNever(ctx context.Context, env *Env) error {
-	if err := env.setUpChapter10(ctx, cpuNode("node0", "2")); err != nil {
+func runPreemptionPolicyNever(ctx context.Context, env *scenario.Env) error {
+	if err := setUpChapter10(ctx, env, cpuNode("node0", "2")); err != nil {
 		return err
 	}
-	if err := env.createPriorityClass(ctx, "high-never", 1000, v1.PreemptNever); err != nil {
+	if err := env.CreatePriorityClass(ctx, priorityClass("high-never", 1000, v1.PreemptNever)); err != nil {
 		return err
 	}
-	if err := env.createRunning(ctx, MakePod("low").PriorityClassName("low").Req(cpus("2")).Obj()); err != nil {
+	if err := createRunning(ctx, env, scenario.MakePod("low").PriorityClassName("low").Req(cpus("2")).Obj()); err != nil {
 		return err
 	}
-	if err := env.CreatePods(ctx, MakePod("polite").PriorityClassName("high-never").Req(cpus("1")).Obj()); err != nil {
+	if err := env.CreatePods(ctx, scenario.MakePod("polite").PriorityClassName("high-never").Req(cpus("1")).Obj()); err != nil {
 		return err
 	}
-	msg, err := env.WaitForPodUnschedulable(ctx, "polite", DefaultWait)
+	msg, err := env.WaitForPodUnschedulable(ctx, "polite", scenario.DefaultWait)
 	if err != nil {
 		return err
 	}
@@ -116,7 +118,7 @@ func runPreemptionPolicyNever(ctx context.Context, env *Env) error {
 	}
 	// The condition is written before the attempt is told to the observer:
 	// wait for the attempt, then check no other follows.
-	if _, err := env.WaitForAttempts(ctx, "polite", 1, DefaultWait); err != nil {
+	if _, err := env.WaitForAttempts(ctx, "polite", 1, scenario.DefaultWait); err != nil {
 		return err
 	}
 	if err := env.ExpectNoNewAttempts(ctx, "polite", 2*time.Second); err != nil {
@@ -129,36 +131,36 @@ func runPreemptionPolicyNever(ctx context.Context, env *Env) error {
 	return nil
 }
 
-func runNominatedNodeHeld(ctx context.Context, env *Env) error {
-	if err := env.setUpChapter10(ctx, cpuNode("node0", "3")); err != nil {
+func runNominatedNodeHeld(ctx context.Context, env *scenario.Env) error {
+	if err := setUpChapter10(ctx, env, cpuNode("node0", "3")); err != nil {
 		return err
 	}
 	// The victim's finalizer keeps it Terminating (as a long grace period
 	// would) until the scenario removes it.
-	slow := MakePod("slow").PriorityClassName("low").Req(cpus("2")).Obj()
+	slow := scenario.MakePod("slow").PriorityClassName("low").Req(cpus("2")).Obj()
 	slow.Finalizers = []string{holdFinalizer}
-	if err := env.createRunning(ctx, slow); err != nil {
+	if err := createRunning(ctx, env, slow); err != nil {
 		return err
 	}
-	if err := env.CreatePods(ctx, MakePod("high").PriorityClassName("high").Req(cpus("3")).Obj()); err != nil {
+	if err := env.CreatePods(ctx, scenario.MakePod("high").PriorityClassName("high").Req(cpus("3")).Obj()); err != nil {
 		return err
 	}
-	node, err := env.waitNominated(ctx, "high")
+	node, err := waitNominated(ctx, env, "high")
 	if err != nil {
 		return err
 	}
-	if err := env.waitTerminating(ctx, "slow"); err != nil {
+	if err := waitTerminating(ctx, env, "slow"); err != nil {
 		return err
 	}
-	env.Logf("high (3 cpu) is nominated to %s; the victim slow is Terminating (%s)", node, env.disruption(ctx, "slow"))
+	env.Logf("high (3 cpu) is nominated to %s; the victim slow is Terminating (%s)", node, disruption(ctx, env, "slow"))
 	// node0 has 3 cpu: slow's 2 are still counted, 1 is free. "sneaky" asks
 	// for that 1 cpu with a lower priority than high: Filter counts high's
 	// 3 cpu on its nominated node, so sneaky does not fit there, and
 	// evicting slow would not make room for both.
-	if err := env.CreatePods(ctx, MakePod("sneaky").PriorityClassName("mid").Req(cpus("1")).Obj()); err != nil {
+	if err := env.CreatePods(ctx, scenario.MakePod("sneaky").PriorityClassName("mid").Req(cpus("1")).Obj()); err != nil {
 		return err
 	}
-	msg, err := env.WaitForPodUnschedulable(ctx, "sneaky", DefaultWait)
+	msg, err := env.WaitForPodUnschedulable(ctx, "sneaky", scenario.DefaultWait)
 	if err != nil {
 		return err
 	}
@@ -170,10 +172,10 @@ func runNominatedNodeHeld(ctx context.Context, env *Env) error {
 		return fmt.Errorf("sneaky's FailedScheduling says %q, want %q", msg, want)
 	}
 	env.Logf("letting slow finish terminating")
-	if err := env.removeFinalizer(ctx, "slow"); err != nil {
+	if err := removeFinalizer(ctx, env, "slow"); err != nil {
 		return err
 	}
-	p, err := env.WaitForPodBound(ctx, "high", DefaultWait)
+	p, err := env.WaitForPodBound(ctx, "high", scenario.DefaultWait)
 	if err != nil {
 		return err
 	}
@@ -191,24 +193,24 @@ func runNominatedNodeHeld(ctx context.Context, env *Env) error {
 	return nil
 }
 
-func runTwoPreemptors(ctx context.Context, env *Env) error {
+func runTwoPreemptors(ctx context.Context, env *scenario.Env) error {
 	// Only node1 is big enough for first, so where it lands does not hang on
 	// which of the two concurrent evictions finishes first.
-	if err := env.setUpChapter10(ctx, cpuNode("node0", "2"), cpuNode("node1", "3")); err != nil {
+	if err := setUpChapter10(ctx, env, cpuNode("node0", "2"), cpuNode("node1", "3")); err != nil {
 		return err
 	}
-	if err := env.createRunning(ctx,
-		MakePod("victim-low").PriorityClassName("low").Req(cpus("2")).NodeName("node0").Obj(),
-		MakePod("victim-lowest").PriorityClassName("lowest").Req(cpus("3")).NodeName("node1").Obj()); err != nil {
+	if err := createRunning(ctx, env,
+		scenario.MakePod("victim-low").PriorityClassName("low").Req(cpus("2")).NodeName("node0").Obj(),
+		scenario.MakePod("victim-lowest").PriorityClassName("lowest").Req(cpus("3")).NodeName("node1").Obj()); err != nil {
 		return err
 	}
-	if err := env.CreatePods(ctx, MakePod("first").PriorityClassName("high").Req(cpus("3")).Obj(),
-		MakePod("second").PriorityClassName("mid").Req(cpus("2")).Obj()); err != nil {
+	if err := env.CreatePods(ctx, scenario.MakePod("first").PriorityClassName("high").Req(cpus("3")).Obj(),
+		scenario.MakePod("second").PriorityClassName("mid").Req(cpus("2")).Obj()); err != nil {
 		return err
 	}
 	want := map[string]string{"first": "node1", "second": "node0"}
 	for _, name := range []string{"first", "second"} {
-		a, err := env.waitNominatedAttempt(ctx, name)
+		a, err := waitNominatedAttempt(ctx, env, name)
 		if err != nil {
 			return err
 		}
@@ -219,23 +221,23 @@ func runTwoPreemptors(ctx context.Context, env *Env) error {
 		}
 	}
 	for _, v := range []string{"victim-low", "victim-lowest"} {
-		notes, err := env.WaitForEvent(ctx, v, "Preempted", DefaultWait)
+		notes, err := env.WaitForEvent(ctx, v, "Preempted", scenario.DefaultWait)
 		if err != nil {
 			return err
 		}
-		if err := env.waitGone(ctx, v); err != nil {
+		if err := env.WaitForPodGone(ctx, v, scenario.DefaultWait); err != nil {
 			return err
 		}
 		env.Logf("victim %s: %s; it terminated and is gone", v, notes[0])
 	}
-	return env.expectBound(ctx, want, "first", "second")
+	return env.ExpectBound(ctx, want, "first", "second")
 }
 
 // preemptAndReport creates preemptor, waits for its nomination, its victims
 // to go and it to bind to node, checks survivors still run, and tells the
 // story: the first FailedScheduling message, the nominated node, the
 // victims and their Preempted events.
-func (e *Env) preemptAndReport(ctx context.Context, preemptor *v1.Pod, node string, victims,
+func preemptAndReport(ctx context.Context, e *scenario.Env, preemptor *v1.Pod, node string, victims,
 	survivors []string) error {
 	if err := e.CreatePods(ctx, preemptor); err != nil {
 		return err
@@ -244,7 +246,7 @@ func (e *Env) preemptAndReport(ctx context.Context, preemptor *v1.Pod, node stri
 	// the victim go at once, and the apiserver clears
 	// status.nominatedNodeName when the pod is bound, so a poll of the pod
 	// may never see it.
-	a, err := e.waitNominatedAttempt(ctx, preemptor.Name)
+	a, err := waitNominatedAttempt(ctx, e, preemptor.Name)
 	if err != nil {
 		return err
 	}
@@ -252,16 +254,16 @@ func (e *Env) preemptAndReport(ctx context.Context, preemptor *v1.Pod, node stri
 	e.Logf("%s: %s", preemptor.Name, a.Message)
 	e.Logf("%s nominated to %s", preemptor.Name, nominated)
 	for _, v := range victims {
-		notes, err := e.WaitForEvent(ctx, v, "Preempted", DefaultWait)
+		notes, err := e.WaitForEvent(ctx, v, "Preempted", scenario.DefaultWait)
 		if err != nil {
 			return err
 		}
-		if err := e.waitGone(ctx, v); err != nil {
+		if err := e.WaitForPodGone(ctx, v, scenario.DefaultWait); err != nil {
 			return err
 		}
 		e.Logf("victim %s: %s; it terminated and is gone", v, notes[0])
 	}
-	p, err := e.WaitForPodBound(ctx, preemptor.Name, DefaultWait)
+	p, err := e.WaitForPodBound(ctx, preemptor.Name, scenario.DefaultWait)
 	if err != nil {
 		return err
 	}
@@ -279,54 +281,45 @@ func (e *Env) preemptAndReport(ctx context.Context, preemptor *v1.Pod, node stri
 }
 
 // setUpChapter10 creates the priority classes (if missing) and the nodes.
-func (e *Env) setUpChapter10(ctx context.Context, nodes ...*v1.Node) error {
+func setUpChapter10(ctx context.Context, e *scenario.Env, nodes ...*v1.Node) error {
 	for name, value := range chapter10Classes {
-		if err := e.createPriorityClass(ctx, name, value, v1.PreemptLowerPriority); err != nil {
+		if err := e.CreatePriorityClass(ctx, priorityClass(name, value, v1.PreemptLowerPriority)); err != nil {
 			return err
 		}
 	}
 	return e.CreateNodes(ctx, nodes...)
 }
 
-func (e *Env) createPriorityClass(ctx context.Context, name string, value int32, policy v1.PreemptionPolicy) error {
-	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value,
+// priorityClass is a priority class of the value and preemption policy.
+func priorityClass(name string, value int32, policy v1.PreemptionPolicy) *schedulingv1.PriorityClass {
+	return &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value,
 		PreemptionPolicy: &policy}
-	_, err := e.Client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		return nil
-	}
-	return err
 }
 
-// createPDB creates a PodDisruptionBudget and writes the status the
-// disruption controller would (none runs here).
-func (e *Env) createPDB(ctx context.Context, name string, selector map[string]string, allowed int32) error {
-	pdb := &policyv1.PodDisruptionBudget{
+// pdb is a PodDisruptionBudget keeping one pod of selector available, with
+// the status the disruption controller would write (none runs here):
+// allowed disruptions.
+func pdb(name string, selector map[string]string, allowed int32) *policyv1.PodDisruptionBudget {
+	return &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			MinAvailable: &intstr.IntOrString{Type: intstr.Int, IntVal: 1},
 			Selector:     &metav1.LabelSelector{MatchLabels: selector},
 		},
+		Status: policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: allowed, CurrentHealthy: allowed + 1,
+			DesiredHealthy: 1, ExpectedPods: allowed + 1},
 	}
-	created, err := e.Client.PolicyV1().PodDisruptionBudgets(e.Namespace).Create(ctx, pdb, metav1.CreateOptions{})
-	if err != nil {
-		return err
-	}
-	created.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: created.Generation,
-		DisruptionsAllowed: allowed, CurrentHealthy: allowed + 1, DesiredHealthy: 1, ExpectedPods: allowed + 1}
-	_, err = e.Client.PolicyV1().PodDisruptionBudgets(e.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{})
-	return err
 }
 
 // createRunning creates pods (bound by the scheduler, or created bound) and
 // waits until KWOK reports each Running with a start time.
-func (e *Env) createRunning(ctx context.Context, pods ...*v1.Pod) error {
+func createRunning(ctx context.Context, e *scenario.Env, pods ...*v1.Pod) error {
 	if err := e.CreatePods(ctx, pods...); err != nil {
 		return err
 	}
 	for _, p := range pods {
 		name := p.Name
-		err := wait.PollUntilContextTimeout(ctx, pollInterval, DefaultWait, true, func(ctx context.Context) (bool, error) {
+		err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true, func(ctx context.Context) (bool, error) {
 			got, err := e.Client.CoreV1().Pods(e.Namespace).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return false, err
@@ -340,9 +333,9 @@ func (e *Env) createRunning(ctx context.Context, pods ...*v1.Pod) error {
 	return nil
 }
 
-func (e *Env) waitNominated(ctx context.Context, name string) (string, error) {
+func waitNominated(ctx context.Context, e *scenario.Env, name string) (string, error) {
 	var node string
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, DefaultWait, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true, func(ctx context.Context) (bool, error) {
 		p, err := e.Client.CoreV1().Pods(e.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -358,9 +351,9 @@ func (e *Env) waitNominated(ctx context.Context, name string) (string, error) {
 
 // waitNominatedAttempt waits for the first attempt of the pod that ended in
 // a nomination, and returns it.
-func (e *Env) waitNominatedAttempt(ctx context.Context, name string) (minisched.Attempt, error) {
+func waitNominatedAttempt(ctx context.Context, e *scenario.Env, name string) (minisched.Attempt, error) {
 	var found minisched.Attempt
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, DefaultWait, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true, func(context.Context) (bool, error) {
 		for _, a := range e.PodAttempts(name) {
 			if a.NominatedNode != "" {
 				found = a
@@ -375,8 +368,8 @@ func (e *Env) waitNominatedAttempt(ctx context.Context, name string) (minisched.
 	return found, nil
 }
 
-func (e *Env) waitTerminating(ctx context.Context, name string) error {
-	return wait.PollUntilContextTimeout(ctx, pollInterval, DefaultWait, true, func(ctx context.Context) (bool, error) {
+func waitTerminating(ctx context.Context, e *scenario.Env, name string) error {
+	return wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true, func(ctx context.Context) (bool, error) {
 		p, err := e.Client.CoreV1().Pods(e.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -385,22 +378,8 @@ func (e *Env) waitTerminating(ctx context.Context, name string) error {
 	})
 }
 
-func (e *Env) waitGone(ctx context.Context, name string) error {
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, DefaultWait, true, func(ctx context.Context) (bool, error) {
-		_, err := e.Client.CoreV1().Pods(e.Namespace).Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return true, nil
-		}
-		return false, err
-	})
-	if err != nil {
-		return fmt.Errorf("pod %s did not go away: %w", name, err)
-	}
-	return nil
-}
-
 // disruption describes the pod's DisruptionTarget condition.
-func (e *Env) disruption(ctx context.Context, name string) string {
+func disruption(ctx context.Context, e *scenario.Env, name string) string {
 	p, err := e.Client.CoreV1().Pods(e.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err.Error()
@@ -413,14 +392,14 @@ func (e *Env) disruption(ctx context.Context, name string) string {
 	return "no DisruptionTarget condition"
 }
 
-func (e *Env) removeFinalizer(ctx context.Context, name string) error {
+func removeFinalizer(ctx context.Context, e *scenario.Env, name string) error {
 	patch := []byte(`{"metadata":{"finalizers":null}}`)
 	_, err := e.Client.CoreV1().Pods(e.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	return err
 }
 
 func cpuNode(name, cpu string) *v1.Node {
-	return MakeNode(name).Capacity(map[v1.ResourceName]string{v1.ResourceCPU: cpu}).Obj()
+	return scenario.MakeNode(name).Capacity(map[v1.ResourceName]string{v1.ResourceCPU: cpu}).Obj()
 }
 
 func cpus(q string) map[v1.ResourceName]string { return map[v1.ResourceName]string{v1.ResourceCPU: q} }

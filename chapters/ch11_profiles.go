@@ -1,8 +1,8 @@
-// This file holds chapter 11's scenario, profiles and configuration: one
-// scheduler, one queue, two profiles, each pod scheduled by the profile its
-// spec.schedulerName names.
+// Chapter 11's story (docs/11-profiles.md), profiles and configuration:
+// one scheduler, one queue, two profiles, each pod scheduled by the profile
+// its spec.schedulerName names.
 
-package scenario
+package chapters
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/minisched/minisched/scenario"
 )
 
 // binPacking is the second profile of ch11-profiles.
@@ -43,21 +45,22 @@ const profilesConfig = `profiles:
         - {name: memory, weight: 1}
 `
 
-func profileScenarios() []Scenario {
-	return []Scenario{
+// chapter11 is chapter 11's story.
+func chapter11() []scenario.Scenario {
+	return []scenario.Scenario{
 		{
 			Name: "ch11-profiles", Chapter: 11,
 			Description: "two profiles in one scheduler, chosen by spec.schedulerName: default-scheduler spreads four " +
 				"1-cpu pods over four nodes, bin-packing (NodeResourcesFit MostAllocated, weight 3) piles three onto " +
 				"one node, and a pod naming no profile of ours is never tried",
-			Config: configYAML(profilesConfig),
+			Config: scenario.ConfigYAML(profilesConfig),
 			Run:    runProfiles,
 		},
 	}
 }
 
-func runProfiles(ctx context.Context, env *Env) error {
-	if err := env.CreateNodes(ctx, nodes(numbered("node", 0, 3)...)...); err != nil {
+func runProfiles(ctx context.Context, env *scenario.Env) error {
+	if err := env.CreateNodes(ctx, scenario.Nodes(scenario.Numbered("node", 0, 3)...)...); err != nil {
 		return err
 	}
 	// Every pod asks for a quarter of a node's cpu and memory alike, so
@@ -66,14 +69,14 @@ func runProfiles(ctx context.Context, env *Env) error {
 	shape := map[v1.ResourceName]string{v1.ResourceCPU: "1", v1.ResourceMemory: "4Gi"}
 
 	// 1. default-scheduler: LeastAllocated, the emptiest node wins.
-	web := numbered("web-", 0, 3)
+	web := scenario.Numbered("web-", 0, 3)
 	for _, name := range web {
 		// The scenario's pods ask for env.SchedulerName, the first profile.
-		if err := env.CreatePods(ctx, MakePod(name).Req(shape).Obj()); err != nil {
+		if err := env.CreatePods(ctx, scenario.MakePod(name).Req(shape).Obj()); err != nil {
 			return err
 		}
 	}
-	webNodes, err := env.boundNodes(ctx, web)
+	webNodes, err := env.WaitForPodsBound(ctx, web)
 	if err != nil {
 		return err
 	}
@@ -84,13 +87,13 @@ func runProfiles(ctx context.Context, env *Env) error {
 	}
 
 	// 2. bin-packing: the same shape, MostAllocated, the fullest node wins.
-	batch := numbered("batch-", 0, 2)
+	batch := scenario.Numbered("batch-", 0, 2)
 	for _, name := range batch {
-		if err := env.CreatePods(ctx, MakePod(name).SchedulerName(binPacking).Req(shape).Obj()); err != nil {
+		if err := env.CreatePods(ctx, scenario.MakePod(name).SchedulerName(binPacking).Req(shape).Obj()); err != nil {
 			return err
 		}
 	}
-	batchNodes, err := env.boundNodes(ctx, batch)
+	batchNodes, err := env.WaitForPodsBound(ctx, batch)
 	if err != nil {
 		return err
 	}
@@ -99,7 +102,7 @@ func runProfiles(ctx context.Context, env *Env) error {
 	for _, name := range []string{"web-1", "batch-1"} {
 		if a := env.PodAttempts(name); len(a) > 0 {
 			last := a[len(a)-1]
-			env.Logf("%s, profile %s, top scores: %s", name, last.Profile, scoreSummary(last))
+			env.Logf("%s, profile %s, top scores: %s", name, last.Profile, scenario.ScoreSummary(last))
 			if want := map[string]string{"web-1": env.SchedulerName, "batch-1": binPacking}[name]; last.Profile != want {
 				return fmt.Errorf("%s was scheduled by profile %q, want %q", name, last.Profile, want)
 			}
@@ -112,7 +115,7 @@ func runProfiles(ctx context.Context, env *Env) error {
 
 	// 3. A schedulerName no profile has: some other scheduler's pod.
 	const stranger = "stranger"
-	if err := env.CreatePods(ctx, MakePod(stranger).SchedulerName("no-such-scheduler").Req(shape).Obj()); err != nil {
+	if err := env.CreatePods(ctx, scenario.MakePod(stranger).SchedulerName("no-such-scheduler").Req(shape).Obj()); err != nil {
 		return err
 	}
 	if err := env.ExpectNoNewAttempts(ctx, stranger, 2*time.Second); err != nil {
@@ -137,18 +140,4 @@ func runProfiles(ctx context.Context, env *Env) error {
 			stranger, n, events, p.Spec.NodeName)
 	}
 	return nil
-}
-
-// boundNodes waits for each pod to be bound and returns their nodes, in the
-// pods' order.
-func (e *Env) boundNodes(ctx context.Context, pods []string) ([]string, error) {
-	out := make([]string, len(pods))
-	for i, name := range pods {
-		p, err := e.WaitForPodBound(ctx, name, DefaultWait)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = p.Spec.NodeName
-	}
-	return out, nil
 }

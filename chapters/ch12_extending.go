@@ -1,39 +1,35 @@
-// This file holds chapter 12's scenario, extending the scheduler from
+// Chapter 12's story (docs/12-extending.md), extending the scheduler from
 // outside: an HTTP extender beside the plugins.
 
-package scenario
+package chapters
 
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/minisched/minisched/examples/extender/server"
+	"github.com/minisched/minisched/scenario"
 )
 
-// ExtenderURL stands, in a scenario's configuration, for the URL of the
-// example extender the runner starts for a scenario with Extender set.
-const ExtenderURL = "http://example-extender.invalid"
-
-func extenderScenarios() []Scenario {
-	return []Scenario{
+// chapter12 is chapter 12's story.
+func chapter12() []scenario.Scenario {
+	return []scenario.Scenario{
 		{
 			Name: "ch12-extender", Chapter: 12,
 			Description: "an HTTP extender beside the plugins: it filters nodes in maintenance, scores by a label, " +
 				"binds the pods itself, and a pod it turned away is retried on any node change",
 			Config: func() (*configv1.KubeSchedulerConfiguration, error) {
-				cfg, err := fromYAML("- schedulerName: default-scheduler\n")()
+				cfg, err := scenario.ProfilesYAML("- schedulerName: default-scheduler\n")()
 				if err != nil {
 					return nil, err
 				}
 				cfg.Extenders = []configv1.Extender{{
-					URLPrefix: ExtenderURL, FilterVerb: "filter", PrioritizeVerb: "prioritize", Weight: 1,
+					URLPrefix: scenario.ExtenderURL, FilterVerb: "filter", PrioritizeVerb: "prioritize", Weight: 1,
 					BindVerb: "bind", PreemptVerb: "preempt", NodeCacheCapable: true,
 				}}
 				return cfg, nil
@@ -44,36 +40,22 @@ func extenderScenarios() []Scenario {
 	}
 }
 
-// startExtender serves the example extender for a scenario and points the
-// configuration's ExtenderURL entries at it; stop shuts it down.
-func startExtender(client kubernetes.Interface, cfg *configv1.KubeSchedulerConfiguration) (
-	*configv1.KubeSchedulerConfiguration, func()) {
-	srv := httptest.NewServer(server.New(client, server.ClientNodes{Client: client}))
-	cfg = cfg.DeepCopy()
-	for i := range cfg.Extenders {
-		if cfg.Extenders[i].URLPrefix == ExtenderURL {
-			cfg.Extenders[i].URLPrefix = srv.URL
-		}
-	}
-	return cfg, srv.Close
-}
-
-func runExtender(ctx context.Context, env *Env) error {
+func runExtender(ctx context.Context, env *scenario.Env) error {
 	if err := env.CreateNodes(ctx,
-		MakeNode("node0").Label("disk", "ssd").Annotation(server.MaintenanceAnnotation, "firmware upgrade").Obj(),
-		MakeNode("node1").Label("disk", "ssd").Annotation(server.RetiredAnnotation, "end of lease").Obj(),
-		MakeNode("node2").Label(server.PreferenceLabel, "10").Obj(),
-		MakeNode("node3").Obj(),
+		scenario.MakeNode("node0").Label("disk", "ssd").Annotation(server.MaintenanceAnnotation, "firmware upgrade").Obj(),
+		scenario.MakeNode("node1").Label("disk", "ssd").Annotation(server.RetiredAnnotation, "end of lease").Obj(),
+		scenario.MakeNode("node2").Label(server.PreferenceLabel, "10").Obj(),
+		scenario.MakeNode("node3").Obj(),
 	); err != nil {
 		return err
 	}
 	env.Logf("node0 (ssd) is in maintenance, node1 (ssd) is retired, the extender prefers node2 (preference 10)")
 
 	// 1. Filter, prioritize and bind.
-	if err := env.CreatePods(ctx, MakePod("web").Obj()); err != nil {
+	if err := env.CreatePods(ctx, scenario.MakePod("web").Obj()); err != nil {
 		return err
 	}
-	web, err := env.WaitForPodBound(ctx, "web", DefaultWait)
+	web, err := env.WaitForPodBound(ctx, "web", scenario.DefaultWait)
 	if err != nil {
 		return err
 	}
@@ -84,10 +66,10 @@ func runExtender(ctx context.Context, env *Env) error {
 	}
 
 	// 2. The extender's reasons are counted with the plugins'.
-	if err := env.CreatePods(ctx, MakePod("db").NodeSelector("disk", "ssd").Obj()); err != nil {
+	if err := env.CreatePods(ctx, scenario.MakePod("db").NodeSelector("disk", "ssd").Obj()); err != nil {
 		return err
 	}
-	msg, err := env.WaitForPodUnschedulable(ctx, "db", DefaultWait)
+	msg, err := env.WaitForPodUnschedulable(ctx, "db", scenario.DefaultWait)
 	if err != nil {
 		return err
 	}
@@ -105,5 +87,5 @@ func runExtender(ctx context.Context, env *Env) error {
 		return err
 	}
 	env.Logf("maintenance on node0 is over (annotation removed)")
-	return env.expectBound(ctx, map[string]string{"db": "node0"}, "db")
+	return env.ExpectBound(ctx, map[string]string{"db": "node0"}, "db")
 }

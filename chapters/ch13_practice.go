@@ -1,10 +1,11 @@
-// This file holds chapter 13's Dynamic scenarios (custom schedulers from
-// practice): Dynamic, crane-scheduler's load-aware plugin, reading node load
-// from annotations. No Prometheus runs here: each scenario plays the
-// annotator, writing the annotations that `minisched annotate` would write,
-// with fresh timestamps.
+// Chapter 13's stories (docs/13-practice.md), custom schedulers from
+// practice: StatefulSetOrdinal, a rule teams write when affinity and taints
+// cannot say what they need, and Dynamic, crane-scheduler's load-aware
+// plugin, reading node load from annotations. No Prometheus runs here: each
+// Dynamic story plays the annotator, writing the annotations that
+// `minisched annotate` would write, with fresh timestamps.
 
-package scenario
+package chapters
 
 import (
 	"context"
@@ -16,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,8 +26,13 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/minisched/minisched/annotator"
+	"github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/plugins/dynamic"
+	"github.com/minisched/minisched/scenario"
 )
+
+// ordinalLabel is the node label StatefulSetOrdinal reads in the scenario.
+const ordinalLabel = "example.com/ordinal"
 
 // cranePolicy is crane-scheduler's published DynamicSchedulerPolicy
 // (deploy/manifests/dynamic/policy.yaml there), without its comments.
@@ -79,19 +87,36 @@ var craneMetrics = []string{
 	"mem_usage_avg_5m", "mem_usage_max_avg_1h", "mem_usage_max_avg_1d",
 }
 
-func dynamicScenarios() []Scenario {
-	return []Scenario{
-		withDynamicPolicy(Scenario{
+// chapter13 is chapter 13's stories: StatefulSetOrdinal's, then Dynamic's.
+func chapter13() []scenario.Scenario {
+	return []scenario.Scenario{
+		{
+			Name: "ch13-statefulset-ordinal", Chapter: 13,
+			Description: "StatefulSetOrdinal: pod app-N runs only on the node labelled with ordinal N; pods wait for " +
+				"their node, come back to it, and a pod nothing owns is never tried",
+			Config: scenario.ProfilesYAML(`- plugins:
+    multiPoint:
+      enabled:
+      - name: StatefulSetOrdinal
+  pluginConfig:
+  - name: StatefulSetOrdinal
+    args:
+      podLabels: [app]
+      nodeOrdinalLabel: ` + ordinalLabel + `
+`),
+			Run: runStatefulSetOrdinal,
+		},
+		withDynamicPolicy(scenario.Scenario{
 			Name: "ch13-dynamic-overload", Chapter: 13, Run: runDynamicOverload,
 			Description: "Dynamic's Filter: nodes over a load limit are filtered with crane's reason; a lower load " +
 				"written by the annotator lets the pod in at once; a DaemonSet pod is never filtered",
 		}),
-		withDynamicPolicy(Scenario{
+		withDynamicPolicy(scenario.Scenario{
 			Name: "ch13-dynamic-least-loaded", Chapter: 13, Run: runDynamicLeastLoaded,
 			Description: "Dynamic's Score: of three nodes the one with the lowest weighted real usage wins, " +
 				"not the one with the lowest usage right now",
 		}),
-		withDynamicPolicy(Scenario{
+		withDynamicPolicy(scenario.Scenario{
 			Name: "ch13-dynamic-hot-value", Chapter: 13, Run: runDynamicHotValue,
 			Description: "Dynamic's hot value: a burst of pods spreads over three nodes instead of piling onto " +
 				"the idlest, because recent bindings cost a node 10 points each hot-value unit",
@@ -104,7 +129,7 @@ func dynamicScenarios() []Scenario {
 // NodeUnschedulable and DefaultBinder beside it, so the placements are
 // Dynamic's alone. Its Config writes crane's policy into a temporary
 // directory, which its Run removes.
-func withDynamicPolicy(s Scenario) Scenario {
+func withDynamicPolicy(s scenario.Scenario) scenario.Scenario {
 	var dir string
 	s.Config = func() (*configv1.KubeSchedulerConfiguration, error) {
 		var err error
@@ -115,7 +140,7 @@ func withDynamicPolicy(s Scenario) Scenario {
 		if err := os.WriteFile(path, []byte(cranePolicy), 0o600); err != nil {
 			return nil, err
 		}
-		return fromYAML(`- plugins:
+		return scenario.ProfilesYAML(`- plugins:
     multiPoint:
       enabled: [{name: PrioritySort}, {name: NodeUnschedulable}, {name: DefaultBinder}]
       disabled: [{name: "*"}]
@@ -130,7 +155,7 @@ func withDynamicPolicy(s Scenario) Scenario {
 `)()
 	}
 	run := s.Run
-	s.Run = func(ctx context.Context, env *Env) error {
+	s.Run = func(ctx context.Context, env *scenario.Env) error {
 		defer func() { _ = os.RemoveAll(dir) }()
 		return run(ctx, env)
 	}
@@ -152,7 +177,7 @@ func usage(cpu5m, cpu1h, cpu1d, mem5m, mem1h, mem1d string) map[string]string {
 func flat(u string) map[string]string { return usage(u, u, u, u, u, u) }
 
 // annotateNode writes annotations as the annotator would: "<value>,<now>".
-func (e *Env) annotateNode(ctx context.Context, node string, values map[string]string) error {
+func annotateNode(ctx context.Context, e *scenario.Env, node string, values map[string]string) error {
 	now, loc := time.Now(), dynamic.TimestampLocation()
 	annotations := map[string]string{}
 	for k, v := range values {
@@ -181,8 +206,8 @@ func describeLoad(values map[string]string) string {
 	return "cpu " + get(craneMetrics[:3]...) + ", mem " + get(craneMetrics[3:]...)
 }
 
-func runDynamicOverload(ctx context.Context, env *Env) error {
-	if err := env.CreateNodes(ctx, nodes("node1", "node2")...); err != nil {
+func runDynamicOverload(ctx context.Context, env *scenario.Env) error {
+	if err := env.CreateNodes(ctx, scenario.Nodes("node1", "node2")...); err != nil {
 		return err
 	}
 	load := map[string]map[string]string{
@@ -191,21 +216,21 @@ func runDynamicOverload(ctx context.Context, env *Env) error {
 	}
 	for _, n := range []string{"node1", "node2"} {
 		env.Logf("annotator: %s %s (5m/1h/1d)", n, describeLoad(load[n]))
-		if err := env.annotateNode(ctx, n, load[n]); err != nil {
+		if err := annotateNode(ctx, env, n, load[n]); err != nil {
 			return err
 		}
 	}
 	env.Logf("limits (crane's policy): cpu_usage_avg_5m 0.65, cpu_usage_max_avg_1h 0.75, " +
 		"mem_usage_avg_5m 0.65, mem_usage_max_avg_1h 0.75")
-	if err := env.CreatePods(ctx, MakePod("web").Obj()); err != nil {
+	if err := env.CreatePods(ctx, scenario.MakePod("web").Obj()); err != nil {
 		return err
 	}
-	msg, err := env.WaitForPodUnschedulable(ctx, "web", DefaultWait)
+	msg, err := env.WaitForPodUnschedulable(ctx, "web", scenario.DefaultWait)
 	if err != nil {
 		return err
 	}
 	env.Logf("web pending: %s", msg)
-	notes, err := env.WaitForEvent(ctx, "web", "FailedScheduling", DefaultWait)
+	notes, err := env.WaitForEvent(ctx, "web", "FailedScheduling", scenario.DefaultWait)
 	if err != nil {
 		return err
 	}
@@ -218,22 +243,22 @@ func runDynamicOverload(ctx context.Context, env *Env) error {
 	}
 
 	env.Logf("a DaemonSet pod is never filtered by load:")
-	if err := env.CreatePods(ctx, MakePod("agent").OwnerReference("DaemonSet", "agent", "uid-agent").Obj()); err != nil {
+	if err := env.CreatePods(ctx, scenario.MakePod("agent").OwnerReference("DaemonSet", "agent", "uid-agent").Obj()); err != nil {
 		return err
 	}
-	if _, err := env.WaitForPodBound(ctx, "agent", DefaultWait); err != nil {
+	if _, err := env.WaitForPodBound(ctx, "agent", scenario.DefaultWait); err != nil {
 		return err
 	}
-	env.Explain("agent")
+	env.ShowAttempt("agent")
 
 	cooler := usage("0.30", "0.50", "0.40", "0.30", "0.30", "0.30")
 	env.Logf("annotator: node1 cooled down to %s; the annotation update wakes web (Dynamic's queueing hint)",
 		describeLoad(cooler))
 	start := time.Now()
-	if err := env.annotateNode(ctx, "node1", cooler); err != nil {
+	if err := annotateNode(ctx, env, "node1", cooler); err != nil {
 		return err
 	}
-	if err := env.expectBound(ctx, map[string]string{"web": "node1"}, "web"); err != nil {
+	if err := env.ExpectBound(ctx, map[string]string{"web": "node1"}, "web"); err != nil {
 		return err
 	}
 	// The backoff of a pod that failed once is 1 s; a node event that the
@@ -242,8 +267,8 @@ func runDynamicOverload(ctx context.Context, env *Env) error {
 	return nil
 }
 
-func runDynamicLeastLoaded(ctx context.Context, env *Env) error {
-	if err := env.CreateNodes(ctx, nodes("node1", "node2", "node3")...); err != nil {
+func runDynamicLeastLoaded(ctx context.Context, env *scenario.Env) error {
+	if err := env.CreateNodes(ctx, scenario.Nodes("node1", "node2", "node3")...); err != nil {
 		return err
 	}
 	// Weighted idle share, crane's weights (0.2, 0.3, 0.5 per resource):
@@ -257,12 +282,12 @@ func runDynamicLeastLoaded(ctx context.Context, env *Env) error {
 	}
 	for _, n := range []string{"node1", "node2", "node3"} {
 		env.Logf("annotator: %s %s (5m/1h/1d)", n, describeLoad(load[n]))
-		if err := env.annotateNode(ctx, n, load[n]); err != nil {
+		if err := annotateNode(ctx, env, n, load[n]); err != nil {
 			return err
 		}
 	}
 	env.Logf("node1 is the least busy right now, but the 1 h and 1 d averages weigh more (0.3 and 0.5 of each resource)")
-	if err := placeAndCheck(ctx, env, map[string]string{"batch": "node2"}, MakePod("batch").Obj()); err != nil {
+	if err := env.PlaceAndCheck(ctx, map[string]string{"batch": "node2"}, scenario.MakePod("batch").Obj()); err != nil {
 		return err
 	}
 	return expectDynamicScores(env, "batch", map[string]int64{"node1": 61, "node2": 70, "node3": 65})
@@ -270,7 +295,7 @@ func runDynamicLeastLoaded(ctx context.Context, env *Env) error {
 
 // expectDynamicScores checks Dynamic's score (before its weight of 3) of
 // the pod's last attempt on each node in want that is among the top scores.
-func expectDynamicScores(env *Env, pod string, want map[string]int64) error {
+func expectDynamicScores(env *scenario.Env, pod string, want map[string]int64) error {
 	attempts := env.PodAttempts(pod)
 	if len(attempts) == 0 {
 		return fmt.Errorf("%s: no attempt recorded", pod)
@@ -287,15 +312,15 @@ func expectDynamicScores(env *Env, pod string, want map[string]int64) error {
 	return nil
 }
 
-func runDynamicHotValue(ctx context.Context, env *Env) error {
+func runDynamicHotValue(ctx context.Context, env *scenario.Env) error {
 	names := []string{"node1", "node2", "node3"}
-	if err := env.CreateNodes(ctx, nodes(names...)...); err != nil {
+	if err := env.CreateNodes(ctx, scenario.Nodes(names...)...); err != nil {
 		return err
 	}
 	idle := map[string]string{"node1": "0.10", "node2": "0.12", "node3": "0.14"}
 	for _, n := range names {
 		env.Logf("annotator: %s at %s on every metric (load score about %d)", n, idle[n], loadScore(idle[n]))
-		if err := env.annotateNode(ctx, n, flat(idle[n])); err != nil {
+		if err := annotateNode(ctx, env, n, flat(idle[n])); err != nil {
 			return err
 		}
 	}
@@ -312,19 +337,19 @@ func runDynamicHotValue(ctx context.Context, env *Env) error {
 	const burst = 6
 	for i := 1; i <= burst; i++ {
 		name := fmt.Sprintf("burst%d", i)
-		if err := env.CreatePods(ctx, MakePod(name).Obj()); err != nil {
+		if err := env.CreatePods(ctx, scenario.MakePod(name).Obj()); err != nil {
 			return err
 		}
-		p, err := env.WaitForPodBound(ctx, name, DefaultWait)
+		p, err := env.WaitForPodBound(ctx, name, scenario.DefaultWait)
 		if err != nil {
 			return err
 		}
-		if _, err := env.WaitForAttempts(ctx, name, 1, DefaultWait); err != nil {
+		if _, err := env.WaitForAttempts(ctx, name, 1, scenario.DefaultWait); err != nil {
 			return err
 		}
-		env.Explain(name)
+		env.ShowAttempt(name)
 		count[p.Spec.NodeName]++
-		b, err := env.scheduledBinding(ctx, name)
+		b, err := scheduledBinding(ctx, env, name)
 		if err != nil {
 			return err
 		}
@@ -333,7 +358,7 @@ func runDynamicHotValue(ctx context.Context, env *Env) error {
 		for _, n := range names {
 			value := annotator.HotValue(policy.Spec.HotValue, records, n, time.Now())
 			hot = append(hot, fmt.Sprintf("%s=%d", n, value))
-			if err := env.annotateNode(ctx, n, map[string]string{dynamic.HotValueKey: fmt.Sprint(value)}); err != nil {
+			if err := annotateNode(ctx, env, n, map[string]string{dynamic.HotValueKey: fmt.Sprint(value)}); err != nil {
 				return err
 			}
 		}
@@ -364,10 +389,10 @@ func loadScore(u string) int {
 // scheduledBinding waits for the scheduler's Scheduled event about pod (it
 // is written asynchronously) and reads the binding from it, as the
 // annotator does from its event informer.
-func (e *Env) scheduledBinding(ctx context.Context, pod string) (annotator.Binding, error) {
+func scheduledBinding(ctx context.Context, e *scenario.Env, pod string) (annotator.Binding, error) {
 	var b annotator.Binding
 	sel := fields.Set{"involvedObject.name": pod, "reason": "Scheduled"}.AsSelector().String()
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, DefaultWait, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true, func(ctx context.Context) (bool, error) {
 		list, err := e.Client.CoreV1().Events(e.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
 		if err != nil || len(list.Items) == 0 {
 			return false, err
@@ -383,4 +408,96 @@ func (e *Env) scheduledBinding(ctx context.Context, pod string) (annotator.Bindi
 		return b, fmt.Errorf("reading the Scheduled event of %s: %w", pod, err)
 	}
 	return b, nil
+}
+
+func runStatefulSetOrdinal(ctx context.Context, env *scenario.Env) error {
+	if err := env.CreateNodes(ctx, scenario.Nodes(scenario.Numbered("node", 0, 4)...)...); err != nil {
+		return err
+	}
+	owner, err := createStatefulSet(ctx, env, "app")
+	if err != nil {
+		return err
+	}
+	member := func(name string) *v1.Pod {
+		p := scenario.MakePod(name).Label("app", "kafka").Obj()
+		p.OwnerReferences = []metav1.OwnerReference{*owner}
+		return p
+	}
+	if err := env.CreatePods(ctx, member("app-0"), member("app-1"), member("app-2")); err != nil {
+		return err
+	}
+	for _, name := range []string{"app-0", "app-1", "app-2"} {
+		msg, err := env.WaitForPodUnschedulable(ctx, name, scenario.DefaultWait)
+		if err != nil {
+			return err
+		}
+		env.Logf("%s pending: %s", name, msg)
+		if want := "0/5 nodes are available: 5 node(s) had no ordinal label."; !strings.HasPrefix(msg, want) {
+			return fmt.Errorf("%s: message %q, want it to start with %q", name, msg, want)
+		}
+	}
+	// Ordinals do not follow node names, so landing right is no accident.
+	labels := map[string]string{"node1": "0", "node2": "1", "node3": "2", "node4": "3"}
+	env.Logf("labelling node1..node4 with %s 0..3; node0 stays unlabelled", ordinalLabel)
+	for _, node := range []string{"node1", "node2", "node3", "node4"} {
+		if err := env.LabelNode(ctx, node, ordinalLabel, labels[node]); err != nil {
+			return err
+		}
+	}
+	want := map[string]string{"app-0": "node1", "app-1": "node2", "app-2": "node3", "app-3": "node4"}
+	if err := env.ExpectBound(ctx, want, "app-0", "app-1", "app-2"); err != nil {
+		return err
+	}
+	env.Logf("deleting app-1 and creating it again, as its StatefulSet would")
+	if err := env.DeletePod(ctx, "app-1"); err != nil {
+		return err
+	}
+	if err := env.WaitForPodGone(ctx, "app-1", scenario.DefaultWait); err != nil {
+		return err
+	}
+	if err := env.CreatePods(ctx, member("app-1"), member("app-3"), member("app-4")); err != nil {
+		return err
+	}
+	if err := env.ExpectBound(ctx, want, "app-1", "app-3"); err != nil {
+		return err
+	}
+	msg, err := env.WaitForPodUnschedulable(ctx, "app-4", scenario.DefaultWait)
+	if err != nil {
+		return err
+	}
+	env.Logf("app-4 pending: %s", msg)
+	if want := "0/5 nodes are available: 1 node(s) had no ordinal label, 4 node(s) had a different ordinal."; !strings.HasPrefix(msg, want) {
+		return fmt.Errorf("app-4: message %q, want it to start with %q", msg, want)
+	}
+	// A pod no StatefulSet owns is held by PreEnqueue: never tried at all.
+	if err := env.CreatePods(ctx, scenario.MakePod("stray-0").Label("app", "kafka").Obj()); err != nil {
+		return err
+	}
+	if err := env.ExpectNoNewAttempts(ctx, "stray-0", time.Second); err != nil {
+		return err
+	}
+	env.Logf("stray-0, owned by no StatefulSet, was never tried: PreEnqueue keeps it out of activeQ")
+	return nil
+}
+
+// createStatefulSet creates a StatefulSet with no replicas (no controller
+// runs here; the scenario creates its pods) and returns the controller
+// reference its pods carry.
+func createStatefulSet(ctx context.Context, e *scenario.Env, name string) (*metav1.OwnerReference, error) {
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: new(int32),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "kafka"}},
+			Template: v1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "kafka"}},
+				Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c0", Image: builders.PauseImage}}},
+			},
+		},
+	}
+	created, err := e.Client.AppsV1().StatefulSets(e.Namespace).Create(ctx, sts, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("creating StatefulSet %s: %w", name, err)
+	}
+	return metav1.NewControllerRef(created, appsv1.SchemeGroupVersion.WithKind("StatefulSet")), nil
 }

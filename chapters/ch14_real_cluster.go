@@ -1,9 +1,9 @@
-// This file holds chapter 14's scenario, running on a real cluster: two
-// replicas of the scheduler, as a Deployment would run them, electing a
+// Chapter 14's story (docs/14-real-cluster.md), running on a real cluster:
+// two replicas of the scheduler, as a Deployment would run them, electing a
 // leader through a Lease. Only the leader schedules; the standby keeps its
 // cache warm and takes over when the leader goes.
 
-package scenario
+package chapters
 
 import (
 	"context"
@@ -12,26 +12,25 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/minisched/minisched/minisched"
-	"github.com/minisched/minisched/scheduler"
+	"github.com/minisched/minisched/scenario"
+	"github.com/minisched/minisched/testenv"
 )
 
 // electionLease is the Lease the replicas of ch14-leader-election compete
 // for, in the scenario's namespace.
 const electionLease = "minisched"
 
-func leaderElectionScenarios() []Scenario {
-	return []Scenario{
+// chapter14 is chapter 14's story.
+func chapter14() []scenario.Scenario {
+	return []scenario.Scenario{
 		{
 			Name: "ch14-leader-election", Chapter: 14, StartsSchedulers: true,
 			Description: "two replicas elect a leader through a Lease: only the leader binds pods, the standby's " +
@@ -48,7 +47,7 @@ func leaderElectionScenarios() []Scenario {
 // are 15 s, 10 s and 2 s). Profiling is off: contention profiling, once on,
 // would slow down every later scenario of the process.
 func electionConfig(namespace string) (*configv1.KubeSchedulerConfiguration, error) {
-	return configYAML(fmt.Sprintf(`leaderElection:
+	return scenario.ConfigYAML(fmt.Sprintf(`leaderElection:
   leaderElect: true
   resourceNamespace: %s
   resourceName: %s
@@ -59,73 +58,7 @@ enableProfiling: false
 `, namespace, electionLease))()
 }
 
-// replica is one scheduler process of the story, with what it scheduled.
-type replica struct {
-	name string
-	svc  *scheduler.Service
-	// metricsURL is its /metrics.
-	metricsURL string
-	stop       context.CancelFunc
-	// done receives what Run returned; shutDown takes it into runErr.
-	done     chan error
-	stopOnce sync.Once
-	runErr   error
-
-	mu sync.Mutex
-	// scheduled lists the pods this replica bound, in order.
-	scheduled []string
-}
-
-// startReplica builds a scheduler Service from cfg, serves its metrics on a
-// free loopback port and runs it until stop; its attempts also go to the
-// scenario's log.
-func (e *Env) startReplica(ctx context.Context, name string, cfg *configv1.KubeSchedulerConfiguration) (*replica, error) {
-	r := &replica{name: name, done: make(chan error, 1)}
-	observe := func(a minisched.Attempt) {
-		e.Attempts.Record(a)
-		if a.Result == minisched.Scheduled {
-			r.mu.Lock()
-			r.scheduled = append(r.scheduled, a.Name)
-			r.mu.Unlock()
-		}
-	}
-	svc, err := scheduler.New(ctx, cfg, e.RestConfig, scheduler.WithObserver(observe), scheduler.WithSeed(42))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	r.svc = svc
-	// Its log lines are one verbosity level quieter, as the runner's
-	// scheduler's are, and named after the replica.
-	runCtx, stop := context.WithCancel(klog.NewContext(ctx, klog.Background().WithName(name).V(1)))
-	r.stop = stop
-	addr, err := svc.Serve(runCtx, "127.0.0.1:0")
-	if err != nil {
-		stop()
-		return nil, err
-	}
-	r.metricsURL = "http://" + addr.String() + "/metrics"
-	go func() { r.done <- svc.Run(runCtx) }()
-	return r, nil
-}
-
-// bound returns the pods the replica bound so far.
-func (r *replica) bound() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.scheduled...)
-}
-
-// shutDown stops the replica, waits for its Run to return and returns what
-// it returned; called again, it returns the same.
-func (r *replica) shutDown() error {
-	r.stopOnce.Do(func() {
-		r.stop()
-		r.runErr = <-r.done
-	})
-	return r.runErr
-}
-
-func runLeaderElection(ctx context.Context, env *Env) (err error) {
+func runLeaderElection(ctx context.Context, env *scenario.Env) (err error) {
 	cfg, err := electionConfig(env.Namespace)
 	if err != nil {
 		return err
@@ -136,23 +69,23 @@ func runLeaderElection(ctx context.Context, env *Env) (err error) {
 	if err := leases.Delete(ctx, electionLease, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	if err := env.CreateNodes(ctx, nodes(numbered("node", 0, 2)...)...); err != nil {
+	if err := env.CreateNodes(ctx, scenario.Nodes(scenario.Numbered("node", 0, 2)...)...); err != nil {
 		return err
 	}
 
 	// 1. replica-a starts and takes the free Lease; replica-b starts, finds
 	// it held, and stands by.
-	var replicas []*replica
+	var replicas []*scenario.Replica
 	defer func() {
 		for _, r := range replicas {
-			if stopErr := r.shutDown(); stopErr != nil && err == nil {
-				err = fmt.Errorf("%s: %w", r.name, stopErr)
+			if stopErr := r.ShutDown(); stopErr != nil && err == nil {
+				err = fmt.Errorf("%s: %w", r.Name, stopErr)
 			}
 		}
 	}()
-	var leader, standby *replica
+	var leader, standby *scenario.Replica
 	for _, name := range []string{"replica-a", "replica-b"} {
-		r, err := env.startReplica(ctx, name, cfg)
+		r, err := env.StartReplica(ctx, name, cfg)
 		if err != nil {
 			return err
 		}
@@ -165,68 +98,68 @@ func runLeaderElection(ctx context.Context, env *Env) (err error) {
 			standby = r
 		}
 	}
-	holder, err := env.leaseHolder(ctx)
+	holder, err := leaseHolder(ctx, env)
 	if err != nil {
 		return err
 	}
-	env.Logf("%s leads: Lease %s/%s is held by %s", leader.name, env.Namespace, electionLease, holder)
-	if holder != leader.svc.Identity() {
-		return fmt.Errorf("the Lease is held by %q, but %s, which schedules, is %q", holder, leader.name,
-			leader.svc.Identity())
+	env.Logf("%s leads: Lease %s/%s is held by %s", leader.Name, env.Namespace, electionLease, holder)
+	if holder != leader.Service.Identity() {
+		return fmt.Errorf("the Lease is held by %q, but %s, which schedules, is %q", holder, leader.Name,
+			leader.Service.Identity())
 	}
 	if err := waitReady(ctx, standby); err != nil {
 		return err
 	}
-	if standby.svc.IsLeader() {
-		return fmt.Errorf("%s schedules too, while %s holds the Lease", standby.name, leader.name)
+	if standby.Service.IsLeader() {
+		return fmt.Errorf("%s schedules too, while %s holds the Lease", standby.Name, leader.Name)
 	}
-	env.Logf("%s stands by: /readyz ok (its informers synced, its cache warm), not scheduling", standby.name)
+	env.Logf("%s stands by: /readyz ok (its informers synced, its cache warm), not scheduling", standby.Name)
 
 	// 2. Only the leader schedules.
-	first := numbered("pod", 0, 2)
-	if err := env.createAndWaitBound(ctx, first); err != nil {
+	first := scenario.Numbered("pod", 0, 2)
+	if err := createAndWaitBound(ctx, env, first); err != nil {
 		return err
 	}
-	if err := env.expectScheduledBy(leader, standby, first); err != nil {
+	if err := expectScheduledBy(env, leader, standby, first); err != nil {
 		return err
 	}
-	if err := env.reportAttempts(ctx, leader, standby); err != nil {
+	if err := reportAttempts(ctx, env, leader, standby); err != nil {
 		return err
 	}
 
 	// 3. The leader stops: it lets its binding cycles finish, then releases
 	// the Lease, and the standby need not wait for it to expire.
 	stopped := time.Now()
-	if err := leader.shutDown(); err != nil {
-		return fmt.Errorf("%s did not stop cleanly: %w", leader.name, err)
+	if err := leader.ShutDown(); err != nil {
+		return fmt.Errorf("%s did not stop cleanly: %w", leader.Name, err)
 	}
-	if _, err := waitForLeader(ctx, []*replica{standby}); err != nil {
+	if _, err := waitForLeader(ctx, []*scenario.Replica{standby}); err != nil {
 		return err
 	}
 	took := time.Since(stopped)
-	holder, err = env.leaseHolder(ctx)
+	holder, err = leaseHolder(ctx, env)
 	if err != nil {
 		return err
 	}
 	env.Logf("%s stopped and released the Lease; %s took over %.1fs later (the Lease lasts 4s) and holds it: %s",
-		leader.name, standby.name, took.Seconds(), holder)
-	if holder != standby.svc.Identity() {
-		return fmt.Errorf("after the takeover the Lease is held by %q, want %s's %q", holder, standby.name,
-			standby.svc.Identity())
+		leader.Name, standby.Name, took.Seconds(), holder)
+	if holder != standby.Service.Identity() {
+		return fmt.Errorf("after the takeover the Lease is held by %q, want %s's %q", holder, standby.Name,
+			standby.Service.Identity())
 	}
 
 	// 4. The new leader schedules the next pods.
-	next := numbered("pod", 3, 5)
-	if err := env.createAndWaitBound(ctx, next); err != nil {
+	next := scenario.Numbered("pod", 3, 5)
+	if err := createAndWaitBound(ctx, env, next); err != nil {
 		return err
 	}
-	if err := env.expectScheduledBy(standby, leader, next); err != nil {
+	if err := expectScheduledBy(env, standby, leader, next); err != nil {
 		return err
 	}
-	if err := env.reportAttempts(ctx, standby); err != nil {
+	if err := reportAttempts(ctx, env, standby); err != nil {
 		return err
 	}
-	notes, err := env.waitForNotes(ctx, electionLease, "LeaderElection", 2)
+	notes, err := waitForNotes(ctx, env, electionLease, "LeaderElection", 2)
 	if err != nil {
 		return err
 	}
@@ -236,14 +169,14 @@ func runLeaderElection(ctx context.Context, env *Env) (err error) {
 
 // waitForLeader polls until exactly one of the replicas schedules, and
 // returns it.
-func waitForLeader(ctx context.Context, replicas []*replica) (*replica, error) {
-	var leader *replica
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, DefaultWait, true, func(context.Context) (bool, error) {
+func waitForLeader(ctx context.Context, replicas []*scenario.Replica) (*scenario.Replica, error) {
+	var leader *scenario.Replica
+	err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true, func(context.Context) (bool, error) {
 		leader = nil
 		for _, r := range replicas {
-			if r.svc.IsLeader() {
+			if r.Service.IsLeader() {
 				if leader != nil {
-					return false, fmt.Errorf("%s and %s both schedule", leader.name, r.name)
+					return false, fmt.Errorf("%s and %s both schedule", leader.Name, r.Name)
 				}
 				leader = r
 			}
@@ -251,15 +184,15 @@ func waitForLeader(ctx context.Context, replicas []*replica) (*replica, error) {
 		return leader != nil, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("no replica became the leader within %v: %w", DefaultWait, err)
+		return nil, fmt.Errorf("no replica became the leader within %v: %w", scenario.DefaultWait, err)
 	}
 	return leader, nil
 }
 
 // waitReady polls the replica's /readyz until it answers ok.
-func waitReady(ctx context.Context, r *replica) error {
-	url := strings.TrimSuffix(r.metricsURL, "/metrics") + "/readyz"
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, DefaultWait, true, func(ctx context.Context) (bool, error) {
+func waitReady(ctx context.Context, r *scenario.Replica) error {
+	url := strings.TrimSuffix(r.MetricsURL, "/metrics") + "/readyz"
+	err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true, func(ctx context.Context) (bool, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
 			return false, err
@@ -272,13 +205,13 @@ func waitReady(ctx context.Context, r *replica) error {
 		return resp.StatusCode == http.StatusOK, nil
 	})
 	if err != nil {
-		return fmt.Errorf("%s's /readyz did not answer ok within %v: %w", r.name, DefaultWait, err)
+		return fmt.Errorf("%s's /readyz did not answer ok within %v: %w", r.Name, scenario.DefaultWait, err)
 	}
 	return nil
 }
 
 // leaseHolder returns the identity holding the scenario's Lease.
-func (e *Env) leaseHolder(ctx context.Context) (string, error) {
+func leaseHolder(ctx context.Context, e *scenario.Env) (string, error) {
 	lease, err := e.Client.CoordinationV1().Leases(e.Namespace).Get(ctx, electionLease, metav1.GetOptions{})
 	if err != nil {
 		return "", fmt.Errorf("reading the Lease: %w", err)
@@ -287,26 +220,26 @@ func (e *Env) leaseHolder(ctx context.Context) (string, error) {
 }
 
 // createAndWaitBound creates the pods and waits for each to be bound.
-func (e *Env) createAndWaitBound(ctx context.Context, names []string) error {
+func createAndWaitBound(ctx context.Context, e *scenario.Env, names []string) error {
 	for _, name := range names {
-		if err := e.CreatePods(ctx, MakePod(name).Obj()); err != nil {
+		if err := e.CreatePods(ctx, scenario.MakePod(name).Obj()); err != nil {
 			return err
 		}
 	}
-	_, err := e.boundNodes(ctx, names)
+	_, err := e.WaitForPodsBound(ctx, names)
 	return err
 }
 
 // expectScheduledBy checks that by bound every one of the pods, and other
 // none of them.
-func (e *Env) expectScheduledBy(by, other *replica, pods []string) error {
+func expectScheduledBy(e *scenario.Env, by, other *scenario.Replica, pods []string) error {
 	got := map[string]bool{}
-	for _, p := range by.bound() {
+	for _, p := range by.Bound() {
 		got[p] = true
 	}
-	for _, p := range other.bound() {
+	for _, p := range other.Bound() {
 		if slices.Contains(pods, p) {
-			return fmt.Errorf("%s, which does not lead, bound %s", other.name, p)
+			return fmt.Errorf("%s, which does not lead, bound %s", other.Name, p)
 		}
 	}
 	var missing []string
@@ -315,29 +248,29 @@ func (e *Env) expectScheduledBy(by, other *replica, pods []string) error {
 			missing = append(missing, p)
 		}
 	}
-	e.Logf("%s bound %s; %s bound none of them", by.name, strings.Join(pods, ", "), other.name)
+	e.Logf("%s bound %s; %s bound none of them", by.Name, strings.Join(pods, ", "), other.Name)
 	if len(missing) > 0 {
-		return errors.New(by.name + " did not bind " + strings.Join(missing, ", "))
+		return errors.New(by.Name + " did not bind " + strings.Join(missing, ", "))
 	}
 	return nil
 }
 
 // reportAttempts scrapes each replica's /metrics and prints its count of
 // scheduled attempts; a replica that does not lead must have none.
-func (e *Env) reportAttempts(ctx context.Context, replicas ...*replica) error {
+func reportAttempts(ctx context.Context, e *scenario.Env, replicas ...*scenario.Replica) error {
 	for _, r := range replicas {
-		m, err := Scrape(ctx, r.metricsURL)
+		m, err := testenv.Scrape(ctx, r.MetricsURL)
 		if err != nil {
 			return err
 		}
 		n := m.Value("scheduler_schedule_attempts_total", map[string]string{"result": "scheduled"})
 		e.Logf("%s's /metrics: scheduler_schedule_attempts_total{result=\"scheduled\"} %v (leading: %t)",
-			r.name, n, r.svc.IsLeader())
-		if !r.svc.IsLeader() && n != 0 {
-			return fmt.Errorf("%s does not lead, yet its /metrics count %v scheduled attempts", r.name, n)
+			r.Name, n, r.Service.IsLeader())
+		if !r.Service.IsLeader() && n != 0 {
+			return fmt.Errorf("%s does not lead, yet its /metrics count %v scheduled attempts", r.Name, n)
 		}
-		if r.svc.IsLeader() && n == 0 {
-			return fmt.Errorf("%s leads, yet its /metrics count no scheduled attempt", r.name)
+		if r.Service.IsLeader() && n == 0 {
+			return fmt.Errorf("%s leads, yet its /metrics count no scheduled attempt", r.Name)
 		}
 	}
 	return nil
@@ -345,16 +278,16 @@ func (e *Env) reportAttempts(ctx context.Context, replicas ...*replica) error {
 
 // waitForNotes polls until there are at least n events with reason about
 // the named object, and returns their notes.
-func (e *Env) waitForNotes(ctx context.Context, name, reason string, n int) ([]string, error) {
+func waitForNotes(ctx context.Context, e *scenario.Env, name, reason string, n int) ([]string, error) {
 	var notes []string
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, DefaultWait, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true, func(ctx context.Context) (bool, error) {
 		var err error
 		notes, err = e.EventMessages(ctx, name, reason)
 		return len(notes) >= n, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%d %s events about %s within %v, want %d: %w", len(notes), reason, name,
-			DefaultWait, n, err)
+			scenario.DefaultWait, n, err)
 	}
 	return notes, nil
 }

@@ -1,9 +1,9 @@
-// This file holds chapter 15's scenario, performance: a burst of pods on a
+// Chapter 15's story (docs/15-performance.md): a burst of pods on a
 // hundred nodes, measured as kube-scheduler's dashboards measure it, from
 // the scheduler's /metrics. `make bench` goes further: larger workloads,
 // several rounds, and the real kube-scheduler on the same ones.
 
-package scenario
+package chapters
 
 import (
 	"context"
@@ -15,6 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/minisched/minisched/scenario"
+	"github.com/minisched/minisched/testenv"
 )
 
 // The size of ch15-throughput: every node has room for exactly podsPerNode
@@ -27,8 +30,9 @@ const (
 	throughputCPU   = "1300m"
 )
 
-func throughputScenarios() []Scenario {
-	return []Scenario{
+// chapter15 is chapter 15's story.
+func chapter15() []scenario.Scenario {
+	return []scenario.Scenario{
 		{
 			Name: "ch15-throughput", Chapter: 15, StartsSchedulers: true,
 			Description: fmt.Sprintf("a scheduler started with %d pods waiting on %d nodes, each node with room for "+
@@ -52,35 +56,35 @@ leaderElection:
 enableProfiling: false
 `
 
-func runThroughput(ctx context.Context, env *Env) (err error) {
-	cfg, err := configYAML(throughputConfig)()
+func runThroughput(ctx context.Context, env *scenario.Env) (err error) {
+	cfg, err := scenario.ConfigYAML(throughputConfig)()
 	if err != nil {
 		return err
 	}
-	names := numbered("node", 0, throughputNodes-1)
-	if err := env.CreateNodes(ctx, nodes(names...)...); err != nil {
+	names := scenario.Numbered("node", 0, throughputNodes-1)
+	if err := env.CreateNodes(ctx, scenario.Nodes(names...)...); err != nil {
 		return err
 	}
 	// The pods are all there before the scheduler starts, as in make
 	// bench's backlog runs: what is measured is the scheduler, not how fast
 	// the scenario creates pods.
 	req := map[v1.ResourceName]string{v1.ResourceCPU: throughputCPU, v1.ResourceMemory: "1Gi"}
-	if err := env.createPodsInParallel(ctx, 8, throughputPods, func(i int) *v1.Pod {
-		return MakePod(fmt.Sprintf("pod-%03d", i)).Req(req).Obj()
+	if err := createPodsInParallel(ctx, env, 8, throughputPods, func(i int) *v1.Pod {
+		return scenario.MakePod(fmt.Sprintf("pod-%03d", i)).Req(req).Obj()
 	}); err != nil {
 		return err
 	}
 	start := time.Now()
-	sched, err := env.startReplica(ctx, "minisched", cfg)
+	sched, err := env.StartReplica(ctx, "minisched", cfg)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if stopErr := sched.shutDown(); stopErr != nil && err == nil {
+		if stopErr := sched.ShutDown(); stopErr != nil && err == nil {
 			err = stopErr
 		}
 	}()
-	pods, err := env.waitAllBound(ctx, throughputPods, time.Minute)
+	pods, err := waitAllBound(ctx, env, throughputPods, time.Minute)
 	if err != nil {
 		return err
 	}
@@ -95,7 +99,7 @@ func runThroughput(ctx context.Context, env *Env) (err error) {
 		perNode[p.Spec.NodeName]++
 	}
 	perPod := resource.MustParse(throughputCPU)
-	allocatable := MakeNode("any").Obj().Status.Allocatable[v1.ResourceCPU]
+	allocatable := scenario.MakeNode("any").Obj().Status.Allocatable[v1.ResourceCPU]
 	for _, n := range names {
 		used := perPod.MilliValue() * int64(perNode[n])
 		if perNode[n] != podsPerNode || used > allocatable.MilliValue() {
@@ -106,7 +110,7 @@ func runThroughput(ctx context.Context, env *Env) (err error) {
 	env.Logf("every node holds exactly %d pods (%dm of %dm cpu): none overcommitted, none left out",
 		podsPerNode, perPod.MilliValue()*podsPerNode, allocatable.MilliValue())
 
-	m, err := Scrape(ctx, sched.metricsURL)
+	m, err := testenv.Scrape(ctx, sched.MetricsURL)
 	if err != nil {
 		return err
 	}
@@ -135,7 +139,7 @@ func runThroughput(ctx context.Context, env *Env) (err error) {
 
 // createPodsInParallel creates n pods, built by pod(i), with the given
 // number of clients at once.
-func (e *Env) createPodsInParallel(ctx context.Context, clients, n int, pod func(i int) *v1.Pod) error {
+func createPodsInParallel(ctx context.Context, e *scenario.Env, clients, n int, pod func(i int) *v1.Pod) error {
 	next := make(chan int)
 	errs := make(chan error, clients)
 	var wg sync.WaitGroup
@@ -171,7 +175,7 @@ feed:
 
 // waitAllBound polls until n pods of the namespace are bound, and returns
 // them.
-func (e *Env) waitAllBound(ctx context.Context, n int, timeout time.Duration) ([]v1.Pod, error) {
+func waitAllBound(ctx context.Context, e *scenario.Env, n int, timeout time.Duration) ([]v1.Pod, error) {
 	var bound []v1.Pod
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		list, err := e.Client.CoreV1().Pods(e.Namespace).List(ctx, metav1.ListOptions{})

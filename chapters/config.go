@@ -1,9 +1,8 @@
-// This file is the scheduler as it stands at each chapter of the tutorial:
-// the plugins chapter by chapter, and the configuration that enables
-// exactly those, for `minisched start --chapter N` and the scenarios of
-// chapters 1-8.
+// The scheduler as it stands at each chapter of the tutorial: the plugins
+// chapter by chapter, and the configuration that enables exactly those, for
+// `minisched start --chapter N` and the stories of chapters 1-8.
 
-package scenario
+package chapters
 
 import (
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
 )
 
@@ -126,7 +126,7 @@ func ChapterConfig(n int) (*configv1.KubeSchedulerConfiguration, error) {
 	if n >= DefaultProfileChapter {
 		return scheduler.DefaultConfig(), nil
 	}
-	p := onlyPlugins()
+	p := scenario.OnlyPlugins()
 	sets := map[string]*configv1.PluginSet{}
 	for _, s := range framework.PluginSets(p) {
 		sets[s.Field] = s.Set
@@ -144,7 +144,7 @@ func ChapterConfig(n int) (*configv1.KubeSchedulerConfiguration, error) {
 			set.Enabled = append(set.Enabled, configv1.Plugin{Name: pl.Name})
 		}
 	}
-	cfg, err := profileConfig(p)
+	cfg, err := scenario.ProfileConfig(p)
 	if err != nil {
 		return nil, fmt.Errorf("chapter %d's configuration: %w", n, err)
 	}

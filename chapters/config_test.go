@@ -1,4 +1,4 @@
-package scenario
+package chapters
 
 import (
 	"context"
@@ -15,7 +15,9 @@ import (
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins"
+	"github.com/minisched/minisched/scenario/scenariofile"
 	"github.com/minisched/minisched/scheduler"
+	"github.com/minisched/minisched/testenv"
 )
 
 // effectivePlugins builds chapter n's framework and returns its plugins
@@ -52,9 +54,9 @@ func profilePlugins(t *testing.T, cfg *configv1.KubeSchedulerConfiguration) map[
 // of chapters 1-8 run the scheduler of their chapter, as the Go scenarios
 // do, whatever way they write it.
 func TestShippedFilesUseChapterConfig(t *testing.T) {
-	files := repoFiles(t, "scenarios", "*.yaml")
+	files := repoFiles(t, FilesDir, "*.yaml")
 	for _, f := range files {
-		s, err := ParseFile(f)
+		s, err := scenariofile.ParseFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,13 +159,24 @@ func TestChapterConfigUnknown(t *testing.T) {
 	}
 }
 
-// TestChapterScenariosUseChapterConfig checks that the scenarios of
-// chapters 1-8 run with their chapter's configuration, and that every
-// chapter has a scenario.
+// TestChapterScenariosUseChapterConfig checks that the Go stories of
+// chapters 1-8 run with their chapter's configuration (the files' are
+// TestShippedFilesUseChapterConfig's), and that every chapter has a story,
+// in Go or in scenarios/.
 func TestChapterScenariosUseChapterConfig(t *testing.T) {
 	has := map[int]bool{}
-	for _, s := range All() {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stories, err := Stories(filepath.Join(root, FilesDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range stories {
 		has[s.Chapter] = true
+	}
+	for _, s := range All() {
 		if s.Chapter >= DefaultProfileChapter || s.Config == nil {
 			continue
 		}

@@ -1,12 +1,7 @@
-// Package scenario holds minisched's scenarios — one or more per chapter of
-// the tutorial — and what they need: a real apiserver (envtest), builders,
-// waits, and a runner that starts a scheduler per scenario and reports where
-// each pod went and why.
-//
-// Scenarios talk to the apiserver only; the windows into the scheduler are
-// the stream of scheduling attempts it reports (to see retries and scores)
-// and its /metrics, as Prometheus would scrape them.
-package scenario
+// The embedded control plane: etcd and kube-apiserver started by envtest,
+// and the crash and restart of the apiserver that fault tests need.
+
+package testenv
 
 import (
 	"errors"
@@ -24,12 +19,10 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// KubernetesVersion is the version of the control plane built by hack/tools.
-const KubernetesVersion = "1.37.1"
-
 // Environment is a real etcd + kube-apiserver started for scenarios and
-// tests. No controller-manager or kubelet runs: nodes are API objects, pods
-// are never started, and whoever binds a pod is the only one to touch it.
+// tests. No controller-manager or kubelet runs unless started beside it
+// (StartKWOK): nodes are API objects, pods are never started, and whoever
+// binds a pod is the only one to touch it.
 type Environment struct {
 	// Config reaches the apiserver as an administrator.
 	Config *rest.Config
@@ -176,42 +169,4 @@ func (e *Environment) StartAPIServer() error {
 		return fmt.Errorf("starting kube-apiserver again: %w", err)
 	}
 	return nil
-}
-
-// AssetsDir is where the control plane's binaries are: KUBEBUILDER_ASSETS,
-// else bin/k8s/<version> at the repository root, which `make envtest` (and
-// `make kube-scheduler`) fill.
-func AssetsDir() (string, error) {
-	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
-		return dir, nil
-	}
-	root, err := RepoRoot()
-	if err != nil {
-		return "", fmt.Errorf("%w; set KUBEBUILDER_ASSETS", err)
-	}
-	dir := filepath.Join(root, "bin", "k8s", KubernetesVersion)
-	if _, err := os.Stat(filepath.Join(dir, "kube-apiserver")); err != nil {
-		return "", fmt.Errorf("no kube-apiserver in %s: run `make envtest` (or set KUBEBUILDER_ASSETS)", dir)
-	}
-	return dir, nil
-}
-
-// RepoRoot walks up from the working directory to minisched's go.mod and
-// returns that directory: where bin/ and the envtest binaries live.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil &&
-			strings.Contains(string(b), "module github.com/minisched/minisched\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("cannot find minisched's repository root (go.mod) above the working directory")
-		}
-		dir = parent
-	}
 }

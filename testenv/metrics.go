@@ -1,8 +1,7 @@
-// This file reads a scheduler's /metrics as Prometheus scrapes it, and
-// computes what a dashboard would show from it: a counter's value, a
-// histogram's quantile.
+// A scheduler's /metrics read as Prometheus scrapes it, and what a dashboard
+// would show from it: a counter's value, a histogram's quantile.
 
-package scenario
+package testenv
 
 import (
 	"context"

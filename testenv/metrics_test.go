@@ -1,4 +1,4 @@
-package scenario
+package testenv
 
 import (
 	"math"

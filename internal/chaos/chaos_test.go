@@ -15,9 +15,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
-	"github.com/minisched/minisched/chaos"
-	"github.com/minisched/minisched/scenario"
+	"github.com/minisched/minisched/internal/chaos"
 	"github.com/minisched/minisched/scheduler"
+	"github.com/minisched/minisched/testenv"
 )
 
 var (
@@ -88,7 +88,7 @@ func TestChaos(t *testing.T) {
 	t.Logf("chaos run: seed %d, %d operations, time limit %v (reproduce with CHAOS_SEED=%d CHAOS_OPS=%d)",
 		seed, ops, limit, seed, ops)
 
-	env, err := scenario.StartEnvironment()
+	env, err := testenv.StartEnvironment()
 	if err != nil {
 		t.Fatal(err)
 	}

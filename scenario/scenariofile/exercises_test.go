@@ -1,4 +1,4 @@
-package scenario
+package scenariofile
 
 import (
 	"path/filepath"

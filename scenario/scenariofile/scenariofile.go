@@ -1,10 +1,10 @@
-// This file reads scenarios written as YAML instead of Go (docs/scenarios.md):
-// a name, an optional configuration and a list of steps — create objects,
-// wait for the scheduler, check where pods went and why, change nodes — each
-// run with Env's helpers. Every error, found while reading the file or while
-// running it, names the file and the line of the step or field at fault.
-
-package scenario
+// Package scenariofile reads scenarios written as YAML instead of Go
+// (docs/scenarios.md): a name, an optional configuration and a list of
+// steps — create objects, wait for the scheduler, check where pods went and
+// why, change nodes — each run with scenario.Env's helpers, the same the Go
+// stories use. Every error, found while reading the file or while running
+// it, names the file and the line of the step or field at fault.
+package scenariofile
 
 import (
 	"bytes"
@@ -15,7 +15,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path"
 	"regexp"
 	"slices"
 	"sort"
@@ -27,30 +26,25 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/restmapper"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
 	sigsjson "sigs.k8s.io/json"
 
-	"github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/podstatus"
+	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
 )
 
 // ParseFile reads a scenario file; see Parse.
-func ParseFile(file string) (Scenario, error) {
+func ParseFile(file string) (scenario.Scenario, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return Scenario{}, fmt.Errorf("reading scenario file: %w", err)
+		return scenario.Scenario{}, fmt.Errorf("reading scenario file: %w", err)
 	}
 	return Parse(file, data)
 }
@@ -61,7 +55,7 @@ func ParseFile(file string) (Scenario, error) {
 // step's arguments, manifests (decoded strictly into their API types), the
 // configuration, and every pod or node a step names but no earlier create
 // step made.
-func Parse(file string, data []byte) (Scenario, error) {
+func Parse(file string, data []byte) (scenario.Scenario, error) {
 	p := &parser{file: file, pods: map[string]bool{}, nodes: map[string]bool{}}
 	return p.scenario(data)
 }
@@ -78,7 +72,7 @@ type parser struct {
 }
 
 // stepFunc is what running one step does.
-type stepFunc func(ctx context.Context, env *Env) error
+type stepFunc func(ctx context.Context, env *scenario.Env) error
 
 // fileStep is one step of a file, ready to run.
 type fileStep struct {
@@ -123,20 +117,20 @@ var defaultAPIVersions = map[string]string{
 }
 
 // scenario reads the file's one document.
-func (p *parser) scenario(data []byte) (Scenario, error) {
+func (p *parser) scenario(data []byte) (scenario.Scenario, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return Scenario{}, fmt.Errorf("%s: the file is empty", p.file)
+			return scenario.Scenario{}, fmt.Errorf("%s: the file is empty", p.file)
 		}
-		return Scenario{}, p.yamlError(err, 0)
+		return scenario.Scenario{}, p.yamlError(err, 0)
 	}
 	var second yaml.Node
 	if err := dec.Decode(&second); err == nil {
-		return Scenario{}, p.errorf(second.Line, "one scenario per file, but a second document starts here")
+		return scenario.Scenario{}, p.errorf(second.Line, "one scenario per file, but a second document starts here")
 	} else if !errors.Is(err, io.EOF) {
-		return Scenario{}, p.yamlError(err, 0)
+		return scenario.Scenario{}, p.yamlError(err, 0)
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
@@ -144,65 +138,65 @@ func (p *parser) scenario(data []byte) (Scenario, error) {
 	}
 	f, err := p.mapping(root, "", "name", "chapter", "description", "config", "profile", "lifecycle", "steps")
 	if err != nil {
-		return Scenario{}, err
+		return scenario.Scenario{}, err
 	}
-	s := Scenario{}
+	s := scenario.Scenario{}
 	// The fields are read in this order, whatever the file's: steps need
 	// the name (their namespace).
 	if f["name"] == nil {
-		return Scenario{}, p.errorf(root.Line, "name is missing")
+		return scenario.Scenario{}, p.errorf(root.Line, "name is missing")
 	}
 	if s.Name, err = p.str(f["name"], "name"); err != nil {
-		return Scenario{}, err
+		return scenario.Scenario{}, err
 	}
 	if errs := validation.IsDNS1123Label(s.Name); len(errs) > 0 {
-		return Scenario{}, p.errorf(f["name"].Line, "name %q is also the scenario's namespace: %s", s.Name,
+		return scenario.Scenario{}, p.errorf(f["name"].Line, "name %q is also the scenario's namespace: %s", s.Name,
 			strings.Join(errs, "; "))
 	}
 	p.name = s.Name
 	if n := f["chapter"]; n != nil {
 		if s.Chapter, err = p.integer(n, "chapter"); err != nil {
-			return Scenario{}, err
+			return scenario.Scenario{}, err
 		}
 		if s.Chapter < 0 {
-			return Scenario{}, p.errorf(n.Line, "chapter: want 0 or more, got %d", s.Chapter)
+			return scenario.Scenario{}, p.errorf(n.Line, "chapter: want 0 or more, got %d", s.Chapter)
 		}
 	}
 	if n := f["description"]; n != nil {
 		if s.Description, err = p.str(n, "description"); err != nil {
-			return Scenario{}, err
+			return scenario.Scenario{}, err
 		}
 	}
 	if s.Description == "" {
 		s.Description = "steps from " + p.file
 	}
 	if f["config"] != nil && f["profile"] != nil {
-		return Scenario{}, p.errorf(f["profile"].Line, "give config or profile, not both")
+		return scenario.Scenario{}, p.errorf(f["profile"].Line, "give config or profile, not both")
 	}
 	if n := f["config"]; n != nil {
 		if s.Config, err = p.config(n); err != nil {
-			return Scenario{}, err
+			return scenario.Scenario{}, err
 		}
 	}
 	if n := f["profile"]; n != nil {
 		if s.Config, err = p.profile(n); err != nil {
-			return Scenario{}, err
+			return scenario.Scenario{}, err
 		}
 	}
 	if n := f["lifecycle"]; n != nil {
 		if s.Lifecycle, err = p.boolean(n, "lifecycle"); err != nil {
-			return Scenario{}, err
+			return scenario.Scenario{}, err
 		}
 	}
 	if f["steps"] == nil {
-		return Scenario{}, p.errorf(root.Line, "steps are missing")
+		return scenario.Scenario{}, p.errorf(root.Line, "steps are missing")
 	}
 	steps, err := p.steps(f["steps"])
 	if err != nil {
-		return Scenario{}, err
+		return scenario.Scenario{}, err
 	}
 	file := p.file
-	s.Run = func(ctx context.Context, env *Env) error {
+	s.Run = func(ctx context.Context, env *scenario.Env) error {
 		for i, st := range steps {
 			if err := st.run(ctx, env); err != nil {
 				line := st.line
@@ -275,27 +269,12 @@ func (p *parser) profile(n *yaml.Node) (func() (*configv1.KubeSchedulerConfigura
 // the named plugins through multiPoint ("*" disables the defaults).
 func withPlugins(names []string) func() (*configv1.KubeSchedulerConfiguration, error) {
 	return func() (*configv1.KubeSchedulerConfiguration, error) {
-		p := onlyPlugins()
+		p := scenario.OnlyPlugins()
 		for _, n := range names {
 			p.MultiPoint.Enabled = append(p.MultiPoint.Enabled, configv1.Plugin{Name: n})
 		}
-		return profileConfig(p)
+		return scenario.ProfileConfig(p)
 	}
-}
-
-// onlyPlugins returns a profile's plugins with every default disabled ("*"
-// in multiPoint), for the caller to enable exactly the ones it wants.
-func onlyPlugins() *configv1.Plugins {
-	return &configv1.Plugins{MultiPoint: configv1.PluginSet{Disabled: []configv1.Plugin{{Name: "*"}}}}
-}
-
-// profileConfig returns the configuration of one default-scheduler profile
-// with plugins p, defaulted and validated.
-func profileConfig(p *configv1.Plugins) (*configv1.KubeSchedulerConfiguration, error) {
-	cfg := &configv1.KubeSchedulerConfiguration{Profiles: []configv1.KubeSchedulerProfile{{Plugins: p}}}
-	cfg.APIVersion, cfg.Kind = configv1.SchemeGroupVersion.String(), "KubeSchedulerConfiguration"
-	scheduler.SetDefaults(cfg)
-	return cfg, scheduler.Validate(cfg)
 }
 
 // steps reads the list of steps, each a mapping with one key: its kind.
@@ -376,7 +355,7 @@ func (p *parser) create(arg *yaml.Node, where string) (stepFunc, error) {
 		}
 		ms = append(ms, m)
 	}
-	return func(ctx context.Context, env *Env) error {
+	return func(ctx context.Context, env *scenario.Env) error {
 		var names []string
 		for _, m := range ms {
 			if err := m.create(ctx, env); err != nil {
@@ -488,31 +467,30 @@ func (p *parser) manifest(n *yaml.Node, line int, where string) (manifest, error
 		}
 		defaultNode(node)
 		p.nodes[node.Name] = true
-		m.create = func(ctx context.Context, env *Env) error { return env.CreateNodes(ctx, node.DeepCopy()) }
+		m.create = func(ctx context.Context, env *scenario.Env) error { return env.CreateNodes(ctx, node.DeepCopy()) }
 	case v1.SchemeGroupVersion.WithKind("Pod"):
 		pod := &v1.Pod{}
 		if err := p.strict(js, pod, line, where); err != nil {
 			return manifest{}, err
 		}
-		defaultPod(pod)
 		if pod.Namespace == "" || pod.Namespace == p.name {
 			p.pods[pod.Name] = true
 		}
-		m.create = func(ctx context.Context, env *Env) error { return env.createPod(ctx, pod.DeepCopy()) }
+		m.create = func(ctx context.Context, env *scenario.Env) error { return env.CreatePods(ctx, pod.DeepCopy()) }
 	case schedulingv1.SchemeGroupVersion.WithKind("PriorityClass"):
 		pc := &schedulingv1.PriorityClass{}
 		if err := p.strict(js, pc, line, where); err != nil {
 			return manifest{}, err
 		}
-		m.create = func(ctx context.Context, env *Env) error { return env.createPriorityClassFrom(ctx, pc.DeepCopy()) }
+		m.create = func(ctx context.Context, env *scenario.Env) error { return env.CreatePriorityClass(ctx, pc.DeepCopy()) }
 	case policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"):
 		pdb := &policyv1.PodDisruptionBudget{}
 		if err := p.strict(js, pdb, line, where); err != nil {
 			return manifest{}, err
 		}
-		m.create = func(ctx context.Context, env *Env) error { return env.createPDBFrom(ctx, pdb.DeepCopy()) }
+		m.create = func(ctx context.Context, env *scenario.Env) error { return env.CreatePDB(ctx, pdb.DeepCopy()) }
 	default:
-		m.create = func(ctx context.Context, env *Env) error { return env.createObject(ctx, u.DeepCopy()) }
+		m.create = func(ctx context.Context, env *scenario.Env) error { return env.CreateObject(ctx, u.DeepCopy()) }
 	}
 	return m, nil
 }
@@ -539,7 +517,7 @@ func (p *parser) strict(js []byte, into any, line int, where string) error {
 // 16Gi memory, 100Gi ephemeral storage, 110 pods), allocatable equal to
 // capacity, and a Ready condition.
 func defaultNode(n *v1.Node) {
-	base := MakeNode(n.Name).Obj()
+	base := scenario.MakeNode(n.Name).Obj()
 	if n.Labels == nil {
 		n.Labels = map[string]string{}
 	}
@@ -567,172 +545,13 @@ func defaultNode(n *v1.Node) {
 	}
 }
 
-// defaultPod gives a pod what MakePod and CreatePods give the Go scenarios'
-// pods: terminationGracePeriodSeconds 0 (no kubelet runs to stop it), a
-// container if it has none, and containers named c0, c1… (init0…) running
-// builders.PauseImage unless they say otherwise. Its namespace and scheduler
-// name are the scenario's, given when it is created.
-func defaultPod(p *v1.Pod) {
-	if p.Spec.TerminationGracePeriodSeconds == nil {
-		p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
-	}
-	if len(p.Spec.Containers) == 0 {
-		p.Spec.Containers = []v1.Container{{}}
-	}
-	for i := range p.Spec.InitContainers {
-		defaultContainer(&p.Spec.InitContainers[i], fmt.Sprintf("init%d", i))
-	}
-	for i := range p.Spec.Containers {
-		defaultContainer(&p.Spec.Containers[i], fmt.Sprintf("c%d", i))
-	}
-}
-
-func defaultContainer(c *v1.Container, name string) {
-	if c.Name == "" {
-		c.Name = name
-	}
-	if c.Image == "" {
-		c.Image = builders.PauseImage
-	}
-}
-
-// createPod creates a pod in its namespace, the scenario's if it names
-// none, with the scenario's scheduler name if it names none.
-func (e *Env) createPod(ctx context.Context, p *v1.Pod) error {
-	if p.Namespace == "" {
-		p.Namespace = e.Namespace
-	}
-	if p.Spec.SchedulerName == "" {
-		p.Spec.SchedulerName = e.SchedulerName
-	}
-	if _, err := e.Client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating pod %s/%s: %w", p.Namespace, p.Name, err)
-	}
-	return nil
-}
-
-// createPriorityClassFrom creates a priority class. Priority classes outlive
-// scenarios (the runner cleans nodes and pods only), so one that exists
-// already is fine if it is the same, and an error if not.
-func (e *Env) createPriorityClassFrom(ctx context.Context, pc *schedulingv1.PriorityClass) error {
-	_, err := e.Client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{})
-	if err == nil {
-		return nil
-	}
-	if !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating priority class %s: %w", pc.Name, err)
-	}
-	old, err := e.Client.SchedulingV1().PriorityClasses().Get(ctx, pc.Name, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("reading priority class %s: %w", pc.Name, err)
-	}
-	policy := func(pc *schedulingv1.PriorityClass) v1.PreemptionPolicy {
-		return ptr.Deref(pc.PreemptionPolicy, v1.PreemptLowerPriority)
-	}
-	if old.Value != pc.Value || policy(old) != policy(pc) || old.GlobalDefault != pc.GlobalDefault {
-		return fmt.Errorf("priority class %s exists already (an earlier scenario made it) with value %d, "+
-			"preemptionPolicy %s, globalDefault %t; this one has %d, %s, %t: give it another name", pc.Name,
-			old.Value, policy(old), old.GlobalDefault, pc.Value, policy(pc), pc.GlobalDefault)
-	}
-	return nil
-}
-
-// createPDBFrom creates a PodDisruptionBudget and, if its manifest has a
-// status, writes it as the disruption controller would (none runs here),
-// with observedGeneration the budget's generation unless it says otherwise.
-func (e *Env) createPDBFrom(ctx context.Context, pdb *policyv1.PodDisruptionBudget) error {
-	if pdb.Namespace == "" {
-		pdb.Namespace = e.Namespace
-	}
-	status := pdb.Status
-	created, err := e.Client.PolicyV1().PodDisruptionBudgets(pdb.Namespace).Create(ctx, pdb, metav1.CreateOptions{})
-	if err != nil {
-		return fmt.Errorf("creating PodDisruptionBudget %s/%s: %w", pdb.Namespace, pdb.Name, err)
-	}
-	if equalZero(status) {
-		return nil
-	}
-	if status.ObservedGeneration == 0 {
-		status.ObservedGeneration = created.Generation
-	}
-	created.Status = status
-	if _, err := e.Client.PolicyV1().PodDisruptionBudgets(pdb.Namespace).UpdateStatus(ctx, created,
-		metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("writing the status of PodDisruptionBudget %s/%s: %w", pdb.Namespace, pdb.Name, err)
-	}
-	return nil
-}
-
-func equalZero(s policyv1.PodDisruptionBudgetStatus) bool {
-	return s.ObservedGeneration == 0 && s.DisruptionsAllowed == 0 && s.CurrentHealthy == 0 &&
-		s.DesiredHealthy == 0 && s.ExpectedPods == 0 && len(s.DisruptedPods) == 0 && len(s.Conditions) == 0
-}
-
-// createObject creates an object of any other kind the apiserver serves,
-// in the scenario's namespace if the kind is namespaced and it names none.
-func (e *Env) createObject(ctx context.Context, u *unstructured.Unstructured) error {
-	p, ns, err := e.objectPath(ctx, u.GetAPIVersion(), u.GetKind(), u.GetNamespace(), "")
-	if err != nil {
-		return err
-	}
-	u.SetNamespace(ns)
-	body, err := u.MarshalJSON()
-	if err != nil {
-		return err
-	}
-	err = e.Client.Discovery().RESTClient().Post().AbsPath(p).SetHeader("Content-Type", "application/json").
-		Body(body).Do(ctx).Error()
-	if err != nil {
-		return fmt.Errorf("creating %s %s: %w", u.GetKind(), u.GetName(), err)
-	}
-	return nil
-}
-
-// objectPath asks the apiserver's discovery where it serves kind and returns
-// the path of the collection (of the object, if name is given) and the
-// namespace it is in: namespace, or the scenario's if that is empty; empty
-// for a cluster-scoped kind.
-func (e *Env) objectPath(ctx context.Context, apiVersion, kind, namespace, name string) (string, string, error) {
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil {
-		return "", "", err
-	}
-	groups, err := restmapper.GetAPIGroupResourcesWithContext(ctx,
-		discovery.ToDiscoveryInterfaceWithContext(e.Client.Discovery()))
-	if err != nil {
-		return "", "", fmt.Errorf("discovering the apiserver's resources: %w", err)
-	}
-	m, err := restmapper.NewDiscoveryRESTMapperWithContext(groups).RESTMappingWithContext(ctx,
-		gv.WithKind(kind).GroupKind(), gv.Version)
-	if err != nil {
-		return "", "", fmt.Errorf("the apiserver does not serve %s %s: %w", apiVersion, kind, err)
-	}
-	segs := []string{"/apis", gv.Group, gv.Version}
-	if gv.Group == "" {
-		segs = []string{"/api", gv.Version}
-	}
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		if namespace == "" {
-			namespace = e.Namespace
-		}
-		segs = append(segs, "namespaces", namespace)
-	} else {
-		namespace = ""
-	}
-	segs = append(segs, m.Resource.Resource)
-	if name != "" {
-		segs = append(segs, name)
-	}
-	return path.Join(segs...), namespace, nil
-}
-
 // waitBound reads {pod, timeout}: wait until the pod is bound.
 func (p *parser) waitBound(arg *yaml.Node, where string) (stepFunc, error) {
 	_, pod, timeout, err := p.podStep(arg, where)
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, env *Env) error {
+	return func(ctx context.Context, env *scenario.Env) error {
 		got, err := env.WaitForPodBound(ctx, pod, timeout)
 		if err != nil {
 			return err
@@ -749,7 +568,7 @@ func (p *parser) waitUnschedulable(arg *yaml.Node, where string) (stepFunc, erro
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, env *Env) error {
+	return func(ctx context.Context, env *scenario.Env) error {
 		msg, err := env.WaitForPodUnschedulable(ctx, pod, timeout)
 		if err != nil {
 			return err
@@ -766,16 +585,9 @@ func (p *parser) waitGone(arg *yaml.Node, where string) (stepFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, env *Env) error {
-		err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
-			_, err := env.Client.CoreV1().Pods(env.Namespace).Get(ctx, pod, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				return true, nil
-			}
-			return false, err
-		})
-		if err != nil {
-			return fmt.Errorf("pod %s still exists after %v: %w", pod, timeout, err)
+	return func(ctx context.Context, env *scenario.Env) error {
+		if err := env.WaitForPodGone(ctx, pod, timeout); err != nil {
+			return err
 		}
 		env.Logf("%s is gone", pod)
 		return nil
@@ -814,13 +626,13 @@ func (p *parser) expectNode(arg *yaml.Node, where string) (stepFunc, error) {
 			}
 		}
 	}
-	return func(ctx context.Context, env *Env) error {
+	return func(ctx context.Context, env *scenario.Env) error {
 		got, err := env.WaitForPodBound(ctx, pod, timeout)
 		if err != nil {
 			return err
 		}
 		if len(env.PodAttempts(pod)) > 0 {
-			env.Explain(pod)
+			env.ShowAttempt(pod)
 		} else {
 			env.Logf("%s → %s", pod, got.Spec.NodeName)
 		}
@@ -861,14 +673,14 @@ func (p *parser) expectReason(arg *yaml.Node, where string) (stepFunc, error) {
 	if verb == "contains" {
 		match = func(m string) bool { return strings.Contains(m, text) }
 	}
-	return func(ctx context.Context, env *Env) error {
+	return func(ctx context.Context, env *scenario.Env) error {
 		var seen []string
 		var found string
 		var lastErr error
-		err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
 			// An error (a pod not created yet, the deadline near) is
 			// reported only if the time runs out.
-			msgs, err := env.schedulingMessages(ctx, pod)
+			msgs, err := schedulingMessages(ctx, env, pod)
 			if err != nil {
 				lastErr = err
 				return false, nil
@@ -899,7 +711,7 @@ func (p *parser) expectReason(arg *yaml.Node, where string) (stepFunc, error) {
 
 // schedulingMessages returns the pod's PodScheduled=False message, if any,
 // and the notes of the FailedScheduling events about it.
-func (e *Env) schedulingMessages(ctx context.Context, pod string) ([]string, error) {
+func schedulingMessages(ctx context.Context, e *scenario.Env, pod string) ([]string, error) {
 	p, err := e.Client.CoreV1().Pods(e.Namespace).Get(ctx, pod, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
@@ -929,7 +741,7 @@ func (p *parser) delete(arg *yaml.Node, where string) (stepFunc, error) {
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, env *Env) error {
+		return func(ctx context.Context, env *scenario.Env) error {
 			err := env.Client.CoreV1().Pods(env.Namespace).Delete(ctx, pod,
 				metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
 			if err != nil {
@@ -943,7 +755,7 @@ func (p *parser) delete(arg *yaml.Node, where string) (stepFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, env *Env) error {
+	return func(ctx context.Context, env *scenario.Env) error {
 		if err := env.Client.CoreV1().Nodes().Delete(ctx, node, metav1.DeleteOptions{}); err != nil {
 			return fmt.Errorf("deleting node %s: %w", node, err)
 		}
@@ -1003,8 +815,8 @@ func (p *parser) patch(arg *yaml.Node, where string) (stepFunc, error) {
 	if err != nil {
 		return nil, p.errorf(body.Line, "%s.patch: %v", where, err)
 	}
-	return func(ctx context.Context, env *Env) error {
-		objPath, _, err := env.objectPath(ctx, apiVersion, kind, "", name)
+	return func(ctx context.Context, env *scenario.Env) error {
+		objPath, _, err := env.ObjectPath(ctx, apiVersion, kind, "", name)
 		if err != nil {
 			return err
 		}
@@ -1034,7 +846,7 @@ func (p *parser) setUnschedulable(arg *yaml.Node, where string, unschedulable bo
 		return nil, err
 	}
 	verb := map[bool]string{true: "cordoned", false: "uncordoned"}[unschedulable]
-	return func(ctx context.Context, env *Env) error {
+	return func(ctx context.Context, env *scenario.Env) error {
 		if err := env.SetUnschedulable(ctx, node, unschedulable); err != nil {
 			return fmt.Errorf("node %s: %w", node, err)
 		}
@@ -1076,14 +888,9 @@ func (p *parser) label(arg *yaml.Node, where string) (stepFunc, error) {
 	if errs := validation.IsValidLabelValue(value); len(errs) > 0 {
 		return nil, p.errorf(f["value"].Line, "%s.value: %s", where, strings.Join(errs, "; "))
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{key: value}}})
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context, env *Env) error {
-		if _, err := env.Client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch,
-			metav1.PatchOptions{}); err != nil {
-			return fmt.Errorf("labelling node %s: %w", node, err)
+	return func(ctx context.Context, env *scenario.Env) error {
+		if err := env.LabelNode(ctx, node, key, value); err != nil {
+			return err
 		}
 		env.Logf("labelled %s %s=%s", node, key, value)
 		return nil
@@ -1106,7 +913,7 @@ func (p *parser) podStep(arg *yaml.Node, where string, fields ...string) (map[st
 	if err != nil {
 		return nil, "", 0, err
 	}
-	timeout := DefaultWait
+	timeout := scenario.DefaultWait
 	if n := f["timeout"]; n != nil {
 		s, err := p.str(n, where+".timeout")
 		if err != nil {

@@ -1,8 +1,9 @@
 // Tests for scenario files: what Parse rejects and where it says the fault
-// is, and runs on envtest of the shipped files in scenarios/ and of the
-// defaults and failures of the steps.
+// is, and runs on envtest of the defaults and failures of the steps. The
+// shipped files in scenarios/ are chapter stories: package chapters' tests
+// run them.
 
-package scenario
+package scenariofile
 
 import (
 	"bytes"
@@ -22,8 +23,17 @@ import (
 
 	"github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/podstatus"
+	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
+	"github.com/minisched/minisched/testenv"
 )
+
+// testEnv is one apiserver shared by every test of scenario files.
+var testEnv *testenv.Environment
+
+func TestMain(m *testing.M) {
+	os.Exit(testenv.RunWithEnvironment(m.Run, &testEnv, nil))
+}
 
 // TestFileParseErrors checks that each mistake is reported with the file,
 // the line and the field or step at fault.
@@ -179,35 +189,13 @@ func TestFileParse(t *testing.T) {
 	}
 }
 
-// TestFileScenarios runs every file in scenarios/ as a test, as
-// TestScenarios runs the Go ones.
-func TestFileScenarios(t *testing.T) {
-	files := repoFiles(t, "scenarios", "*.yaml")
-	goNames := map[string]bool{}
-	for _, s := range All() {
-		goNames[s.Name] = true
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			s, err := ParseFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if goNames[s.Name] {
-				t.Errorf("%s is named %s, as a Go scenario is", f, s.Name)
-			}
-			mustPass(t, s)
-		})
-	}
-}
-
 // runFileScenario runs s with the runner and returns its report.
-func runFileScenario(t *testing.T, s Scenario) (string, error) {
+func runFileScenario(t *testing.T, s scenario.Scenario) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	r := &Runner{RestConfig: testEnv.Config, Out: &out, Environment: testEnv}
+	r := &scenario.Runner{RestConfig: testEnv.Config, Out: &out, Environment: testEnv}
 	err := r.Run(ctx, s)
 	return out.String(), err
 }
@@ -217,7 +205,7 @@ func runFileScenario(t *testing.T, s Scenario) (string, error) {
 // none.
 func repoFiles(t *testing.T, elem ...string) []string {
 	t.Helper()
-	root, err := RepoRoot()
+	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +221,7 @@ func repoFiles(t *testing.T, elem ...string) []string {
 
 // mustPass runs s with the runner, logs its report, and fails the test
 // unless it passed.
-func mustPass(t *testing.T, s Scenario) {
+func mustPass(t *testing.T, s scenario.Scenario) {
 	t.Helper()
 	out, err := runFileScenario(t, s)
 	t.Log("\n" + out)
@@ -335,7 +323,7 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := MakeNode("short").Obj()
+	want := scenario.MakeNode("short").Obj()
 	for res, q := range want.Status.Capacity {
 		if got := short.Status.Allocatable[res]; got.Cmp(q) != 0 {
 			t.Errorf("node short: allocatable %s %s, want %s (as MakeNode)", res, got.String(), q.String())
@@ -422,7 +410,7 @@ func nodeCondition(n *v1.Node, t v1.NodeConditionType) *v1.NodeCondition {
 // TestFileShippedDocsExample keeps docs/scenarios.md's worked example valid:
 // the file it shows is one of scenarios/.
 func TestFileShippedDocsExample(t *testing.T) {
-	root, err := RepoRoot()
+	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
