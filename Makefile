@@ -32,7 +32,7 @@ KWOK_VERSION := v0.8.0
 
 .PHONY: start test build envtest kube-scheduler kwok prometheus conformance vet bench clean
 
-## start: build, start envtest, run every Go scenario; CHAPTER=3 (or 1,2) runs a chapter's, with the
+## start: build, start envtest, run every story (Go and scenarios/*.yaml); CHAPTER=3 (or 1,2) runs a chapter's, with the
 ## scheduler of that chapter; ARGS="--scenario ch6-assume" picks (bin/minisched start -h lists the flags)
 CHAPTER ?=
 start: build envtest kwok
@@ -63,7 +63,7 @@ $(ASSETS)/kube-apiserver:
 kwok: $(BIN)/kwok
 
 # `go install pkg@version` builds it outside our go.mod; its stage files stay
-# in the module cache, where scenario/kwok.go finds them.
+# in the module cache, where testenv/kwok.go finds them.
 $(BIN)/kwok:
 	@mkdir -p $(BIN)
 	GOBIN=$(BIN) $(GO) install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
@@ -112,7 +112,7 @@ CHAOS_TIME ?= 10m
 chaos: envtest
 	@echo "chaos run: CHAOS_SEED=$(CHAOS_SEED) CHAOS_OPS=$(CHAOS_OPS)"
 	CHAOS_SEED=$(CHAOS_SEED) CHAOS_OPS=$(CHAOS_OPS) CHAOS_TIME=$(CHAOS_TIME) \
-		$(GO) test -race -count=1 -timeout 30m -run TestChaos -v ./chaos/
+		$(GO) test -race -count=1 -timeout 30m -run TestChaos -v ./internal/chaos/
 
 .PHONY: fuzz
 ## fuzz: the queue's and the cache's fuzzers, FUZZTIME each (go test -fuzz takes one package and one

@@ -16,7 +16,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/minisched/minisched/scenario"
+	"github.com/minisched/minisched/chapters"
+	"github.com/minisched/minisched/scenario/scenariofile"
 	"github.com/minisched/minisched/scheduler"
 )
 
@@ -80,12 +81,12 @@ var answerTest = regexp.MustCompile("Checked by\\s+`(Test[A-Za-z0-9_]+)`\\s+in\\
 // "Run it" whose first command is `make start CHAPTER=N`, what to look for,
 // and an exercise whose answer is checked either by a scenario file of
 // docs/exercises/ (shown verbatim in the answer, and run by TestExercises
-// in scenario/) or by a named Go test declared in the named file. Every
+// in scenario/scenariofile/) or by a named Go test declared in the named file. Every
 // file of docs/exercises/ is some chapter's answer.
 func TestChapters(t *testing.T) {
-	chapters := readChapters(t)
-	if len(chapters) != scenario.LastChapter {
-		t.Fatalf("docs/ has %d chapter files, want %d", len(chapters), scenario.LastChapter)
+	docs := readChapters(t)
+	if len(docs) != chapters.LastChapter {
+		t.Fatalf("docs/ has %d chapter files, want %d", len(docs), chapters.LastChapter)
 	}
 	index, err := os.ReadFile("docs/README.md")
 	if err != nil {
@@ -93,11 +94,11 @@ func TestChapters(t *testing.T) {
 	}
 	answered := map[string]bool{}
 	lastRow := -1
-	for i, c := range chapters {
+	for i, c := range docs {
 		t.Run(filepath.Base(c.path), func(t *testing.T) {
 			if c.number != i+1 {
 				t.Fatalf("%s: chapter %d, want %d (chapters are numbered 1 to %d without gaps)",
-					c.path, c.number, i+1, scenario.LastChapter)
+					c.path, c.number, i+1, chapters.LastChapter)
 			}
 			first, _, _ := strings.Cut(c.text, "\n")
 			title, ok := strings.CutPrefix(first, fmt.Sprintf("# %d. ", c.number))
@@ -248,9 +249,10 @@ var subcommandTests = map[string][2]string{
 // something that fails when the command stops working:
 //
 //   - `make start` with CHAPTER=N and ARGS: the chapter has scenarios, and
-//     every --scenario names one (TestScenarios runs them all, and so does
-//     `make start`) and every --scenario-file is a file of scenarios/ or
-//     docs/exercises/ (TestFileScenarios and TestExercises run them);
+//     every --scenario names one, Go or a file of scenarios/ (TestScenarios
+//     and TestFileScenarios run them all, and so does `make start`), and
+//     every --scenario-file is a file of scenarios/ or docs/exercises/
+//     (TestFileScenarios and TestExercises run them);
 //     `minisched start`, `bin/minisched start` and `go run . start` alike.
 //   - any other `make TARGET`: .ci/run runs TARGET, or a target it runs
 //     depends on TARGET.
@@ -263,9 +265,13 @@ func TestChapterCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stories, err := chapters.Stories(chapters.FilesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	byChapter := map[int]bool{}
 	byName := map[string]bool{}
-	for _, s := range scenario.All() {
+	for _, s := range stories {
 		byChapter[s.Chapter] = true
 		byName[s.Name] = true
 	}
@@ -279,7 +285,7 @@ func TestChapterCommands(t *testing.T) {
 			}
 		}
 	}
-	if total < scenario.LastChapter {
+	if total < chapters.LastChapter {
 		t.Errorf("found %d commands in the chapters; every chapter shows at least one", total)
 	}
 }
@@ -386,7 +392,7 @@ func (c commandChecker) checkStart(args []string) string {
 			if dir != "scenarios" && dir != "docs/exercises" {
 				return fmt.Sprintf("%s is not in scenarios/ or docs/exercises/, whose files tests run", value)
 			}
-			if _, err := scenario.ParseFile(value); err != nil {
+			if _, err := scenariofile.ParseFile(value); err != nil {
 				return err.Error()
 			}
 		case "config":

@@ -604,7 +604,8 @@ type docChecker struct {
 	decls *moduleDecls
 	// apiNames are apiFieldNames().
 	apiNames map[string]bool
-	// scenarios are scenario.All()'s names.
+	// scenarios are the names of chapters.Stories: the Go stories and the
+	// files of scenarios/.
 	scenarios map[string]bool
 	// topLevel are the entries of the repository's root: a slashed path
 	// starting with one of them names the repository, others (upstream's
@@ -667,7 +668,7 @@ func (c *docChecker) check(doc string, r docRef) string {
 		return c.checkInFile(doc, k.file, k.name)
 	case kindScenario:
 		if !c.scenarios[k.name] {
-			return "names no scenario (scenario.All)"
+			return "names no scenario (chapters.Stories)"
 		}
 	case kindYAMLKey:
 		for _, key := range strings.Split(k.name, ".") {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/minisched/minisched/scenario"
+	"github.com/minisched/minisched/chapters"
 )
 
 // TestDocsNameRealThings keeps the docs from drifting from the code. In
@@ -22,7 +22,8 @@ import (
 //     extension) exists from the root or from the doc's directory; bin/ is
 //     skipped (build outputs), and so are slashed paths whose first part is
 //     not in the repository (upstream's test/integration/…).
-//   - A scenario (ch<N>-…) is one of scenario.All().
+//   - A scenario (ch<N>-…) is one of chapters.Stories (a Go story or a
+//     file of scenarios/).
 //   - pkg.Name, pkg.Type.Member and Type.Member are declared in the module:
 //     go/parser reads every .go file outside bin/, hack/ (modules of their
 //     own) and testdata/, and collects package-level funcs, types, consts
@@ -61,7 +62,11 @@ func TestDocsNameRealThings(t *testing.T) {
 	}
 	c := &docChecker{decls: decls, apiNames: apiFieldNames(), scenarios: map[string]bool{},
 		topLevel: map[string]bool{}, allowed: map[string]bool{}}
-	for _, s := range scenario.All() {
+	stories, err := chapters.Stories(chapters.FilesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range stories {
 		c.scenarios[s.Name] = true
 	}
 	entries, err := os.ReadDir(".")

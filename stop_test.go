@@ -26,6 +26,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minisched/minisched/scenario"
+	"github.com/minisched/minisched/testenv"
 )
 
 // backlogNodes and backlogPodsPerNode shape the backlog: pods of 100m that
@@ -58,7 +59,7 @@ func newProcessTest(t *testing.T, leaderElection string) *processTest {
 	build.Stderr = os.Stderr
 	require.NoError(t, build.Run(), "building minisched")
 
-	env, err := scenario.StartEnvironment()
+	env, err := testenv.StartEnvironment()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = env.Stop() })
 	p.kubeconfig = filepath.Join(p.dir, "kubeconfig")

@@ -28,14 +28,14 @@ import (
 
 	"github.com/minisched/minisched/annotator"
 	"github.com/minisched/minisched/plugins/dynamic"
-	"github.com/minisched/minisched/scenario"
+	"github.com/minisched/minisched/testenv"
 )
 
 // testEnv is one apiserver shared by the tests.
-var testEnv *scenario.Environment
+var testEnv *testenv.Environment
 
 func TestMain(m *testing.M) {
-	os.Exit(scenario.RunWithEnvironment(m.Run, &testEnv, nil))
+	os.Exit(testenv.RunWithEnvironment(m.Run, &testEnv, nil))
 }
 
 // waitTimeout bounds every wait for the annotator.

@@ -40,10 +40,13 @@ import (
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/minisched/minisched/chapters"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins"
 	"github.com/minisched/minisched/scenario"
+	"github.com/minisched/minisched/scenario/scenariofile"
 	"github.com/minisched/minisched/scheduler"
+	"github.com/minisched/minisched/testenv"
 )
 
 // Command is a minisched binary: its subcommands and the plugins it has
@@ -163,7 +166,7 @@ Commands:
 Each command takes -v N for log verbosity.
 
 Examples:
-  %[1]s start                                    # every Go scenario, chapters 1 to 15
+  %[1]s start                                    # every story, chapters 1 to 15
   %[1]s start --chapter 3                        # chapter 3's scenarios, with chapter 3's scheduler
   %[1]s start --scenario ch10-preemption
   %[1]s start --scenario-file scenarios/ch9-labels.yaml
@@ -230,9 +233,9 @@ func loadConfig(path string) (*configv1.KubeSchedulerConfiguration, error) {
 	return scheduler.LoadConfigFile(path)
 }
 
-// scenarioDir is where start --chapter looks for YAML scenario files,
-// relative to the working directory (the repository's root, under make).
-const scenarioDir = "scenarios"
+// scenarioDir is where start looks for YAML scenario files, relative to the
+// working directory (the repository's root, under make).
+const scenarioDir = chapters.FilesDir
 
 // startHelp is `start -h`'s text.
 var startHelp = help{
@@ -242,12 +245,13 @@ Starts etcd and kube-apiserver (envtest: bin/k8s/1.37.1, built by make
 envtest, or $KUBEBUILDER_ASSETS), then runs scenarios against them one after
 another, each with a fresh scheduler on a clean cluster, and prints each
 scenario's story, where its pods went, and a summary. With no flag it runs
-every Go scenario, in chapter order.
+every story once, in chapter order: the Go ones and the YAML scenario files
+in ./scenarios/.
 
 --chapter N runs chapter N's Go scenarios and the YAML scenario files in
 ./scenarios/ whose chapter: is N (none if there is no such directory), with
 the scheduler as it stood at that chapter: chapter 1 has no Filter or Score
-plugin, chapters 2, 3, 5 and 6 each add a plugin (scenario.ChapterPlugins), and
+plugin, chapters 2, 3, 5 and 6 each add a plugin (chapters.ChapterPlugins), and
 from chapter 9 on it is the default profile. A line at the start of each
 chapter names its plugins. --chapter, --scenario and --scenario-file add up.
 
@@ -256,7 +260,7 @@ A scenario with a configuration of its own runs with it; any other, with
 chapters 1 to 8 and the YAML files in scenarios/ of those chapters bring
 their chapter's.`,
 	examples: []string{
-		"%[1]s start                                    # every Go scenario, chapters 1 to 15",
+		"%[1]s start                                    # every story, chapters 1 to 15",
 		"%[1]s start --chapter 3                        # chapter 3: NodeNumber's Score",
 		"%[1]s start --chapter 1,2 --chapter 10         # three chapters",
 		"%[1]s start --scenario ch10-preemption         # one scenario, by name",
@@ -281,8 +285,8 @@ func (c *Command) parseStart(args []string) (*startFlags, error) {
 	f := &startFlags{}
 	fs.Var(&f.chapters, "chapter",
 		"run chapter `N`'s scenarios, Go and YAML, with the scheduler of that chapter (repeatable, or 1,2,3)")
-	fs.Var(&f.names, "scenario", "run the scenario `NAME` (repeatable, or a,b; default: every Go scenario, "+
-		"unless --chapter or --scenario-file is given)")
+	fs.Var(&f.names, "scenario", "run the scenario `NAME`, Go or a file of ./scenarios/ (repeatable, or a,b; "+
+		"default: every story, unless --chapter or --scenario-file is given)")
 	fs.Var(&f.files, "scenario-file", "run the YAML scenario file `F.yaml` (repeatable; see docs/scenarios.md)")
 	fs.StringVar(&f.configPath, "config", "",
 		"KubeSchedulerConfiguration `FILE` for the scenarios that bring none of their own")
@@ -295,13 +299,18 @@ func (c *Command) parseStart(args []string) (*startFlags, error) {
 	return f, nil
 }
 
-// selectScenarios returns the scenarios f names: those of --scenario, then
-// those of each --chapter (its Go scenarios, then the files in dir of that
-// chapter), then those of --scenario-file; every Go scenario when f names
-// none. A scenario named twice runs once. With --chapter, they run in
+// selectScenarios returns the scenarios f names, each once: those of
+// --scenario (Go stories, or files of dir, by name), then those of each
+// --chapter (its Go stories and the files in dir of that chapter), then those
+// of --scenario-file; when f names none, every story (chapters.Stories: the
+// Go ones and the files in dir). With --chapter, or with no flag, they run in
 // chapter order. Files are read here, before any apiserver starts, so that a
 // typo fails at once.
 func selectScenarios(f *startFlags, dir string) ([]scenario.Scenario, error) {
+	stories, err := chapters.Stories(dir)
+	if err != nil {
+		return nil, err
+	}
 	var out []scenario.Scenario
 	seen := map[string]bool{}
 	add := func(s scenario.Scenario) {
@@ -311,7 +320,7 @@ func selectScenarios(f *startFlags, dir string) ([]scenario.Scenario, error) {
 		}
 	}
 	if len(f.names) > 0 || (len(f.chapters) == 0 && len(f.files) == 0) {
-		named, err := scenario.Select(f.names)
+		named, err := scenario.Select(stories, f.names)
 		if err != nil {
 			return nil, err
 		}
@@ -320,34 +329,21 @@ func selectScenarios(f *startFlags, dir string) ([]scenario.Scenario, error) {
 		}
 	}
 	if len(f.chapters) > 0 {
-		chapters := map[int]bool{}
+		wanted := map[int]bool{}
 		for _, n := range f.chapters {
-			if _, err := scenario.ChapterPlugins(n); err != nil {
+			if _, err := chapters.ChapterPlugins(n); err != nil {
 				return nil, fmt.Errorf("--chapter: %w", err)
 			}
-			chapters[n] = true
+			wanted[n] = true
 		}
-		for _, s := range scenario.All() {
-			if chapters[s.Chapter] {
-				add(s)
-			}
-		}
-		files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-		if err != nil {
-			return nil, err
-		}
-		for _, file := range files {
-			s, err := scenario.ParseFile(file)
-			if err != nil {
-				return nil, err
-			}
-			if chapters[s.Chapter] {
+		for _, s := range stories {
+			if wanted[s.Chapter] {
 				add(s)
 			}
 		}
 	}
 	for _, file := range f.files {
-		s, err := scenario.ParseFile(file)
+		s, err := scenariofile.ParseFile(file)
 		if err != nil {
 			return nil, err
 		}
@@ -375,8 +371,8 @@ func (c *Command) start(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	fmt.Fprintf(c.stdout, "Starting kube-apiserver v%s and etcd (envtest)...\n", scenario.KubernetesVersion)
-	env, err := scenario.StartEnvironment()
+	fmt.Fprintf(c.stdout, "Starting kube-apiserver v%s and etcd (envtest)...\n", testenv.KubernetesVersion)
+	env, err := testenv.StartEnvironment()
 	if err != nil {
 		return err
 	}
@@ -386,7 +382,10 @@ func (c *Command) start(ctx context.Context, args []string) error {
 		}
 	}()
 	r := &scenario.Runner{RestConfig: env.Config, BaseConfig: base, Out: c.stdout, Environment: env,
-		Registry: c.registry, ChapterHeaders: len(f.chapters) > 0}
+		Registry: c.registry}
+	if len(f.chapters) > 0 {
+		r.ChapterHeader = chapters.DescribeChapter
+	}
 	return r.RunAll(ctx, scenarios)
 }
 
@@ -478,7 +477,7 @@ func (c *Command) apiserver(ctx context.Context, args []string) error {
 	if *out == "" {
 		return errors.New("--kubeconfig-out is required")
 	}
-	env, err := scenario.StartEnvironment()
+	env, err := testenv.StartEnvironment()
 	if err != nil {
 		return err
 	}
@@ -487,7 +486,7 @@ func (c *Command) apiserver(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "kube-apiserver v%s is serving at %s; kubeconfig written to %s. Ctrl-C stops it.\n",
-		scenario.KubernetesVersion, env.Config.Host, *out)
+		testenv.KubernetesVersion, env.Config.Host, *out)
 	<-ctx.Done()
 	return nil
 }

@@ -16,8 +16,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/minisched/minisched/chapters"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/scenario"
+	"github.com/minisched/minisched/testenv"
 )
 
 func TestStringList(t *testing.T) {
@@ -140,12 +142,20 @@ func writeScenarioFile(t *testing.T, dir, name string, chapter int) string {
 // in which order, and its errors, without starting an apiserver.
 func TestStartSelection(t *testing.T) {
 	dir := t.TempDir()
-	ch3File := writeScenarioFile(t, dir, "ch3-extra-yaml", 3)
+	ch4File := writeScenarioFile(t, dir, "ch4-extra-yaml", 4)
 	writeScenarioFile(t, dir, "ch9-extra-yaml", 9)
-	var allGo []string
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stories, err := chapters.Stories(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
 	var ch10 []string
-	for _, s := range scenario.All() {
-		allGo = append(allGo, s.Name)
+	for _, s := range stories {
+		all = append(all, s.Name)
 		if s.Chapter == 10 {
 			ch10 = append(ch10, s.Name)
 		}
@@ -153,25 +163,29 @@ func TestStartSelection(t *testing.T) {
 	tests := []struct {
 		name string
 		args []string
-		// dir is where --chapter looks for files; empty means the test's.
+		// dir is where start looks for files; empty means the test's.
 		dir     string
 		want    []string
 		wantErr string
 	}{
-		{name: "no flag: every Go scenario", args: nil, want: allGo},
-		{name: "one chapter, Go and YAML", args: []string{"--chapter", "3"},
-			want: []string{"ch3-nodenumber", "ch3-extra-yaml"}},
+		{name: "no flag: every story, Go and the files, in chapter order", args: nil, want: all},
+		{name: "one chapter, Go and YAML", args: []string{"--chapter", "4"},
+			want: []string{"ch4-cyclestate", "ch4-extra-yaml"}},
 		{name: "a chapter without files", args: []string{"--chapter", "14"}, want: []string{"ch14-leader-election"}},
-		{name: "no scenario directory", args: []string{"--chapter", "3"}, dir: "/nonexistent",
-			want: []string{"ch3-nodenumber"}},
+		{name: "no scenario directory", args: []string{"--chapter", "4"}, dir: "/nonexistent",
+			want: []string{"ch4-cyclestate"}},
+		{name: "a chapter told in a shipped file only", args: []string{"--chapter", "2"},
+			dir: filepath.Join(root, "scenarios"), want: []string{"ch2-nodeunschedulable"}},
 		{name: "chapters repeated and comma separated, in chapter order", args: []string{"--chapter", "10",
-			"--chapter", "1,2"}, want: append([]string{"ch1-random", "ch2-nodeunschedulable"}, ch10...)},
+			"--chapter", "1,4"}, want: append([]string{"ch1-random", "ch4-cyclestate", "ch4-extra-yaml"}, ch10...)},
 		{name: "a chapter and a scenario add up, in chapter order",
-			args: []string{"--scenario", "ch6-assume", "--chapter", "3"},
-			want: []string{"ch3-nodenumber", "ch3-extra-yaml", "ch6-assume"}},
-		{name: "a file named twice runs once", args: []string{"--chapter", "3", "--scenario-file", ch3File},
-			want: []string{"ch3-nodenumber", "ch3-extra-yaml"}},
-		{name: "a file alone", args: []string{"--scenario-file", ch3File}, want: []string{"ch3-extra-yaml"}},
+			args: []string{"--scenario", "ch6-assume", "--chapter", "4"},
+			want: []string{"ch4-cyclestate", "ch4-extra-yaml", "ch6-assume"}},
+		{name: "a file's scenario by name", args: []string{"--scenario", "ch9-extra-yaml"},
+			want: []string{"ch9-extra-yaml"}},
+		{name: "a file named twice runs once", args: []string{"--chapter", "4", "--scenario-file", ch4File},
+			want: []string{"ch4-cyclestate", "ch4-extra-yaml"}},
+		{name: "a file alone", args: []string{"--scenario-file", ch4File}, want: []string{"ch4-extra-yaml"}},
 		{name: "unknown chapter lists the chapters", args: []string{"--chapter", "16"},
 			wantErr: "--chapter: unknown chapter 16; the chapters are 1, 2, 3"},
 		{name: "chapter 0", args: []string{"--chapter", "0"}, wantErr: "unknown chapter 0"},
@@ -266,7 +280,11 @@ func TestHelp(t *testing.T) {
 // scenario, every --scenario-file a file of the repository, every chapter
 // (--chapter N, CHAPTER=N) a chapter.
 func TestHelpExamplesWork(t *testing.T) {
-	root, err := scenario.RepoRoot()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stories, err := chapters.Stories(filepath.Join(root, chapters.FilesDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +306,7 @@ func TestHelpExamplesWork(t *testing.T) {
 					arg := words[i+1]
 					switch w {
 					case "--scenario":
-						if _, err := scenario.Select([]string{arg}); err != nil {
+						if _, err := scenario.Select(stories, []string{arg}); err != nil {
 							t.Error(err)
 						}
 					case "--scenario-file", "--policy":
@@ -304,7 +322,7 @@ func TestHelpExamplesWork(t *testing.T) {
 							t.Fatal(err)
 						}
 						for _, n := range l {
-							if _, err := scenario.ChapterConfig(n); err != nil {
+							if _, err := chapters.ChapterConfig(n); err != nil {
 								t.Error(err)
 							}
 						}

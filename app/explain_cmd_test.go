@@ -17,6 +17,7 @@ import (
 	"github.com/minisched/minisched/minisched/attempt"
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
+	"github.com/minisched/minisched/testenv"
 )
 
 // TestExplainCommand runs `minisched explain POD -n NS --kubeconfig F`, the
@@ -24,7 +25,7 @@ import (
 // where minisched runs with attempt records on, on a pod that is pending
 // behind a cordoned node and then on the same pod once it is bound.
 func TestExplainCommand(t *testing.T) {
-	env, err := scenario.StartEnvironment()
+	env, err := testenv.StartEnvironment()
 	if err != nil {
 		t.Fatal(err)
 	}

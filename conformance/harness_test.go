@@ -27,6 +27,7 @@ import (
 	"github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/examples/extender/server"
 	"github.com/minisched/minisched/scenario"
+	"github.com/minisched/minisched/testenv"
 )
 
 // Engine is one of the two schedulers under comparison.
@@ -74,7 +75,7 @@ const extenderURL = "EXTENDER_URL"
 // Cluster is a fresh apiserver plus helpers for steps.
 type Cluster struct {
 	*scenario.Env
-	env *scenario.Environment
+	env *testenv.Environment
 }
 
 func binary(t *testing.T, env, name string) string {
@@ -102,7 +103,7 @@ func runAndScrape(t *testing.T, c Case, engine Engine, scrape bool) ([]string, m
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	env, err := scenario.StartEnvironment()
+	env, err := testenv.StartEnvironment()
 	if err != nil {
 		t.Fatal(err)
 	}

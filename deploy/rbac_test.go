@@ -44,14 +44,15 @@ import (
 	"github.com/minisched/minisched/plugins/dynamic"
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
+	"github.com/minisched/minisched/testenv"
 )
 
 // testEnv is one apiserver with deploy/'s manifests applied, shared by the
 // tests.
-var testEnv *scenario.Environment
+var testEnv *testenv.Environment
 
 func TestMain(m *testing.M) {
-	os.Exit(scenario.RunWithEnvironment(m.Run, &testEnv, func(env *scenario.Environment) error {
+	os.Exit(testenv.RunWithEnvironment(m.Run, &testEnv, func(env *testenv.Environment) error {
 		if err := applyManifests(context.Background(), env.Config); err != nil {
 			return fmt.Errorf("applying deploy/'s manifests: %w", err)
 		}

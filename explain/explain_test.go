@@ -23,22 +23,23 @@ import (
 	"github.com/minisched/minisched/minisched/attempt"
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
+	"github.com/minisched/minisched/testenv"
 )
 
 // profile is minisched's schedulerName here; kube-scheduler runs beside it
 // as default-scheduler.
 const profile = "minisched"
 
-// startCluster starts etcd and kube-apiserver (scenario.StartEnvironment)
+// startCluster starts etcd and kube-apiserver (testenv.StartEnvironment)
 // and returns an admin client, a kubeconfig file and the directory with the
 // control plane's binaries, kube-scheduler's included.
 func startCluster(t *testing.T) (kubernetes.Interface, string, string) {
 	t.Helper()
-	assets, err := scenario.AssetsDir()
+	assets, err := testenv.AssetsDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := scenario.StartEnvironment()
+	env, err := testenv.StartEnvironment()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,3 +1,6 @@
+// The runner: a fresh scheduler per story, on a clean cluster, one story
+// after another, each opened by a progress line and closed by its verdict.
+
 package scenario
 
 import (
@@ -5,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
@@ -20,82 +22,8 @@ import (
 
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/scheduler"
+	"github.com/minisched/minisched/testenv"
 )
-
-// Scenario is one story told against a real apiserver: it creates nodes and
-// pods, waits for the scheduler's decisions and checks them.
-type Scenario struct {
-	// Name is also the scenario's namespace.
-	Name string
-	// Chapter is the tutorial chapter it illustrates (docs/).
-	Chapter int
-	// Description says in one line what it shows.
-	Description string
-	// Config returns the configuration the scenario needs; a nil Config
-	// means the runner's base configuration (the default profile, or
-	// --config). The scenarios of chapters 1-8 bring their chapter's
-	// (ChapterConfig).
-	Config func() (*configv1.KubeSchedulerConfiguration, error)
-	// Run creates objects and checks outcomes; an error is a failure.
-	Run func(ctx context.Context, env *Env) error
-	// Lifecycle runs KWOK beside the scheduler for the scenario: nodes get
-	// a heartbeat, pods become Running with a start time, and deleted pods
-	// go away after their grace period, as if kubelets ran.
-	Lifecycle bool
-	// Extender runs the example extender (examples/extender/server) beside
-	// the scheduler: configuration entries whose urlPrefix is ExtenderURL
-	// are pointed at it.
-	Extender bool
-	// StartsSchedulers says that Run starts the schedulers itself, from
-	// Env.RestConfig (several replicas electing a leader, say): the runner
-	// starts none, Config, Extender and Env.MetricsURL are unused, and
-	// Env.Attempts is empty unless Run feeds it.
-	StartsSchedulers bool
-}
-
-// All returns every scenario, by chapter.
-func All() []Scenario {
-	var all []Scenario
-	for _, group := range [][]Scenario{
-		chapters(),                // 1-8: scenario/chapters.go
-		pluginScenarios(),         // 9: the default plugins
-		preemptionScenarios(),     // 10
-		profileScenarios(),        // 11: profiles and configuration
-		extenderScenarios(),       // 12: extending, with an HTTP extender
-		customPluginScenarios(),   // 13: custom schedulers from practice
-		dynamicScenarios(),        // 13
-		leaderElectionScenarios(), // 14: running on a real cluster
-		throughputScenarios(),     // 15: performance
-	} {
-		all = append(all, group...)
-	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].Chapter < all[j].Chapter })
-	return all
-}
-
-// Select returns the named scenarios (all when names is empty), or an error
-// listing the known names.
-func Select(names []string) ([]Scenario, error) {
-	all := All()
-	if len(names) == 0 {
-		return all, nil
-	}
-	byName := map[string]Scenario{}
-	known := make([]string, 0, len(all))
-	for _, s := range all {
-		byName[s.Name] = s
-		known = append(known, s.Name)
-	}
-	var out []Scenario
-	for _, n := range names {
-		s, ok := byName[n]
-		if !ok {
-			return nil, fmt.Errorf("unknown scenario %q; known scenarios: %s", n, strings.Join(known, ", "))
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
 
 // Runner runs scenarios one after another against one apiserver, each with
 // a fresh scheduler and a clean cluster.
@@ -107,13 +35,15 @@ type Runner struct {
 	Out        io.Writer
 	// Environment is where KWOK is started for scenarios that ask for a
 	// lifecycle; such scenarios fail without it.
-	Environment *Environment
+	Environment *testenv.Environment
 	// Registry holds plugins beyond the in-tree ones (app.WithPlugin's), so
 	// a --config may enable them; nil means none.
 	Registry framework.Registry
-	// ChapterHeaders makes RunAll open each chapter's scenarios with a line
-	// naming the scheduler's plugins at that chapter (DescribeChapter).
-	ChapterHeaders bool
+	// ChapterHeader, if set, gives the line RunAll opens each chapter's
+	// scenarios with: the scheduler's plugins at that chapter
+	// (chapters.DescribeChapter). A chapter it has no line for (an error)
+	// gets none.
+	ChapterHeader func(chapter int) (string, error)
 
 	// progress is the opening line of the scenario RunAll runs now.
 	progress string
@@ -126,8 +56,8 @@ func (r *Runner) RunAll(ctx context.Context, scenarios []Scenario) error {
 	var results []Result
 	var failed []string
 	for i, s := range scenarios {
-		if r.ChapterHeaders && (i == 0 || scenarios[i-1].Chapter != s.Chapter) {
-			if line, err := DescribeChapter(s.Chapter); err == nil {
+		if r.ChapterHeader != nil && (i == 0 || scenarios[i-1].Chapter != s.Chapter) {
+			if line, err := r.ChapterHeader(s.Chapter); err == nil {
 				fmt.Fprintf(r.Out, "### Chapter %d's scheduler: %s\n", s.Chapter, line)
 			}
 		}

@@ -1,7 +1,7 @@
-package scenario
-
 // The end of a run of scenarios: a table of what each one came to, in
 // colour on a terminal.
+
+package scenario
 
 import (
 	"fmt"

@@ -23,12 +23,13 @@ import (
 	"github.com/minisched/minisched/queue"
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
+	"github.com/minisched/minisched/testenv"
 )
 
-var testEnv *scenario.Environment
+var testEnv *testenv.Environment
 
 func TestMain(m *testing.M) {
-	os.Exit(scenario.RunWithEnvironment(m.Run, &testEnv, nil))
+	os.Exit(testenv.RunWithEnvironment(m.Run, &testEnv, nil))
 }
 
 // calls records which plugin hooks ran, per pod.

@@ -28,6 +28,7 @@ import (
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
+	"github.com/minisched/minisched/testenv"
 )
 
 // runService starts a Service built from cfg and rc, which reports its
@@ -215,7 +216,7 @@ func TestAPIServerRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an apiserver of its own")
 	}
-	env, err := scenario.StartEnvironment()
+	env, err := testenv.StartEnvironment()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = env.Stop() })
 	ctx := context.Background()

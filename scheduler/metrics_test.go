@@ -17,6 +17,7 @@ import (
 
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
+	"github.com/minisched/minisched/testenv"
 )
 
 // atLeast is a sample of family with labels whose value (a histogram's
@@ -157,7 +158,7 @@ func TestMetricsMove(t *testing.T) {
 			// show what happened.
 			var last string
 			err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, scenario.DefaultWait, true, func(ctx context.Context) (bool, error) {
-				families, err := scenario.Scrape(ctx, base+"/metrics")
+				families, err := testenv.Scrape(ctx, base+"/metrics")
 				if err != nil {
 					return false, err
 				}
@@ -176,7 +177,7 @@ func TestMetricsMove(t *testing.T) {
 	}
 
 	t.Run("the binding goroutines and the Go runtime are reported", func(t *testing.T) {
-		families, err := scenario.Scrape(ctx, base+"/metrics")
+		families, err := testenv.Scrape(ctx, base+"/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,7 +36,7 @@ import (
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/minisched/minisched/scenario"
+	"github.com/minisched/minisched/testenv"
 )
 
 // plotColors are the bars of minisched and kube-scheduler.
@@ -98,14 +98,14 @@ func mainErr() error {
 	}
 
 	if *root == "" {
-		if *root, err = scenario.RepoRoot(); err != nil {
+		if *root, err = testenv.RepoRoot(); err != nil {
 			return fmt.Errorf("%w; pass --root", err)
 		}
 	}
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
-		assets = filepath.Join(*root, "bin", "k8s", scenario.KubernetesVersion)
-		// scenario.StartEnvironment reads it too.
+		assets = filepath.Join(*root, "bin", "k8s", testenv.KubernetesVersion)
+		// testenv.StartEnvironment reads it too.
 		if err := os.Setenv("KUBEBUILDER_ASSETS", assets); err != nil {
 			return err
 		}

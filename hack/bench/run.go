@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/minisched/minisched/scenario"
+	"github.com/minisched/minisched/testenv"
 )
 
 // Engine is one of the two schedulers under comparison.
@@ -97,7 +98,7 @@ func runOne(ctx context.Context, o Options, w Workload, engine Engine, round int
 // before the scheduler (a backlog, see backlogFits), or the scheduler, the
 // nodes, the init pods (scheduled) and the measured phase.
 func measure(ctx context.Context, o Options, w Workload, engine Engine, label string, res *Result) error {
-	env, err := scenario.StartEnvironment()
+	env, err := testenv.StartEnvironment()
 	if err != nil {
 		return err
 	}

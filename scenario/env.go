@@ -1,0 +1,46 @@
+// What a story gets: a client, its own namespace, the scheduler's attempts
+// and a place to narrate.
+
+package scenario
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Env is what a scenario gets: a client, its own namespace, a log of the
+// scheduler's attempts, and a place to narrate.
+type Env struct {
+	Client kubernetes.Interface
+	// Namespace is the scenario's own namespace (its name).
+	Namespace string
+	// SchedulerName is the profile the scenario's pods ask for.
+	SchedulerName string
+	// Attempts is every scheduling attempt the scheduler reported.
+	Attempts *AttemptLog
+	// RestConfig reaches the apiserver as an administrator, for a scenario
+	// that starts schedulers of its own (Scenario.StartsSchedulers).
+	RestConfig *rest.Config
+	// MetricsURL is the runner's scheduler's /metrics, in Prometheus' text
+	// format; empty for a scenario that starts its own schedulers.
+	MetricsURL string
+	out        io.Writer
+}
+
+// DefaultWait bounds every wait in the scenarios.
+const DefaultWait = 30 * time.Second
+
+// PollInterval is how often waits look again.
+const PollInterval = 50 * time.Millisecond
+
+// Logf narrates one line of the scenario's story.
+func (e *Env) Logf(format string, args ...interface{}) {
+	if e.out == nil {
+		return
+	}
+	fmt.Fprintf(e.out, "    "+format+"\n", args...)
+}

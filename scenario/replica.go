@@ -1,0 +1,87 @@
+// A scheduler a story starts itself (Scenario.StartsSchedulers): one of
+// several replicas electing a leader, or a scheduler started only once its
+// pods wait.
+
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"k8s.io/klog/v2"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/minisched/minisched/minisched"
+	"github.com/minisched/minisched/minisched/attempt"
+	"github.com/minisched/minisched/scheduler"
+)
+
+// Replica is one scheduler process of a story, with what it scheduled.
+type Replica struct {
+	// Name names it in the story and in its log lines.
+	Name string
+	// Service is the running scheduler.
+	Service *scheduler.Service
+	// MetricsURL is its /metrics.
+	MetricsURL string
+
+	stop context.CancelFunc
+	// done receives what Run returned; ShutDown takes it into runErr.
+	done     chan error
+	stopOnce sync.Once
+	runErr   error
+
+	mu sync.Mutex
+	// scheduled lists the pods this replica bound, in order.
+	scheduled []string
+}
+
+// StartReplica builds a scheduler Service from cfg, serves its metrics on a
+// free loopback port and runs it until ShutDown; its attempts also go to the
+// scenario's log.
+func (e *Env) StartReplica(ctx context.Context, name string, cfg *configv1.KubeSchedulerConfiguration) (*Replica, error) {
+	r := &Replica{Name: name, done: make(chan error, 1)}
+	observe := func(a minisched.Attempt) {
+		e.Attempts.Record(a)
+		if a.Result == attempt.Scheduled {
+			r.mu.Lock()
+			r.scheduled = append(r.scheduled, a.Name)
+			r.mu.Unlock()
+		}
+	}
+	svc, err := scheduler.New(ctx, cfg, e.RestConfig, scheduler.WithObserver(observe), scheduler.WithSeed(42))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	r.Service = svc
+	// Its log lines are one verbosity level quieter, as the runner's
+	// scheduler's are, and named after the replica.
+	runCtx, stop := context.WithCancel(klog.NewContext(ctx, klog.Background().WithName(name).V(1)))
+	r.stop = stop
+	addr, err := svc.Serve(runCtx, "127.0.0.1:0")
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	r.MetricsURL = "http://" + addr.String() + "/metrics"
+	go func() { r.done <- svc.Run(runCtx) }()
+	return r, nil
+}
+
+// Bound returns the pods the replica bound so far.
+func (r *Replica) Bound() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.scheduled...)
+}
+
+// ShutDown stops the replica, waits for its Run to return and returns what
+// it returned; called again, it returns the same.
+func (r *Replica) ShutDown() error {
+	r.stopOnce.Do(func() {
+		r.stop()
+		r.runErr = <-r.done
+	})
+	return r.runErr
+}

@@ -1,0 +1,65 @@
+// A story told against a real apiserver, and choosing stories by name.
+
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	configv1 "k8s.io/kube-scheduler/config/v1"
+)
+
+// Scenario is one story told against a real apiserver: it creates nodes and
+// pods, waits for the scheduler's decisions and checks them.
+type Scenario struct {
+	// Name is also the scenario's namespace.
+	Name string
+	// Chapter is the tutorial chapter it illustrates (docs/).
+	Chapter int
+	// Description says in one line what it shows.
+	Description string
+	// Config returns the configuration the scenario needs; a nil Config
+	// means the runner's base configuration (the default profile, or
+	// --config). The stories of chapters 1-8 bring their chapter's
+	// (chapters.ChapterConfig).
+	Config func() (*configv1.KubeSchedulerConfiguration, error)
+	// Run creates objects and checks outcomes; an error is a failure.
+	Run func(ctx context.Context, env *Env) error
+	// Lifecycle runs KWOK beside the scheduler for the scenario: nodes get
+	// a heartbeat, pods become Running with a start time, and deleted pods
+	// go away after their grace period, as if kubelets ran.
+	Lifecycle bool
+	// Extender runs the example extender (examples/extender/server) beside
+	// the scheduler: configuration entries whose urlPrefix is ExtenderURL
+	// are pointed at it.
+	Extender bool
+	// StartsSchedulers says that Run starts the schedulers itself, from
+	// Env.RestConfig (several replicas electing a leader, say): the runner
+	// starts none, Config, Extender and Env.MetricsURL are unused, and
+	// Env.Attempts is empty unless Run feeds it.
+	StartsSchedulers bool
+}
+
+// Select returns the scenarios of all with the given names, in the order
+// of names (all when names is empty), or an error listing the known names.
+func Select(all []Scenario, names []string) ([]Scenario, error) {
+	if len(names) == 0 {
+		return all, nil
+	}
+	byName := map[string]Scenario{}
+	known := make([]string, 0, len(all))
+	for _, s := range all {
+		byName[s.Name] = s
+		known = append(known, s.Name)
+	}
+	var out []Scenario
+	for _, n := range names {
+		s, ok := byName[n]
+		if !ok {
+			return nil, fmt.Errorf("unknown scenario %q; known scenarios: %s", n, strings.Join(known, ", "))
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
