@@ -770,7 +770,7 @@ func TestDocRefClassifier(t *testing.T) {
 		{span: "pods/binding", kind: kindOther},
 		{span: "k8s.io/kube-scheduler/extender/v1", kind: kindOther},
 		{span: "/metrics", kind: kindOther},
-		{span: "minisched/failure.go: updatePod", kind: kindFileDecl, name: "updatePod", checked: true},
+		{span: "podstatus/podstatus.go: Update", kind: kindFileDecl, name: "Update", checked: true},
 		{span: "scheduler/service.go: Service.Run", kind: kindFileDecl, name: "Service.Run", checked: true},
 		{span: "queue/queue.go:120", kind: kindFileLine, checked: true},
 		{span: "ch10-preemption-policy-never", kind: kindScenario, name: "ch10-preemption-policy-never", checked: true},

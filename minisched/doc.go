@@ -4,11 +4,19 @@
 // handlers keep the cache and the queue in step with the apiserver, and its
 // failure handling puts back every pod that could not be placed.
 //
-// Read it in this order: scheduler.go (the struct and Run), eventhandlers.go
-// (how the world gets in), schedule_one.go (one pod's way through the
-// extension points), failure.go (what happens when it does not fit),
-// observer.go (how an attempt is told to a watcher).
+// Read it in this order:
+//   - scheduler.go: the Scheduler, New, and Run, the loop;
+//   - eventhandlers.go: how the world gets in (informer events to the cache
+//     and the queue);
+//   - schedule_one.go: one pod's way through the extension points, the
+//     scheduling cycle and the binding cycle;
+//   - failure.go: what happens when a pod does not fit or does not bind;
+//   - extender.go: HTTPExtender, the client side of scheduler extenders;
+//   - record.go: the attempt's record, built once the cycle has ended;
+//   - observer.go: how an attempt is told to a watcher;
+//   - recordwriter.go: how records reach their pods as annotations.
 //
-// Its contract with plugins is the sub-package framework. Package scheduler
-// is the service that builds a Scheduler from a configuration and runs it.
+// Its contract with plugins is the sub-package framework; the record's
+// format is the sub-package attempt. Package scheduler is the service that
+// builds a Scheduler from a configuration and runs it.
 package minisched

@@ -124,7 +124,7 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, schedFramework 
 		Reason:             reason,
 		Message:            errMsg,
 	}
-	if err := podstatus.Update(ctx, s.client, pod, cond, nominatingInfo); err != nil {
+	if err := podstatus.Update(ctx, s.client, pod, cond, nominatedNodeName(nominatingInfo)); err != nil {
 		logger.Error(err, "Error updating pod condition")
 	}
 	if rec == nil {
@@ -137,6 +137,15 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, schedFramework 
 		return
 	}
 	s.publishRecord(pod, rec)
+}
+
+// nominatedNodeName is the nominated node nominatingInfo sets ("" clears
+// it), nil if it keeps the pod's.
+func nominatedNodeName(nominatingInfo *framework.NominatingInfo) *string {
+	if nominatingInfo.Mode() != framework.ModeOverride {
+		return nil
+	}
+	return &nominatingInfo.NominatedNodeName
 }
 
 // truncateMessage shortens a message to fit an event note.

@@ -747,8 +747,7 @@ func (s *Scheduler) patchNominatedNode(ctx context.Context, state *framework.Cyc
 	if !preFlight.IsSuccess() && !schedFramework.WillWaitOnPermit(assumed) {
 		return nil
 	}
-	info := &framework.NominatingInfo{NominatedNodeName: node, NominatingMode: framework.ModeOverride}
-	if err := podstatus.Update(ctx, s.client, assumed, nil, info); err != nil {
+	if err := podstatus.Update(ctx, s.client, assumed, nil, &node); err != nil {
 		klog.FromContext(ctx).Error(err, "Failed to set the nominated node name in the binding cycle",
 			"nominatedNodeName", node)
 	}

@@ -67,7 +67,8 @@ type Scheduler struct {
 	// logger is for the event handlers, which have no context of their own.
 	logger klog.Logger
 	// informersSynced reports whether the informers delivered their initial
-	// lists; the first Pop waits for it so a backlog is ordered by QueueSort.
+	// lists; Run waits for them before the first Pop, so that a backlog is
+	// ordered by QueueSort.
 	informersSynced []toolscache.InformerSynced
 
 	// percentageOfNodesToScore is the global default; a profile may override.

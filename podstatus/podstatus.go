@@ -17,24 +17,21 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
-
-	"github.com/minisched/minisched/minisched/framework"
 )
 
-// Update patches the pod's status with cond (if not nil) and the nominated
-// node nominatingInfo overrides (if it does), unless the pod already
-// carries exactly that: kube-scheduler's updatePod.
+// Update patches the pod's status with cond (if not nil) and
+// nominatedNodeName (if not nil; "" clears it), unless the pod already
+// carries exactly that (kube-scheduler's updatePod does the same).
 func Update(ctx context.Context, client kubernetes.Interface, pod *v1.Pod, cond *v1.PodCondition,
-	nominatingInfo *framework.NominatingInfo) error {
+	nominatedNodeName *string) error {
 	newStatus := pod.Status.DeepCopy()
-	nnnChanged := nominatingInfo.Mode() == framework.ModeOverride &&
-		pod.Status.NominatedNodeName != nominatingInfo.NominatedNodeName
+	nnnChanged := nominatedNodeName != nil && pod.Status.NominatedNodeName != *nominatedNodeName
 	condChanged := cond != nil && SetCondition(newStatus, cond)
 	if !condChanged && !nnnChanged {
 		return nil
 	}
 	if nnnChanged {
-		newStatus.NominatedNodeName = nominatingInfo.NominatedNodeName
+		newStatus.NominatedNodeName = *nominatedNodeName
 	}
 	logger := klog.FromContext(ctx).V(3)
 	if cond != nil {
