@@ -134,7 +134,7 @@ func (c *Command) Run(ctx context.Context, args []string) error {
 	case "annotate":
 		return c.annotate(ctx, rest)
 	case "explain":
-		return c.explain(ctx, rest)
+		return c.explainPod(ctx, rest)
 	case "help", "-h", "--help":
 		c.usage(c.stdout)
 		return nil

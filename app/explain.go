@@ -38,8 +38,9 @@ Flags may come before or after the pod's name.`,
 	},
 }
 
-// explain prints why a pod is pending or where it went, and why.
-func (c *Command) explain(ctx context.Context, args []string) error {
+// explainPod, the explain subcommand, prints why a pod is pending or where
+// it went, and why, with package explain.
+func (c *Command) explainPod(ctx context.Context, args []string) error {
 	fs := c.flagSet("explain", explainHelp)
 	var namespace string
 	fs.StringVar(&namespace, "n", "", "the pod's `NAMESPACE` (default: the kubeconfig context's, else default)")

@@ -48,7 +48,7 @@ func TestExplainNeedsOnePod(t *testing.T) {
 	for _, args := range [][]string{nil, {"a", "b"}} {
 		c := NewCommand()
 		c.stderr = &strings.Builder{}
-		err := c.explain(context.Background(), args)
+		err := c.explainPod(context.Background(), args)
 		if err == nil || !strings.Contains(err.Error(), "exactly one pod name") {
 			t.Errorf("explain %q: err = %v, want one asking for exactly one pod", args, err)
 		}
