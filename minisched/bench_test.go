@@ -28,7 +28,9 @@ import (
 
 // BenchmarkSchedulingCycle measures one pod's search for feasible nodes
 // (PreFilter, Filter) and their ranking (PreScore, Score) over 1000 nodes
-// with 10 pods each, all of which fit, with four of the default plugins.
+// with 10 pods each, all of which fit, with the default plugins
+// NodeUnschedulable, NodeName and NodeResourcesFit (and the QueueSort and
+// Bind plugins a profile needs).
 func BenchmarkSchedulingCycle(b *testing.B) {
 	const numNodes, podsPerNode = 1000, 10
 	var nodes []*v1.Node
@@ -75,15 +77,15 @@ const (
 	benchPodsPerNode = 10
 	benchZones       = 5
 	// benchGroups is how many "app" label values the pods are spread over;
-	// a node's ten pods belong to ten different groups.
+	// the pods on one node belong to different groups.
 	benchGroups = 50
 )
 
 // benchCluster returns numNodes nodes in benchZones zones (a mix of
 // instance types and images) and benchPodsPerNode pods on each, labelled
-// app=g<k> for one of benchGroups groups. Every tenth pod has required
-// anti-affinity to its own group on its node, so InterPodAffinity has
-// existing pods' terms to check against every incoming pod.
+// app=g<k> for one of benchGroups groups. The first pod on each node has
+// required anti-affinity to its own group on its node, so InterPodAffinity
+// has existing pods' terms to check against every incoming pod.
 func benchCluster(numNodes int) ([]*v1.Node, []*v1.Pod) {
 	var nodes []*v1.Node
 	var pods []*v1.Pod
@@ -205,7 +207,7 @@ func newBenchScheduler(b *testing.B, nodes []*v1.Node, pods []*v1.Pod) *minische
 // Workloads: "plain" pods have only requests, a label and an image;
 // "affinity" pods add required and preferred pod anti-affinity and
 // topology spread constraints (see benchIncomingPods). Both run on the same
-// clusters, where every tenth pod has required anti-affinity.
+// clusters, where the first pod on each node has required anti-affinity.
 func BenchmarkScheduleOne(b *testing.B) {
 	for _, numNodes := range []int{100, 500, 1000, 5000} {
 		nodes, pods := benchCluster(numNodes)

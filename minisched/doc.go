@@ -2,7 +2,8 @@
 // from the queue one at a time, runs the scheduling cycle with the pod's
 // profile (a framework.Framework), and binds in the background. Its event
 // handlers keep the cache and the queue in step with the apiserver, and its
-// failure handling puts back every pod that could not be placed.
+// failure handling puts back the pods that could not be placed and still
+// wait.
 //
 // Read it in this order:
 //   - scheduler.go: the Scheduler, New, and Run, the loop;

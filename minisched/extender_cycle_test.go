@@ -278,7 +278,7 @@ func TestExtenderBind(t *testing.T) {
 	tests := []struct {
 		name        string
 		exts        []*fakeExtender
-		wantBoundBy int // index of the extender that binds; -1: the Bind plugins
+		wantBoundBy int // index of the extender that binds; -1: the Bind plugins; -2: nobody
 		wantErr     bool
 	}{
 		{name: "no binder: DefaultBinder", exts: []*fakeExtender{{name: "f", filter: true}}, wantBoundBy: -1},

@@ -48,16 +48,18 @@ func (s *Scheduler) handleBindingCycleError(ctx context.Context, state *framewor
 
 // handleSchedulingFailure requeues a pod that could not be scheduled, which
 // ends its in-flight period in the queue, records the nomination
-// nominatingInfo asks for (preemption's node, or none), then records a
-// FailedScheduling event and sets PodScheduled=False with the reason, and
-// status.nominatedNodeName, in one patch.
+// nominatingInfo asks for (preemption's node, none, or with nil the pod's
+// own), then records a FailedScheduling event and sets PodScheduled=False
+// with the reason, and status.nominatedNodeName if nominatingInfo changes
+// it, in one patch.
 //
 // The pod is back in the queue before the API calls, and from then on it is
 // the queue's: it may be popped again while the event and the patch are
 // still on their way, so nothing here reads podInfo after requeueing it.
 //
-// A pod that no longer exists, or that got bound meanwhile, is not requeued:
-// that is what keeps a failed bind of a deleted pod from retrying forever.
+// A pod that no longer exists, was replaced under its name, or got bound
+// meanwhile is not requeued (Done ends its in-flight period instead): that
+// is what keeps a failed bind of a deleted pod from retrying forever.
 // start is when the pod was popped, for the attempt metrics; rec is the
 // attempt's record (nil: not recorded), which gets the outcome here.
 func (s *Scheduler) handleSchedulingFailure(ctx context.Context, schedFramework *framework.Framework,

@@ -30,6 +30,7 @@ func (s *Scheduler) recordAttempt(schedFramework *framework.Framework, state *fr
 	if !s.recording() {
 		return nil
 	}
+	seen := &result.seen
 	rec := &attempt.Record{
 		Version: attempt.Version, Profile: schedFramework.ProfileName(), Attempt: podInfo.Attempts,
 		NumNodes: s.snapshot.NumNodes(), Filters: schedFramework.FilterPluginNames(),
@@ -37,19 +38,19 @@ func (s *Scheduler) recordAttempt(schedFramework *framework.Framework, state *fr
 	}
 	if result.nominatingInfo.Mode() == framework.ModeOverride && result.nominatingInfo.NominatedNodeName != "" {
 		rec.NominatedNode = result.nominatingInfo.NominatedNodeName
-		for _, v := range result.victims {
+		for _, v := range seen.victims {
 			rec.Victims = append(rec.Victims, framework.PodKey(v))
 		}
 	}
-	d := result.diagnosis
-	if d == nil {
-		return rec // the cycle failed before Filter finished
+	d := seen.diagnosis
+	if d.NodeToStatus == nil {
+		return rec // the search for feasible nodes did not finish
 	}
 	if d.PreFilterMsg != "" {
 		rec.PreFilter = &attempt.Verdict{Plugin: d.NodeToStatus.AbsentNodesStatus().Plugin(), Reason: d.PreFilterMsg}
 		return rec
 	}
-	rec.Nodes, rec.NotEvaluated = s.nodeRecords(schedFramework, rec, result)
+	rec.Nodes, rec.NotEvaluated = s.nodeRecords(schedFramework, rec, seen)
 	return rec
 }
 
@@ -68,17 +69,17 @@ func filteringExtenders(schedFramework *framework.Framework, pod *v1.Pod) []stri
 // nodeRecords lists each snapshot node's outcome, in snapshot order, and
 // counts the nodes the search never reached. It sets rec.Scorers.
 func (s *Scheduler) nodeRecords(schedFramework *framework.Framework, rec *attempt.Record,
-	result scheduleResult) ([]attempt.NodeRecord, int) {
+	seen *cycleSeen) ([]attempt.NodeRecord, int) {
 	allNodes, err := s.snapshot.NodeInfos().List()
 	if err != nil {
 		return nil, 0
 	}
-	scores := nodeScores(schedFramework, rec, result)
+	scores := nodeScores(schedFramework, rec, seen)
 	feasible := sets.New[string]()
-	for _, n := range result.feasible {
+	for _, n := range seen.feasible {
 		feasible.Insert(n.Node().Name)
 	}
-	statuses := result.diagnosis.NodeToStatus
+	statuses := seen.diagnosis.NodeToStatus
 	// The nodes without a verdict of their own share the absent-nodes
 	// status: a PreFilterResult left them out if it says why; else the
 	// search did not reach them.
@@ -115,19 +116,19 @@ func (s *Scheduler) nodeRecords(schedFramework *framework.Framework, rec *attemp
 // prioritizing extenders in the order of the nodes' scores, and returns each
 // scored node's [raw, normalised, weighted] score per scorer.
 func nodeScores(schedFramework *framework.Framework, rec *attempt.Record,
-	result scheduleResult) map[string]attempt.NodeRecord {
-	if len(result.scores) == 0 {
+	seen *cycleSeen) map[string]attempt.NodeRecord {
+	if len(seen.scores) == 0 {
 		return nil
 	}
 	index := map[string]int{}
-	for _, ns := range result.scores {
+	for _, ns := range seen.scores {
 		for _, ps := range ns.Scores {
 			if _, ok := index[ps.Name]; ok {
 				continue
 			}
 			// An extender without a prioritize verb answers zeros, and a
 			// plugin of weight 0 counts for nothing: leave them out.
-			weight, isExt := result.extenderWeights[ps.Name]
+			weight, isExt := seen.extenderWeights[ps.Name]
 			switch {
 			case isExt:
 				rec.Scorers = append(rec.Scorers, attempt.Scorer{Name: ps.Name, Weight: weight, Extender: true})
@@ -139,8 +140,8 @@ func nodeScores(schedFramework *framework.Framework, rec *attempt.Record,
 			index[ps.Name] = len(rec.Scorers) - 1
 		}
 	}
-	out := make(map[string]attempt.NodeRecord, len(result.scores))
-	for _, ns := range result.scores {
+	out := make(map[string]attempt.NodeRecord, len(seen.scores))
+	for _, ns := range seen.scores {
 		n := attempt.NodeRecord{Name: ns.Name, Total: ns.TotalScore, Scores: make([][3]int64, len(rec.Scorers))}
 		for _, ps := range ns.Scores {
 			i, ok := index[ps.Name]

@@ -47,9 +47,9 @@ func recordCycle(t *testing.T, s *Scheduler, schedFramework *framework.Framework
 	if err != nil {
 		t.Fatal(err)
 	}
-	result := scheduleResult{diagnosis: &diagnosis, feasible: feasible}
+	result := scheduleResult{seen: cycleSeen{diagnosis: diagnosis, feasible: feasible}}
 	if len(feasible) > 1 {
-		if result.scores, result.extenderWeights, err = s.prioritizeNodes(ctx, schedFramework, state, pod, feasible); err != nil {
+		if result.seen.scores, result.seen.extenderWeights, err = s.prioritizeNodes(ctx, schedFramework, state, pod, feasible); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -162,8 +162,9 @@ func TestAttemptRecord(t *testing.T) {
 }
 
 // TestAttemptRecordOfAnError checks the record of a cycle that ended in an
-// error before Filter could finish (here, an extender that fails): no node
-// has a verdict, but the record still says how many nodes there were.
+// error before the search for feasible nodes could finish (here, an
+// extender that fails): no node has a verdict, but the record still says
+// how many nodes there were.
 func TestAttemptRecordOfAnError(t *testing.T) {
 	nodes := []*v1.Node{st.MakeNode().Name("n0").Obj(), st.MakeNode().Name("n1").Obj()}
 	enabled := []configv1.Plugin{{Name: "PrioritySort"}, {Name: "NodeUnschedulable"}, {Name: "DefaultBinder"}}

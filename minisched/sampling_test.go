@@ -82,9 +82,10 @@ func TestFeasibleSearchRotates(t *testing.T) {
 	}
 }
 
-// TestFindNodesThatPassFilters covers the parallel search on its own: the
-// verdicts it records, where it starts, when it stops, and where the next
-// search will start.
+// TestFindNodesThatPassFilters covers the parallel search, through
+// findNodesThatFitPod without nominations or extenders: the verdicts it
+// records, where it starts, when it stops, and where the next search will
+// start.
 func TestFindNodesThatPassFilters(t *testing.T) {
 	makeNodes := func(n int, cordoned ...int) []*v1.Node {
 		var nodes []*v1.Node

@@ -45,35 +45,45 @@ var ErrNoNodesAvailable = errors.New("no nodes available to schedule pods")
 // scheduleResult is what a scheduling cycle returns, whether it found a
 // node or not.
 type scheduleResult struct {
-	// suggestedHost is the chosen node ("" when the cycle failed).
+	// suggestedHost is the chosen node: "" when no node was found, still
+	// set when assume, Reserve or Permit then failed.
 	suggestedHost string
-	// evaluatedNodes counts the nodes Filter examined; feasibleNodes those
-	// that passed.
+	// evaluatedNodes counts the nodes the search examined; feasibleNodes
+	// those that passed Filter and the extenders. Both stay 0 when no node
+	// fits.
 	evaluatedNodes int
 	feasibleNodes  int
 	// nominatingInfo, for a failed cycle, is how the pod's nominated node
 	// changes: set by preemption, cleared when the pod failed otherwise,
-	// nil to keep it (preemption could not help but says nothing).
+	// nil to keep it (PostFilter ran and asked for no change).
 	nominatingInfo *framework.NominatingInfo
 	// start is when the pod was popped: attempt durations count from it.
 	start time.Time
 
-	// What the cycle saw, as far as it got, for the attempt record: the
-	// cycle computes them anyway, so returning them costs nothing.
-	// diagnosis is nil if the cycle failed before Filter finished; feasible
-	// are the nodes that passed every filter; scores are theirs, nil if
-	// they were not ranked, with the weight each prioritizing extender
-	// answered with; victims are the pods preemption evicts on the
-	// nominated node.
-	diagnosis       *framework.Diagnosis
+	// seen is what the cycle saw, for the attempt record.
+	seen cycleSeen
+}
+
+// cycleSeen is what a scheduling cycle saw, as far as it got: the cycle
+// computes it anyway, so returning it costs nothing, and recordAttempt
+// builds the attempt record from it.
+type cycleSeen struct {
+	// diagnosis has no NodeToStatus if the cycle failed before the search
+	// for feasible nodes finished (no nodes, or an error on the way).
+	diagnosis framework.Diagnosis
+	// feasible are the nodes that passed every filter and extender; scores
+	// are theirs (nil if they were not ranked), and extenderWeights the
+	// weight each prioritizing extender answered with.
 	feasible        []*framework.NodeInfo
 	scores          []framework.NodePluginScores
 	extenderWeights map[string]int64
-	victims         []*v1.Pod
+	// victims are the pods preemption evicts on the nominated node.
+	victims []*v1.Pod
 }
 
-// clearNominatedNode is the nominatingInfo of a failure that does not come
-// from PostFilter: any earlier nomination is dropped.
+// clearNominatedNode is the nominatingInfo of a failure PostFilter did not
+// decide on (no PostFilter plugins, no nodes, an error, or a failure after
+// a node was chosen): any earlier nomination is dropped.
 var clearNominatedNode = &framework.NominatingInfo{NominatingMode: framework.ModeOverride}
 
 // scheduleOne takes one pod through the scheduling cycle and, if a node was
@@ -113,6 +123,9 @@ func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
 		s.handleSchedulingFailure(ctx, schedFramework, assumedPodInfo, status, result.nominatingInfo, start, rec)
 		return
 	}
+	// The binding cycle needs none of what the cycle saw: let it go now,
+	// not when the pod is bound.
+	result.seen = cycleSeen{}
 
 	// Bind in the background: the pod is assumed, so the next cycle already
 	// counts it on its node.
@@ -165,11 +178,12 @@ func newCycleState() *framework.CycleState {
 }
 
 // schedulingCycle finds a node (schedulingAlgorithm), assumes the pod there
-// and runs Reserve and Permit; it ends by activating the pods plugins asked
-// for. On failure it has already undone what it did (Unreserve, Forget) and
-// returns a status for the failure handler: a rejection by plugins carries
-// a *FitError; a cluster without nodes is UnschedulableAndUnresolvable with
-// ErrNoNodesAvailable; anything else is an error.
+// and runs Reserve and Permit; when all succeed it ends by activating the
+// pods plugins asked for. On failure it has already undone what it did
+// (Unreserve, Forget) and returns a status for the failure handler: a
+// rejection by plugins carries a *FitError; a cluster without nodes is
+// UnschedulableAndUnresolvable with ErrNoNodesAvailable; anything else is
+// an error.
 func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleState,
 	schedFramework *framework.Framework, podInfo *framework.QueuedPodInfo) (scheduleResult, *framework.QueuedPodInfo, *framework.Status) {
 	result, status := s.schedulingAlgorithm(ctx, schedFramework, state, podInfo.Pod)
@@ -210,7 +224,7 @@ func (s *Scheduler) schedulingAlgorithm(ctx context.Context, schedFramework *fra
 		result.nominatingInfo = clearNominatedNode
 		return result, framework.NewStatus(framework.UnschedulableAndUnresolvable).WithError(err)
 	case errors.As(err, &fitErr):
-		result.nominatingInfo, result.victims = s.runPostFilter(ctx, schedFramework, state, pod, fitErr)
+		result.nominatingInfo, result.seen.victims = s.runPostFilter(ctx, schedFramework, state, pod, fitErr)
 		return result, framework.NewStatus(framework.Unschedulable).WithError(fitErr)
 	default:
 		klog.FromContext(ctx).Error(err, "Error selecting node for pod")
@@ -235,7 +249,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, schedFramework *framework.F
 	if err != nil {
 		return result, err
 	}
-	result.diagnosis, result.feasible = &diagnosis, feasible
+	result.seen.diagnosis, result.seen.feasible = diagnosis, feasible
 	if len(feasible) == 0 {
 		return result, &framework.FitError{Pod: pod, NumAllNodes: s.snapshot.NumNodes(), Diagnosis: diagnosis}
 	}
@@ -246,11 +260,11 @@ func (s *Scheduler) schedulePod(ctx context.Context, schedFramework *framework.F
 		result.suggestedHost = feasible[0].Node().Name
 		return result, nil
 	}
-	result.scores, result.extenderWeights, err = s.prioritizeNodes(ctx, schedFramework, state, pod, feasible)
+	result.seen.scores, result.seen.extenderWeights, err = s.prioritizeNodes(ctx, schedFramework, state, pod, feasible)
 	if err != nil {
 		return result, err
 	}
-	result.suggestedHost = s.selectHost(result.scores)
+	result.suggestedHost = s.selectHost(result.seen.scores)
 	return result, nil
 }
 
@@ -263,15 +277,16 @@ func (s *Scheduler) schedulePod(ctx context.Context, schedFramework *framework.F
 // Sampling bounds for percentageOfNodesToScore, as in kube-scheduler.
 const (
 	// minFeasibleNodesToFind: clusters smaller than this are searched whole,
-	// and a search never stops with fewer feasible nodes than this.
+	// and a sampled search looks for at least this many feasible nodes.
 	minFeasibleNodesToFind = 100
 	// minFeasibleNodesPercentageToFind is the floor of the adaptive
 	// percentage.
 	minFeasibleNodesPercentageToFind = 5
 )
 
-// findNodesThatFitPod runs PreFilter once and Filter over the candidate
-// nodes, recording in the diagnosis why each rejected node failed.
+// findNodesThatFitPod runs PreFilter once, then Filter and the filtering
+// extenders over the candidate nodes (the nominated node first), recording
+// in the diagnosis why each rejected node failed.
 func (s *Scheduler) findNodesThatFitPod(ctx context.Context, schedFramework *framework.Framework,
 	state *framework.CycleState, pod *v1.Pod) ([]*framework.NodeInfo, framework.Diagnosis, error) {
 	diagnosis := framework.NewDiagnosis()
@@ -346,9 +361,9 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, schedFramework *fra
 	return passed, diagnosis, nil
 }
 
-// evaluateNominatedNode runs Filter on the pod's nominated node alone.
-// Rejections are recorded in diagnosis; the full search that follows a
-// rejection overwrites them.
+// evaluateNominatedNode runs Filter and the extenders on the pod's nominated
+// node alone. A rejection is recorded in diagnosis; the full search that
+// follows sets it again if it reaches that node, and keeps it otherwise.
 func (s *Scheduler) evaluateNominatedNode(ctx context.Context, schedFramework *framework.Framework,
 	state *framework.CycleState, pod *v1.Pod, diagnosis *framework.Diagnosis) ([]*framework.NodeInfo, error) {
 	nodeInfo, err := s.snapshot.NodeInfos().Get(pod.Status.NominatedNodeName)
@@ -520,7 +535,7 @@ func findNodesThatPassExtenders(ctx context.Context, extenders []framework.Exten
 
 // prioritizeNodes scores the feasible nodes: the Score plugins' weighted
 // sum plus the prioritizing extenders' scores. It also returns the weight
-// each extender answered with (nil without extenders' scores).
+// each prioritizing extender answered with (nil if none did).
 func (s *Scheduler) prioritizeNodes(ctx context.Context, schedFramework *framework.Framework,
 	state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, map[string]int64, error) {
 	if sts := schedFramework.RunPreScorePlugins(ctx, state, pod, nodes); !sts.IsSuccess() {
@@ -542,8 +557,8 @@ func (s *Scheduler) prioritizeNodes(ctx context.Context, schedFramework *framewo
 // addExtenderScores asks the interested extenders, in parallel, to score
 // nodes, and adds score × weight × (MaxNodeScore / MaxExtenderPriority) to
 // each node's total: an extender scores 0–10, plugins 0–100. An extender
-// that fails only loses its say. It returns the weight of each extender
-// that answered.
+// that fails only loses its say. It returns the weight of each prioritizing
+// extender that answered (nil if none did).
 func addExtenderScores(ctx context.Context, extenders []framework.Extender, pod *v1.Pod,
 	nodes []*framework.NodeInfo, scores []framework.NodePluginScores) map[string]int64 {
 	logger := klog.FromContext(ctx)
@@ -608,11 +623,34 @@ func (s *Scheduler) selectHost(scores []framework.NodePluginScores) string {
 	return scores[best].Name
 }
 
+// runPostFilter gives PostFilter plugins (preemption) a chance to make room,
+// records what they said in the FitError's message, and returns how the
+// pod's nominated node changes and the victims evicted there.
+func (s *Scheduler) runPostFilter(ctx context.Context, schedFramework *framework.Framework,
+	state *framework.CycleState, pod *v1.Pod, fitErr *framework.FitError) (*framework.NominatingInfo, []*v1.Pod) {
+	logger := klog.FromContext(ctx)
+	if !schedFramework.HasPostFilterPlugins() {
+		logger.V(3).Info("No PostFilter plugins are registered, so no preemption will be performed")
+		return clearNominatedNode, nil
+	}
+	result, status := schedFramework.RunPostFilterPlugins(ctx, state, pod, fitErr.Diagnosis.NodeToStatus)
+	fitErr.Diagnosis.PostFilterMsg = status.Message()
+	if status.Code() == framework.Error {
+		logger.Error(status.AsError(), "PostFilter failed")
+	} else {
+		logger.V(5).Info("Status after running PostFilter plugins", "status", status.Message())
+	}
+	if result == nil {
+		return nil, nil
+	}
+	return result.NominatingInfo, result.Victims
+}
+
 // assumeAndReserve assumes the pod on node in the cache and runs Reserve.
 // From then on the cache counts the pod there, so the next cycle sees it
 // without waiting for the bind to reach the apiserver. A failing Reserve is
-// undone (unreserveAndForget) and reported like a Filter rejection of that
-// node.
+// undone (unreserveAndForget); a rejection is reported like a Filter
+// rejection of that node (rejectionOnNode), any other code as an error.
 func (s *Scheduler) assumeAndReserve(ctx context.Context, state *framework.CycleState,
 	schedFramework *framework.Framework, podInfo *framework.QueuedPodInfo, node string) (*framework.QueuedPodInfo, *framework.Status) {
 	logger := klog.FromContext(ctx)
@@ -658,29 +696,6 @@ func rejectionOnNode(pod *v1.Pod, node string, sts *framework.Status) *framework
 	return framework.NewStatus(sts.Code()).WithError(fitErr)
 }
 
-// runPostFilter gives PostFilter plugins (preemption) a chance to make room,
-// records what they said in the FitError's message, and returns how the
-// pod's nominated node changes and the victims evicted there.
-func (s *Scheduler) runPostFilter(ctx context.Context, schedFramework *framework.Framework,
-	state *framework.CycleState, pod *v1.Pod, fitErr *framework.FitError) (*framework.NominatingInfo, []*v1.Pod) {
-	logger := klog.FromContext(ctx)
-	if !schedFramework.HasPostFilterPlugins() {
-		logger.V(3).Info("No PostFilter plugins are registered, so no preemption will be performed")
-		return clearNominatedNode, nil
-	}
-	result, status := schedFramework.RunPostFilterPlugins(ctx, state, pod, fitErr.Diagnosis.NodeToStatus)
-	fitErr.Diagnosis.PostFilterMsg = status.Message()
-	if status.Code() == framework.Error {
-		logger.Error(status.AsError(), "PostFilter failed")
-	} else {
-		logger.V(5).Info("Status after running PostFilter plugins", "status", status.Message())
-	}
-	if result == nil {
-		return nil, nil
-	}
-	return result.NominatingInfo, result.Victims
-}
-
 // activatePods moves the pods plugins put in the cycle's PodsToActivate to
 // activeQ, and empties it.
 func (s *Scheduler) activatePods(logger klog.Logger, state *framework.CycleState) {
@@ -701,12 +716,12 @@ func (s *Scheduler) activatePods(logger klog.Logger, state *framework.CycleState
 // The binding cycle, top-down: runBindingCycle → patchNominatedNode →
 // waitOnPermit → bindingCycle → bind.
 
-// runBindingCycle is the binding goroutine of an assumed pod: it announces
-// the chosen node when binding will take a while, waits for Permit's
-// verdict, marks the pod Done in the queue once Permit allowed it, then
-// binds. A failure at any step goes to handleBindingCycleError, whose
-// requeue ends the in-flight period if Permit had not. rec is the attempt's
-// record (nil: not recorded).
+// runBindingCycle is the binding goroutine of an assumed pod: it sets the
+// nominated node when binding will take a while (patchNominatedNode), waits
+// for Permit's verdict, marks the pod Done in the queue once Permit allowed
+// it, binds, and activates the pods plugins asked for. A failure at any step
+// goes to handleBindingCycleError, whose failure handler ends the in-flight
+// period if Done had not. rec is the attempt's record (nil: not recorded).
 func (s *Scheduler) runBindingCycle(ctx context.Context, state *framework.CycleState,
 	schedFramework *framework.Framework, result scheduleResult, assumedPodInfo *framework.QueuedPodInfo, rec *attempt.Record) {
 	assumed, node := assumedPodInfo.Pod, result.suggestedHost
@@ -765,9 +780,9 @@ func waitOnPermit(ctx context.Context, schedFramework *framework.Framework, assu
 	return sts
 }
 
-// bindingCycle runs PreBind, Bind and PostBind for a pod Permit allowed,
-// then records the success: metrics, the Scheduled event, and the attempt's
-// record (nil: not recorded).
+// bindingCycle runs PreBind and Bind for a pod Permit allowed and, once it
+// is bound, records the success (metrics, the Scheduled event), runs
+// PostBind and completes the attempt's record (nil: not recorded).
 func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleState,
 	schedFramework *framework.Framework, result scheduleResult, assumedPodInfo *framework.QueuedPodInfo,
 	rec *attempt.Record) *framework.Status {

@@ -60,8 +60,9 @@ type Scheduler struct {
 	// snapshot is the cycle's frozen view of the cache; the profiles' plugins
 	// read it through Handle.SnapshotSharedLister.
 	snapshot *cache.Snapshot
-	// client writes pod conditions; podLister tells the failure handler
-	// whether a failed pod still exists and is still pending.
+	// client writes pod status (conditions, the nominated node); podLister
+	// tells the failure handler whether a failed pod still exists and is
+	// still pending.
 	client    kubernetes.Interface
 	podLister corelisters.PodLister
 	// logger is for the event handlers, which have no context of their own.
@@ -100,7 +101,8 @@ type Scheduler struct {
 
 // Options are what New needs beyond the informer factory.
 type Options struct {
-	// Client writes pod conditions (plugins have their own, through Handle).
+	// Client writes pod status and the attempt records (plugins have their
+	// own, through Handle).
 	Client kubernetes.Interface
 	// Cache, Queue and Snapshot become the Scheduler's; the profiles'
 	// plugins must read the same Snapshot.
@@ -116,9 +118,9 @@ type Options struct {
 	// Observer, if set, is told about every scheduling attempt.
 	Observer Observer
 	// RecordAttempts writes the record of each pod's last attempt to the pod,
-	// as the annotation framework.LastAttemptAnnotation (needs the
-	// permission to patch pods). Off, attempts are recorded only for the
-	// Observer.
+	// as the annotation attempt.Annotation (and its last preempting one as
+	// attempt.PreemptionAnnotation; needs the permission to patch pods).
+	// Off, attempts are recorded only for the Observer.
 	RecordAttempts bool
 	// Metrics, if set, records what kube-scheduler's metrics record; the
 	// profiles and the queue should have the same.
@@ -185,8 +187,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	// finish instead of cutting their API calls short.
 	bindCtx, cancelBindings := context.WithCancel(klog.NewContext(context.Background(), logger))
 	defer cancelBindings()
-	// Records are written until the binding cycles are done (deferred
-	// calls run last first).
+	// The record writer patches with bindCtx. It is stopped once the
+	// binding cycles are done (Run waits for them before it returns), ahead
+	// of the deferred cancel (deferred calls run last first); records still
+	// queued then are dropped.
 	if s.records != nil {
 		s.records.start(bindCtx)
 		defer s.records.stop()

@@ -72,8 +72,9 @@ type Record struct {
 	// Attempt counts the pod's attempts so far, this one included.
 	Attempt int    `json:"attempt"`
 	Result  Result `json:"result"`
-	// Node is the selected node; NominatedNode the node preemption
-	// nominated the pod to, with Victims (namespace/name) evicted there.
+	// Node is the node the pod was bound to (Scheduled only); NominatedNode
+	// the node preemption nominated the pod to, with Victims
+	// (namespace/name) evicted there.
 	Node          string   `json:"node,omitempty"`
 	NominatedNode string   `json:"nominatedNode,omitempty"`
 	Victims       []string `json:"victims,omitempty"`
@@ -86,8 +87,8 @@ type Record struct {
 	// Skipped those whose PreFilter said Skip (not run on any node).
 	Filters []string `json:"filters,omitempty"`
 	Skipped []string `json:"skipped,omitempty"`
-	// Extenders are the filtering extenders that ran, in order, after the
-	// Filter plugins.
+	// Extenders are the filtering extenders interested in the pod, in the
+	// order they run after the Filter plugins.
 	Extenders []string `json:"extenders,omitempty"`
 	// Scorers are the Score plugins and prioritizing extenders, in the
 	// order of each node's Scores.
@@ -161,8 +162,8 @@ func Decode(value string) (*Record, error) {
 }
 
 // Encode returns the record's JSON in at most limit bytes. When it does not
-// fit, it keeps the most telling nodes (the selected and nominated ones, the
-// best scored, then one per rejection reason, then the rest) and summarises
+// fit, it keeps the most telling nodes (Node and NominatedNode, the best
+// scored, then one per rejection reason, then the rest) and summarises
 // the others in Omitted. A record that cannot fit even without nodes is an
 // error.
 func (r *Record) Encode(limit int) ([]byte, error) {
@@ -245,8 +246,8 @@ func summarise(nodes []NodeRecord) *Omitted {
 	return o
 }
 
-// SortedNodes returns the nodes in the order explain shows them: the
-// selected node, the other feasible nodes by total score, then the rejected
+// SortedNodes returns the nodes in the order explain shows them: Node, the
+// other feasible nodes by total score (ties by name), then the rejected
 // nodes by name.
 func (r *Record) SortedNodes() []NodeRecord {
 	rank := func(n NodeRecord) int {
@@ -265,8 +266,8 @@ func (r *Record) SortedNodes() []NodeRecord {
 	return nodes
 }
 
-// TopScores returns the n best-scored nodes, best first (ties in node
-// order); none if the pod was not scored.
+// TopScores returns the n best-scored nodes, best first (ties by name);
+// none if the pod was not scored.
 func (r *Record) TopScores(n int) []NodeRecord {
 	var scored []NodeRecord
 	for _, node := range r.Nodes {

@@ -106,7 +106,7 @@ func TestDecode(t *testing.T) {
 			rec, err := Decode(tt.value)
 			if tt.wantErr == "" {
 				if err != nil || rec.Node != "n1" {
-					t.Fatalf("DecodeRecord = %+v, %v; want node n1", rec, err)
+					t.Fatalf("Decode = %+v, %v; want node n1", rec, err)
 				}
 				return
 			}
