@@ -57,14 +57,7 @@ func TestFileScenarios(t *testing.T) {
 // TestStories checks that Stories has every story once: the Go ones and
 // the files of scenarios/, in chapter order.
 func TestStories(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stories, err := Stories(filepath.Join(root, FilesDir))
-	if err != nil {
-		t.Fatal(err)
-	}
+	stories := shippedStories(t)
 	files := repoFiles(t, FilesDir, "*.yaml")
 	if len(stories) != len(All())+len(files) {
 		t.Errorf("%d stories, want the %d Go ones and the %d files", len(stories), len(All()), len(files))
@@ -141,4 +134,18 @@ func repoFiles(t *testing.T, elem ...string) []string {
 		t.Fatalf("no file matches %s", filepath.Join(elem...))
 	}
 	return files
+}
+
+// shippedStories returns Stories of the repository's scenarios/.
+func shippedStories(t *testing.T) []scenario.Scenario {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stories, err := Stories(filepath.Join(root, FilesDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stories
 }
