@@ -54,7 +54,12 @@ func runEvents(ctx context.Context, env *scenario.Env) error {
 		return err
 	}
 	took := time.Since(uncordoned)
-	attempts := env.PodAttempts("waiting")
+	// The scheduler tells of the attempt after the bind (and PostBind):
+	// the pod can be seen bound a moment before its attempt is told.
+	attempts, err := env.WaitForAttempts(ctx, "waiting", 2, scenario.DefaultWait)
+	if err != nil {
+		return err
+	}
 	env.Logf("waiting was bound %.2fs after the uncordon, at attempt %d", took.Seconds(), len(attempts))
 	if len(attempts) != 2 {
 		return fmt.Errorf("want exactly 2 attempts (fail, then succeed after the uncordon), got %d", len(attempts))

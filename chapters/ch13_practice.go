@@ -290,17 +290,16 @@ func runDynamicLeastLoaded(ctx context.Context, env *scenario.Env) error {
 	if err := env.PlaceAndCheck(ctx, map[string]string{"batch": "node2"}, scenario.MakePod("batch").Obj()); err != nil {
 		return err
 	}
-	return expectDynamicScores(env, "batch", map[string]int64{"node1": 61, "node2": 70, "node3": 65})
+	return expectDynamicScores(ctx, env, "batch", map[string]int64{"node1": 61, "node2": 70, "node3": 65})
 }
 
 // expectDynamicScores checks Dynamic's score (before its weight of 3) of
 // the pod's last attempt on each node in want that is among the top scores.
-func expectDynamicScores(env *scenario.Env, pod string, want map[string]int64) error {
-	attempts := env.PodAttempts(pod)
-	if len(attempts) == 0 {
-		return fmt.Errorf("%s: no attempt recorded", pod)
+func expectDynamicScores(ctx context.Context, env *scenario.Env, pod string, want map[string]int64) error {
+	last, err := env.WaitForScheduledAttempt(ctx, pod, scenario.DefaultWait)
+	if err != nil {
+		return err
 	}
-	last := attempts[len(attempts)-1]
 	for _, n := range last.TopScores(3) {
 		w, ok := want[n.Name]
 		if !ok {

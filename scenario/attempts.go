@@ -60,6 +60,27 @@ func (e *Env) WaitForAttempts(ctx context.Context, name string, n int,
 	return got, nil
 }
 
+// WaitForScheduledAttempt polls the attempt log until the pod's last
+// attempt is a Scheduled one, and returns it. The scheduler tells of an
+// attempt that bound its pod after the bind, so a pod can be seen bound a
+// moment before its attempt is told.
+func (e *Env) WaitForScheduledAttempt(ctx context.Context, name string, timeout time.Duration) (minisched.Attempt,
+	error) {
+	var last minisched.Attempt
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(context.Context) (bool, error) {
+		got := e.PodAttempts(name)
+		if len(got) == 0 {
+			return false, nil
+		}
+		last = got[len(got)-1]
+		return last.Result == attempt.Scheduled, nil
+	})
+	if err != nil {
+		return last, fmt.Errorf("pod %s had no Scheduled attempt within %v", name, timeout)
+	}
+	return last, nil
+}
+
 // ExpectNoNewAttempts checks, for the whole duration, that the pod is not
 // tried again: the "consistently" counterpart of WaitForAttempts.
 func (e *Env) ExpectNoNewAttempts(ctx context.Context, name string, duration time.Duration) error {
