@@ -6,11 +6,12 @@
 // Registry, and the per-profile runtime (Framework, runtime.go) that runs
 // each extension point's plugins in order.
 //
-// Of the rest of minisched it imports only minisched/metrics, which times
-// extension points and plugin calls (WithMetrics) and which plugins record
-// to (Handle.Metrics); it knows nothing of the queue, the cache or the
-// scheduling loop, which build on it. The scheduler
-// that uses it is package minisched (the loop, its event handlers and failure
+// Of the rest of minisched it imports only two leaves: minisched/metrics,
+// which times extension points and plugin calls (WithMetrics) and which
+// plugins record to (Handle.Metrics), and minisched/attempt, whose
+// annotation keys PodUpdateActions ignores. It knows nothing of the queue,
+// the cache or the scheduling loop, which build on it. The scheduler that
+// uses it is package minisched (the loop, its event handlers and failure
 // handling); package scheduler is the service that builds both from a
 // configuration.
 package framework
