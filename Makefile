@@ -30,7 +30,7 @@ comma := ,
 
 KWOK_VERSION := v0.8.0
 
-.PHONY: start test build envtest kube-scheduler kwok prometheus conformance vet bench clean
+.PHONY: start test build envtest kube-scheduler kube-controller-manager kwok prometheus conformance vet bench clean
 
 ## start: build, start envtest, run every story (Go and scenarios/*.yaml); CHAPTER=3 (or 1,2) runs a chapter's, with the
 ## scheduler of that chapter; ARGS="--scenario ch6-assume" picks (bin/minisched start -h lists the flags)
@@ -78,6 +78,14 @@ kube-scheduler: $(ASSETS)/kube-scheduler
 $(ASSETS)/kube-scheduler:
 	@mkdir -p $(ASSETS)
 	cd hack/tools && CGO_ENABLED=0 $(GO) build -ldflags '$(VERSION_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-scheduler
+
+## kube-controller-manager: the real PV binder, PV/PVC protection and ephemeral-volume controllers, which
+## testenv starts beside envtest for the storage stories and tests (built like kube-apiserver, first time only)
+kube-controller-manager: $(ASSETS)/kube-controller-manager
+
+$(ASSETS)/kube-controller-manager:
+	@mkdir -p $(ASSETS)
+	cd hack/tools && CGO_ENABLED=0 $(GO) build -ldflags '$(VERSION_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-controller-manager
 
 ## conformance: every differential case, minisched against kube-scheduler on fresh apiservers
 conformance: build envtest kube-scheduler
