@@ -4,6 +4,7 @@ package builders
 
 import (
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -195,3 +196,29 @@ func (p *PodWrapper) Condition(t v1.PodConditionType) *PodWrapper {
 
 // ptrTo returns a pointer to a copy of v.
 func ptrTo[T any](v T) *T { return &v }
+
+// PVC adds a volume named after claimName that mounts that
+// PersistentVolumeClaim (in the pod's namespace).
+func (p *PodWrapper) PVC(claimName string) *PodWrapper {
+	return p.Volume(v1.Volume{Name: claimName, VolumeSource: v1.VolumeSource{
+		PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: claimName}}})
+}
+
+// EphemeralVolume adds a generic ephemeral volume named name whose claim
+// template requests storage of storageClass; the ephemeral-volume
+// controller creates its claim, named <pod>-<name>.
+func (p *PodWrapper) EphemeralVolume(name, storageClass, storage string) *PodWrapper {
+	return p.Volume(v1.Volume{Name: name, VolumeSource: v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{
+		VolumeClaimTemplate: &v1.PersistentVolumeClaimTemplate{Spec: v1.PersistentVolumeClaimSpec{
+			AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			StorageClassName: &storageClass,
+			Resources: v1.VolumeResourceRequirements{Requests: v1.ResourceList{
+				v1.ResourceStorage: resource.MustParse(storage)}},
+		}}}}})
+}
+
+// Volume adds a volume of any kind (an inline disk, a configMap...).
+func (p *PodWrapper) Volume(v v1.Volume) *PodWrapper {
+	p.Spec.Volumes = append(p.Spec.Volumes, v)
+	return p
+}

@@ -695,6 +695,7 @@ func (c *Cache) UpdateSnapshot(logger klog.Logger, s *Snapshot) error {
 		if !ok {
 			s.nodeInfoMap[node.Name] = clone
 			s.antiAffinityTerms.addNode(clone, 1)
+			s.usedPVCs.addNode(clone, 1)
 			updateAll = true
 			continue
 		}
@@ -707,6 +708,8 @@ func (c *Cache) UpdateSnapshot(logger klog.Logger, s *Snapshot) error {
 			s.antiAffinityTerms.addNode(existing, -1)
 			s.antiAffinityTerms.addNode(clone, 1)
 		}
+		s.usedPVCs.addNode(existing, -1)
+		s.usedPVCs.addNode(clone, 1)
 		*existing = *clone
 	}
 
@@ -764,6 +767,7 @@ func (c *Cache) removeDeletedNodes(s *Snapshot) {
 	for name := range s.nodeInfoMap {
 		if item, ok := c.nodes[name]; !ok || item.info.Node() == nil {
 			s.antiAffinityTerms.addNode(s.nodeInfoMap[name], -1)
+			s.usedPVCs.addNode(s.nodeInfoMap[name], -1)
 			delete(s.nodeInfoMap, name)
 		}
 	}
@@ -774,11 +778,13 @@ func (c *Cache) removeDeletedNodes(s *Snapshot) {
 func (c *Cache) rebuildSnapshot(s *Snapshot) {
 	s.nodeInfoMap = make(map[string]*framework.NodeInfo, c.nodeTree.numNodes())
 	s.antiAffinityTerms = termIndex{}
+	s.usedPVCs = pvcCounts{}
 	for name, item := range c.nodes {
 		if item.info.Node() != nil {
 			clone := c.cloneNodeInfo(item.info)
 			s.nodeInfoMap[name] = clone
 			s.antiAffinityTerms.addNode(clone, 1)
+			s.usedPVCs.addNode(clone, 1)
 		}
 	}
 	s.rebuildLists(c.nodeTree.list())

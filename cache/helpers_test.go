@@ -4,6 +4,7 @@
 package cache
 
 import (
+	"maps"
 	"reflect"
 	"slices"
 	"testing"
@@ -27,6 +28,7 @@ type nodeSummary struct {
 	Allocatable                  framework.Resource
 	UsedPorts                    framework.HostPortInfo
 	ImageStates                  map[string]framework.ImageStateSummary
+	PVCRefCounts                 map[string]int
 }
 
 // snapshotSummary is what a test compares of a snapshot: its nodes in List
@@ -38,6 +40,8 @@ type snapshotSummary struct {
 	// AntiAffinityTermCounts is RequiredAntiAffinityTermCounts without the
 	// representative terms: term key → domain → count.
 	AntiAffinityTermCounts map[string]map[string]int64
+	// UsedPVCs are the claims IsPVCUsedByPods reports in use.
+	UsedPVCs []string
 }
 
 // cmpOpts treat nil and empty maps and slices alike.
@@ -94,6 +98,7 @@ func summarizeNodeInfo(ni *framework.NodeInfo) nodeSummary {
 		Allocatable:                  normResource(ni.Allocatable),
 		UsedPorts:                    ni.UsedPorts,
 		ImageStates:                  map[string]framework.ImageStateSummary{},
+		PVCRefCounts:                 map[string]int{},
 	}
 	if len(s.UsedPorts) == 0 {
 		s.UsedPorts = nil
@@ -103,6 +108,9 @@ func summarizeNodeInfo(ni *framework.NodeInfo) nodeSummary {
 	}
 	for name, st := range ni.ImageStates {
 		s.ImageStates[name] = *st
+	}
+	for key, n := range ni.PVCRefCounts {
+		s.PVCRefCounts[key] = n
 	}
 	return s
 }
@@ -183,6 +191,30 @@ func summarizeSnapshot(t *testing.T, s *Snapshot) snapshotSummary {
 	}
 	if !reflect.DeepEqual(wantTerms, out.AntiAffinityTermCounts) {
 		t.Errorf("RequiredAntiAffinityTermCounts = %v, want %v", out.AntiAffinityTermCounts, wantTerms)
+	}
+
+	// IsPVCUsedByPods must say yes exactly for the claims the listed nodes'
+	// pods name.
+	used := map[string]bool{}
+	for _, ni := range list {
+		for _, p := range ni.Pods {
+			for _, v := range p.Pod.Spec.Volumes {
+				if v.PersistentVolumeClaim != nil {
+					used[framework.PVCKey(p.Pod.Namespace, v.PersistentVolumeClaim.ClaimName)] = true
+				}
+			}
+		}
+	}
+	for key := range s.usedPVCs {
+		used[key] = used[key] || false
+	}
+	for _, key := range slices.Sorted(maps.Keys(used)) {
+		if got := s.StorageInfos().IsPVCUsedByPods(key); got != used[key] {
+			t.Errorf("IsPVCUsedByPods(%q) = %v, want %v", key, got, used[key])
+		}
+		if used[key] {
+			out.UsedPVCs = append(out.UsedPVCs, key)
+		}
 	}
 	return out
 }

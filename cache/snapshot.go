@@ -43,20 +43,25 @@ type Snapshot struct {
 	// antiAffinityTerms indexes the required anti-affinity terms of the pods
 	// on the nodes of nodeInfoMap; whoever changes the map keeps it up to date.
 	antiAffinityTerms termIndex
+	// usedPVCs counts the pods naming each claim ("namespace/name") over the
+	// nodes of nodeInfoMap: the sum of their PVCRefCounts, kept up to date
+	// by whoever changes the map, like antiAffinityTerms.
+	usedPVCs pvcCounts
 	// generation is the cache generation the snapshot reflects: every
 	// NodeInfo change up to it is included.
 	generation int64
 }
 
 var (
-	_ framework.SharedLister   = &Snapshot{}
-	_ framework.NodeInfoLister = &Snapshot{}
+	_ framework.SharedLister      = &Snapshot{}
+	_ framework.NodeInfoLister    = &Snapshot{}
+	_ framework.StorageInfoLister = &Snapshot{}
 )
 
 // NewEmptySnapshot returns a snapshot with no nodes, ready for
 // Cache.UpdateSnapshot.
 func NewEmptySnapshot() *Snapshot {
-	return &Snapshot{nodeInfoMap: map[string]*framework.NodeInfo{}, antiAffinityTerms: termIndex{}}
+	return &Snapshot{nodeInfoMap: map[string]*framework.NodeInfo{}, antiAffinityTerms: termIndex{}, usedPVCs: pvcCounts{}}
 }
 
 // NewSnapshot builds a snapshot from scratch, without a cache: one NodeInfo
@@ -90,6 +95,7 @@ func NewSnapshot(pods []*v1.Pod, nodes []*v1.Node) *Snapshot {
 	}
 	for _, ni := range s.nodeInfoMap {
 		s.antiAffinityTerms.addNode(ni, 1)
+		s.usedPVCs.addNode(ni, 1)
 	}
 	tree := newNodeTree(klog.Background(), nodes)
 	s.rebuildLists(tree.list())
@@ -98,6 +104,26 @@ func NewSnapshot(pods []*v1.Pod, nodes []*v1.Node) *Snapshot {
 
 // NodeInfos returns the snapshot itself as a NodeInfoLister.
 func (s *Snapshot) NodeInfos() framework.NodeInfoLister { return s }
+
+// StorageInfos returns the snapshot itself as a StorageInfoLister.
+func (s *Snapshot) StorageInfos() framework.StorageInfoLister { return s }
+
+// IsPVCUsedByPods implements StorageInfoLister.
+func (s *Snapshot) IsPVCUsedByPods(key string) bool { return s.usedPVCs[key] > 0 }
+
+// pvcCounts sums NodeInfo.PVCRefCounts over a snapshot's nodes.
+type pvcCounts map[string]int
+
+// addNode adds (sign=1) or removes (sign=-1) a node's claim counts.
+func (c pvcCounts) addNode(ni *framework.NodeInfo, sign int) {
+	for key, n := range ni.PVCRefCounts {
+		if v := c[key] + sign*n; v > 0 {
+			c[key] = v
+		} else {
+			delete(c, key)
+		}
+	}
+}
 
 // NumNodes returns the number of nodes in the snapshot.
 func (s *Snapshot) NumNodes() int { return len(s.nodeInfoList) }

@@ -105,6 +105,10 @@ func (m *clusterModel) randomPod(old *v1.Pod, nodeName string) *v1.Pod {
 		m.nextPort++
 		b.HostPort(v1.ProtocolTCP, "", 8000+m.nextPort)
 	}
+	for range m.rng.Intn(3) {
+		// Claims shared between pods: the snapshot counts their users.
+		b.PVC(pick(m.rng, []string{"data", "logs", "cache"}))
+	}
 	if m.rng.Intn(6) == 0 {
 		b.PodAffinity(requiredPodAffinity("web"))
 	}

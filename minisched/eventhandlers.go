@@ -17,6 +17,8 @@ import (
 //	assigned pods              → cache (Add/Update/Remove) + queue moves (AssignedPod*)
 //	unassigned pods of ours    → queue (Add/Update/Delete)
 //	nodes                      → cache + queue moves, one ClusterEvent per kind of change
+//	storage objects (PVs, PVCs, classes, CSI objects), for the plugins that
+//	registered events on them → queue moves only
 //
 // A pod that gets bound leaves the second filter and enters the first, so the
 // queue sees a Delete and the cache an Add: the informer's Add of a pod we
@@ -25,10 +27,11 @@ func (s *Scheduler) addAllEventHandlers(factory informers.SharedInformerFactory)
 	podInformer := factory.Core().V1().Pods().Informer()
 	nodeInformer := factory.Core().V1().Nodes().Informer()
 
-	handlers := []struct {
+	type informerHandler struct {
 		informer toolscache.SharedIndexInformer
 		handler  toolscache.ResourceEventHandler
-	}{
+	}
+	handlers := []informerHandler{
 		{podInformer, s.assignedPodHandler()},
 		{podInformer, s.unassignedPodHandler()},
 		{nodeInformer, toolscache.ResourceEventHandlerFuncs{
@@ -36,6 +39,9 @@ func (s *Scheduler) addAllEventHandlers(factory informers.SharedInformerFactory)
 			UpdateFunc: s.updateNodeInCache,
 			DeleteFunc: s.deleteNodeFromCache,
 		}},
+	}
+	for resource, actions := range s.registeredActions() {
+		handlers = append(handlers, informerHandler{otherInformers[resource](factory), s.moveOnEvents(resource, actions)})
 	}
 	for _, h := range handlers {
 		reg, err := h.informer.AddEventHandler(h.handler)
@@ -248,4 +254,85 @@ func (s *Scheduler) deleteNodeFromCache(obj interface{}) {
 		s.logger.Error(err, "Scheduler cache RemoveNode failed", "node", klog.KObj(node))
 	}
 	s.Queue.MoveAllToActiveOrBackoffQueue(s.logger, framework.NodeDelete, node, nil, nil)
+}
+
+// Other resources → queue moves only. Their informers are started for the
+// resources some profile's plugin registered an event for, and only with the
+// actions registered (as kube-scheduler does): a profile without the volume
+// plugins watches no PersistentVolumes.
+
+// otherInformers gives the informer of each resource that only moves pods.
+var otherInformers = map[framework.EventResource]func(informers.SharedInformerFactory) toolscache.SharedIndexInformer{
+	framework.PersistentVolume: func(f informers.SharedInformerFactory) toolscache.SharedIndexInformer {
+		return f.Core().V1().PersistentVolumes().Informer()
+	},
+	framework.PersistentVolumeClaim: func(f informers.SharedInformerFactory) toolscache.SharedIndexInformer {
+		return f.Core().V1().PersistentVolumeClaims().Informer()
+	},
+	framework.StorageClass: func(f informers.SharedInformerFactory) toolscache.SharedIndexInformer {
+		return f.Storage().V1().StorageClasses().Informer()
+	},
+	framework.CSINode: func(f informers.SharedInformerFactory) toolscache.SharedIndexInformer {
+		return f.Storage().V1().CSINodes().Informer()
+	},
+	framework.CSIDriver: func(f informers.SharedInformerFactory) toolscache.SharedIndexInformer {
+		return f.Storage().V1().CSIDrivers().Informer()
+	},
+	framework.CSIStorageCapacity: func(f informers.SharedInformerFactory) toolscache.SharedIndexInformer {
+		return f.Storage().V1().CSIStorageCapacities().Informer()
+	},
+	framework.VolumeAttachment: func(f informers.SharedInformerFactory) toolscache.SharedIndexInformer {
+		return f.Storage().V1().VolumeAttachments().Informer()
+	},
+}
+
+// registeredActions returns, per resource of otherInformers, the union of
+// the actions the profiles' plugins registered for it.
+func (s *Scheduler) registeredActions() map[framework.EventResource]framework.ActionType {
+	out := map[framework.EventResource]framework.ActionType{}
+	for _, schedFramework := range s.Profiles {
+		for _, events := range schedFramework.QueueingHints() {
+			for _, e := range events {
+				if _, ok := otherInformers[e.Event.Resource]; ok {
+					out[e.Event.Resource] |= e.Event.ActionType
+				}
+			}
+		}
+	}
+	return out
+}
+
+// moveOnEvents is the handler of a resource that only moves pods: one
+// ClusterEvent per registered action, labelled like kube-scheduler's
+// ("PersistentVolumeClaimAdd").
+func (s *Scheduler) moveOnEvents(resource framework.EventResource, actions framework.ActionType) toolscache.ResourceEventHandlerFuncs {
+	event := func(a framework.ActionType) framework.ClusterEvent {
+		return framework.ClusterEvent{Resource: resource, ActionType: a, Label: string(resource) + a.String()}
+	}
+	var funcs toolscache.ResourceEventHandlerFuncs
+	if actions&framework.Add != 0 {
+		add := event(framework.Add)
+		funcs.AddFunc = func(obj interface{}) {
+			defer s.observeEvent(add.Label, time.Now())
+			s.Queue.MoveAllToActiveOrBackoffQueue(s.logger, add, nil, obj, nil)
+		}
+	}
+	if actions&framework.Update != 0 {
+		update := event(framework.Update)
+		funcs.UpdateFunc = func(oldObj, newObj interface{}) {
+			defer s.observeEvent(update.Label, time.Now())
+			s.Queue.MoveAllToActiveOrBackoffQueue(s.logger, update, oldObj, newObj, nil)
+		}
+	}
+	if actions&framework.Delete != 0 {
+		del := event(framework.Delete)
+		funcs.DeleteFunc = func(obj interface{}) {
+			defer s.observeEvent(del.Label, time.Now())
+			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			s.Queue.MoveAllToActiveOrBackoffQueue(s.logger, del, obj, nil, nil)
+		}
+	}
+	return funcs
 }

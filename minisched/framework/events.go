@@ -26,6 +26,15 @@ const (
 	UnscheduledPod EventResource = "UnscheduledPod"
 	// Node is a node being added, updated or deleted.
 	Node EventResource = "Node"
+	// The storage objects the volume plugins read. Their events carry Add,
+	// Update (every Update bit at once: no finer split) or Delete.
+	PersistentVolume      EventResource = "PersistentVolume"
+	PersistentVolumeClaim EventResource = "PersistentVolumeClaim"
+	StorageClass          EventResource = "StorageClass"
+	CSINode               EventResource = "CSINode"
+	CSIDriver             EventResource = "CSIDriver"
+	CSIStorageCapacity    EventResource = "CSIStorageCapacity"
+	VolumeAttachment      EventResource = "VolumeAttachment"
 	// WildCard matches every resource.
 	WildCard EventResource = "*"
 )

@@ -254,9 +254,18 @@ type NodeInfoLister interface {
 	Get(nodeName string) (*NodeInfo, error)
 }
 
+// StorageInfoLister answers what the snapshot knows about volumes in use.
+type StorageInfoLister interface {
+	// IsPVCUsedByPods reports whether any pod on a node (bound or assumed)
+	// names the claim key ("namespace/name", see PVCKey) in its
+	// spec.volumes.
+	IsPVCUsedByPods(key string) bool
+}
+
 // SharedLister is the snapshot as plugins see it.
 type SharedLister interface {
 	NodeInfos() NodeInfoLister
+	StorageInfos() StorageInfoLister
 }
 
 // WaitingPod is a pod that a Permit plugin asked to wait.

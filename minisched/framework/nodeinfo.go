@@ -2,6 +2,7 @@ package framework
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"sync/atomic"
 
@@ -49,6 +50,11 @@ type NodeInfo struct {
 	Allocatable *Resource
 	// ImageStates are the images on the node, by every name they carry.
 	ImageStates map[string]*ImageStateSummary
+	// PVCRefCounts counts, per "namespace/name" of a PersistentVolumeClaim,
+	// the pods on the node whose spec.volumes name it directly (generic
+	// ephemeral volumes are not counted, as upstream). VolumeRestrictions
+	// reads the snapshot-wide sum to keep a ReadWriteOncePod claim to one pod.
+	PVCRefCounts map[string]int
 	// Generation changes whenever anything above changes.
 	Generation int64
 }
@@ -61,6 +67,7 @@ func NewNodeInfo(pods ...*v1.Pod) *NodeInfo {
 		Allocatable:      &Resource{},
 		UsedPorts:        HostPortInfo{},
 		ImageStates:      map[string]*ImageStateSummary{},
+		PVCRefCounts:     map[string]int{},
 		Generation:       nextGeneration(),
 	}
 	for _, p := range pods {
@@ -134,7 +141,8 @@ func removeFromList(list []*PodInfo, uid types.UID) []*PodInfo {
 	return list
 }
 
-// update adds (sign=+1) or subtracts (sign=-1) a pod's requests and ports.
+// update adds (sign=+1) or subtracts (sign=-1) a pod's requests, ports and
+// claims.
 func (n *NodeInfo) update(pi *PodInfo, sign int64) {
 	n.Requested.AddResource(&pi.Requests, sign)
 	n.NonZeroRequested.MilliCPU += sign * pi.NonZeroRequests.MilliCPU
@@ -146,8 +154,31 @@ func (n *NodeInfo) update(pi *PodInfo, sign int64) {
 			n.UsedPorts.Remove(p.HostIP, string(p.Protocol), p.HostPort)
 		}
 	}
+	n.updatePVCRefCounts(pi.Pod, int(sign))
 	n.Generation = nextGeneration()
 }
+
+// updatePVCRefCounts adds sign to the count of every claim the pod names in
+// spec.volumes[].persistentVolumeClaim, dropping counts that reach zero.
+func (n *NodeInfo) updatePVCRefCounts(pod *v1.Pod, sign int) {
+	if n.PVCRefCounts == nil {
+		n.PVCRefCounts = map[string]int{}
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim == nil {
+			continue
+		}
+		key := PVCKey(pod.Namespace, v.PersistentVolumeClaim.ClaimName)
+		if c := n.PVCRefCounts[key] + sign; c > 0 {
+			n.PVCRefCounts[key] = c
+		} else {
+			delete(n.PVCRefCounts, key)
+		}
+	}
+}
+
+// PVCKey is the key of PVCRefCounts and StorageInfoLister: "namespace/name".
+func PVCKey(namespace, name string) string { return namespace + "/" + name }
 
 // HostPorts lists the host ports a pod takes: those of its sidecars
 // (restartable init containers, which run alongside) and of its regular
@@ -190,6 +221,7 @@ func (n *NodeInfo) Snapshot() *NodeInfo {
 		Allocatable:      n.Allocatable.Clone(),
 		UsedPorts:        n.UsedPorts.Clone(),
 		ImageStates:      make(map[string]*ImageStateSummary, len(n.ImageStates)),
+		PVCRefCounts:     maps.Clone(n.PVCRefCounts),
 		Generation:       n.Generation,
 	}
 	c.Pods = append([]*PodInfo(nil), n.Pods...)
