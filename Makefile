@@ -35,12 +35,12 @@ KWOK_VERSION := v0.8.0
 ## start: build, start envtest, run every story (Go and scenarios/*.yaml); CHAPTER=3 (or 1,2) runs a chapter's, with the
 ## scheduler of that chapter; ARGS="--scenario ch6-assume" picks (bin/minisched start -h lists the flags)
 CHAPTER ?=
-start: build envtest kwok
+start: build envtest kwok kube-controller-manager
 	$(BIN)/minisched start $(if $(CHAPTER),--chapter $(CHAPTER)) $(ARGS)
 
 ## test: go vet and every test (with the race detector) against a real apiserver; explain/'s test
-## also runs the real kube-scheduler
-test: envtest kwok kube-scheduler vet
+## also runs the real kube-scheduler, testenv's and the storage tests kube-controller-manager
+test: envtest kwok kube-scheduler kube-controller-manager vet
 	$(GO) test -race -count=1 ./...
 
 ## build: the minisched binary in bin/
@@ -88,8 +88,9 @@ $(ASSETS)/kube-controller-manager:
 	cd hack/tools && CGO_ENABLED=0 $(GO) build -ldflags '$(VERSION_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-controller-manager
 
 ## conformance: every differential case, minisched against kube-scheduler on fresh apiservers
-conformance: build envtest kube-scheduler
+conformance: build envtest kube-scheduler kube-controller-manager
 	MINISCHED=$(BIN)/minisched KUBE_SCHEDULER=$(ASSETS)/kube-scheduler \
+		KUBE_CONTROLLER_MANAGER=$(ASSETS)/kube-controller-manager \
 		$(GO) test -tags conformance -count=1 -timeout 60m -parallel 2 ./conformance/ $(if $(CASES),-run 'TestConformance/($(subst $(comma),|,$(CASES)))$$',)
 
 vet:
@@ -99,13 +100,13 @@ vet:
 ## bench: minisched against the real kube-scheduler on scheduler_perf-like workloads, side by side
 ## (hack/bench; results in bench/results and docs/performance.md). ARGS="--rounds 5 --workloads
 ## SchedulingBasic-500" picks; SMOKE=1 runs its unit tests and tiny sizes once, for CI (results in /tmp)
-bench: build envtest kube-scheduler
+bench: build envtest kube-scheduler kube-controller-manager
 	cd hack/bench && $(GO) build -o $(BIN)/bench .
 ifneq ($(SMOKE),)
 	cd hack/bench && $(GO) vet ./... && $(GO) test -count=1 ./...
-	$(BIN)/bench --root $(CURDIR) --smoke $(ARGS)
+	KUBE_CONTROLLER_MANAGER=$(ASSETS)/kube-controller-manager $(BIN)/bench --root $(CURDIR) --smoke $(ARGS)
 else
-	$(BIN)/bench --root $(CURDIR) --docs $(CURDIR)/docs/performance.md $(ARGS)
+	KUBE_CONTROLLER_MANAGER=$(ASSETS)/kube-controller-manager $(BIN)/bench --root $(CURDIR) --docs $(CURDIR)/docs/performance.md $(ARGS)
 endif
 
 .PHONY: chaos

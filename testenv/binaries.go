@@ -1,6 +1,6 @@
 // Where the embedded cluster's binaries are: the control plane that `make
-// envtest` builds, the helpers (KWOK) that `make kwok` installs, and the
-// repository root they are found from.
+// envtest` (and `make kube-controller-manager`) build, the helpers (KWOK)
+// that `make kwok` installs, and the repository root they are found from.
 
 package testenv
 
@@ -17,7 +17,7 @@ const KubernetesVersion = "1.37.1"
 
 // AssetsDir is where the control plane's binaries are: KUBEBUILDER_ASSETS,
 // else bin/k8s/<version> at the repository root, which `make envtest` (and
-// `make kube-scheduler`) fill.
+// `make kube-scheduler`, `make kube-controller-manager`) fill.
 func AssetsDir() (string, error) {
 	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
 		return dir, nil
@@ -53,19 +53,29 @@ func RepoRoot() (string, error) {
 	}
 }
 
-// binary is the path of a helper binary: $envVar if set, else bin/name at
-// the repository root (where make installs it with `make target`).
-func binary(envVar, name, target string) (string, error) {
+// binary is the path of a helper binary: $envVar if set, else name in the
+// directory dir returns, where `make target` puts it.
+func binary(envVar, name, target string, dir func() (string, error)) (string, error) {
 	bin := os.Getenv(envVar)
 	if bin == "" {
-		root, err := RepoRoot()
+		d, err := dir()
 		if err != nil {
 			return "", err
 		}
-		bin = filepath.Join(root, "bin", name)
+		bin = filepath.Join(d, name)
 	}
 	if _, err := os.Stat(bin); err != nil {
 		return "", fmt.Errorf("no %s binary at %s: run `make %s` (or set %s)", name, bin, target, envVar)
 	}
 	return bin, nil
+}
+
+// binDir is bin/ at the repository root, where make installs the helpers
+// that are not part of the control plane (KWOK).
+func binDir() (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "bin"), nil
 }

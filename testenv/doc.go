@@ -1,7 +1,8 @@
 // Package testenv is the embedded cluster that scenarios and integration
 // tests run against: a real etcd and kube-apiserver (envtest), KWOK playing
-// the kubelets when pods must run and terminate, and a scraper for a
-// scheduler's /metrics.
+// the kubelets when pods must run and terminate, kube-controller-manager
+// with the controllers that finish what the storage plugins start, and a
+// scraper for a scheduler's /metrics.
 //
 // It knows nothing of the scheduler: no package of minisched's scheduler
 // (minisched, scheduler, plugins, queue, cache) is imported here, so that
@@ -13,7 +14,11 @@
 //	                CrashAPIServer and StartAPIServer
 //	binaries.go     where the binaries are: AssetsDir, RepoRoot
 //	process.go      a helper process beside the apiserver, with a kubeconfig
-//	                of its own: what KWOK (and later kube-controller-manager) run as
+//	                and a log file of its own: what KWOK and
+//	                kube-controller-manager run as
 //	kwok.go         KWOK: StartKWOK
+//	controllermanager.go
+//	                kube-controller-manager: StartControllerManager,
+//	                StorageControllers
 //	metrics.go      Metrics: Scrape, Value, Quantile
 package testenv

@@ -20,9 +20,10 @@ import (
 )
 
 // Environment is a real etcd + kube-apiserver started for scenarios and
-// tests. No controller-manager or kubelet runs unless started beside it
-// (StartKWOK): nodes are API objects, pods are never started, and whoever
-// binds a pod is the only one to touch it.
+// tests. No kubelet and no controller runs unless started beside it
+// (StartKWOK plays the kubelets, StartControllerManager runs the named
+// controllers): without them nodes are API objects, pods are never started,
+// whoever binds a pod is the only one to touch it, and PVCs stay unbound.
 type Environment struct {
 	// Config reaches the apiserver as an administrator.
 	Config *rest.Config

@@ -41,7 +41,7 @@ type KWOK struct {
 // `make kwok` installs it); its stage files come from KWOK's module in the
 // Go module cache, which that install fills.
 func (e *Environment) StartKWOK() (*KWOK, error) {
-	bin, err := binary("KWOK", "kwok", "kwok")
+	bin, err := binary("KWOK", "kwok", "kwok", binDir)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,104 @@
+// kube-controller-manager beside the embedded apiserver, running only the
+// controllers a test names: the storage flows that the scheduler starts
+// (binding a PVC, provisioning a volume, creating an ephemeral volume's
+// claim) stop half way unless these controllers finish them.
+
+package testenv
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// StorageControllers are the controllers the storage plugins need beside
+// them: the PV binder binds claims (immediate ones on its own, delayed ones
+// after the scheduler picked a node or an external provisioner made a
+// volume); the two protection controllers lift the finalizers that the
+// apiserver's StorageObjectInUseProtection admission puts on every PV and
+// PVC, without which deleting one hangs; the ephemeral-volume controller
+// creates the PVC of a pod's generic ephemeral volume.
+var StorageControllers = []string{
+	"persistentvolume-binder-controller",
+	"persistentvolume-protection-controller",
+	"persistentvolumeclaim-protection-controller",
+	"ephemeral-volume-controller",
+}
+
+// controllerManagerStartTimeout bounds StartControllerManager's wait. It
+// is generous: kube-controller-manager itself waits up to 10s for the
+// apiserver's /healthz, and the machine may be busy with parallel tests.
+const controllerManagerStartTimeout = time.Minute
+
+// ControllerManager is a running kube-controller-manager.
+type ControllerManager struct {
+	proc *process
+}
+
+// StartControllerManager starts kube-controller-manager against the
+// environment's apiserver with only the named controllers (canonical names,
+// as `kube-controller-manager --help` lists them under --controllers), and
+// returns once each of them has started. The binary is
+// $KUBE_CONTROLLER_MANAGER, or kube-controller-manager in AssetsDir (where
+// `make kube-controller-manager` builds it).
+//
+// Flags: no leader election, which would need a Lease and delay the start;
+// the kubeconfig's identity for every controller instead of minted
+// service-account tokens; no serving port, so that parallel environments
+// do not clash over 10257; and a PV binder resync of a second instead of
+// 15s. The binder keeps its own cache of volumes, fed by one work queue
+// while claims come through another, so a claim created in the same instant
+// as its PV is often examined before that cache has the PV, and then waits
+// for the next resync (measured here: 13-15s about every other run).
+//
+// Ready means that kube-controller-manager logged "Controller starting..."
+// for every named controller (at -v=1). With --secure-port=0 there is no
+// /healthz to poll, and a settle period would only guess. Once that line
+// is out, everything that can fail at start has passed: flag validation
+// (an unknown name exits at once), the wait for the apiserver, building
+// each controller. Its caches may not have synced yet, but that loses
+// nothing: an informer lists what exists before it watches, so objects a
+// test creates from now on are seen either way. An error (the process
+// exited, or not ready within a minute) names its log file, kept under
+// os.TempDir().
+func (e *Environment) StartControllerManager(controllers ...string) (*ControllerManager, error) {
+	if len(controllers) == 0 {
+		return nil, errors.New("StartControllerManager: no controller named (try StorageControllers)")
+	}
+	bin, err := binary("KUBE_CONTROLLER_MANAGER", "kube-controller-manager", "kube-controller-manager", AssetsDir)
+	if err != nil {
+		return nil, err
+	}
+	proc, err := e.startProcess("kube-controller-manager", bin, func(kubeconfig string) []string {
+		return []string{
+			"--kubeconfig=" + kubeconfig,
+			"--controllers=" + strings.Join(controllers, ","),
+			"--leader-elect=false",
+			"--use-service-account-credentials=false",
+			"--secure-port=0",
+			"--pvclaimbinder-sync-period=1s",
+			"--v=1", // for the "Controller starting..." lines waited for below
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = proc.waitReady(controllerManagerStartTimeout, func(output string) bool {
+		for _, c := range controllers {
+			if !strings.Contains(output, fmt.Sprintf("%q controller=%q", "Controller starting...", c)) {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kube-controller-manager with controllers %s: %w", strings.Join(controllers, ","), err)
+	}
+	return &ControllerManager{proc: proc}, nil
+}
+
+// Stop ends kube-controller-manager and removes its files. What its
+// controllers did stays done. The error says so if it had exited on its
+// own, and names its log, which is then kept.
+func (c *ControllerManager) Stop() error { return c.proc.stop() }
