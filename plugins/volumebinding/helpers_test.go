@@ -105,10 +105,14 @@ func withRV(pvc *v1.PersistentVolumeClaim, rv string) *v1.PersistentVolumeClaim 
 	return pvc
 }
 
-// makePV returns an Available volume of class and capacity, resourceVersion
-// "1", whose node affinity requires nodeKey=node (none for "").
+// makePV returns an Available volume of class and capacity (none for ""),
+// resourceVersion "1", whose node affinity requires nodeKey=node (none for
+// "").
 func makePV(name, node, capacity, class string) *v1.PersistentVolume {
-	w := st.MakePV().Name(name).Class(class).Capacity(capacity).Phase(v1.VolumeAvailable)
+	w := st.MakePV().Name(name).Class(class).Phase(v1.VolumeAvailable)
+	if capacity != "" {
+		w.Capacity(capacity)
+	}
 	if node != "" {
 		w.NodeAffinityIn(nodeLabelKey, node)
 	}
