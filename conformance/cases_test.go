@@ -3,6 +3,8 @@
 package conformance
 
 import (
+	"slices"
+
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -303,5 +305,5 @@ func cases() []Case {
 				pod("gpu-job").Toleration(tolerate("gpu", "true", v1.TaintEffectNoSchedule)).
 					NodeAffinity(requiredNodes(matchExpr(zoneKey, v1.NodeSelectorOpIn, "z2"))),
 				pod("nowhere").NodeSelector("disk", "nvme"))}},
-	}, append(preemptionCases(), extenderCases()...)...)
+	}, slices.Concat(preemptionCases(), extenderCases(), storageCases())...)
 }

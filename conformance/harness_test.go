@@ -67,6 +67,12 @@ type Case struct {
 	// Backlog runs before the scheduler starts; Steps after it is running.
 	Backlog, Steps []Step
 	Compare        Compare
+	// Storage starts kube-controller-manager's storage controllers (the PV
+	// binder, PV/PVC protection, ephemeral volumes) beside the apiserver.
+	Storage bool
+	// Provisioner, if set, runs the example provisioner for class
+	// localClass with these capacities per node name.
+	Provisioner map[string]string
 }
 
 // extenderURL is replaced by the example extender's URL in Case.Extenders.
@@ -146,6 +152,21 @@ func runAndScrape(t *testing.T, c Case, engine Engine, scrape bool) ([]string, m
 		t.Fatal(err)
 	}
 
+	if c.Storage {
+		cm, err := env.StartControllerManager(testenv.StorageControllers...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := cm.Stop(); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	if c.Provisioner != nil {
+		stopProvisioner := startProvisioner(ctx, t, cl, c.Provisioner)
+		defer stopProvisioner()
+	}
 	for i, s := range c.Backlog {
 		if err := s(ctx, cl); err != nil {
 			t.Fatalf("%s: backlog step %d: %v", engine, i, err)
@@ -272,7 +293,11 @@ func outcome(ctx context.Context, client kubernetes.Interface) ([]string, bool, 
 		out = append(out, line)
 	}
 	sort.Strings(out)
-	return out, decided, nil
+	storage, err := storageOutcome(ctx, client)
+	if err != nil {
+		return nil, false, err
+	}
+	return append(out, storage...), decided, nil
 }
 
 // disruption describes a pod's DisruptionTarget condition, if it has one.

@@ -7,6 +7,7 @@ import (
 	"github.com/minisched/minisched/plugins/defaultbinder"
 	"github.com/minisched/minisched/plugins/defaultpreemption"
 	"github.com/minisched/minisched/plugins/dynamic"
+	"github.com/minisched/minisched/plugins/dynamicresources"
 	"github.com/minisched/minisched/plugins/imagelocality"
 	"github.com/minisched/minisched/plugins/interpodaffinity"
 	"github.com/minisched/minisched/plugins/nodeaffinity"
@@ -16,11 +17,15 @@ import (
 	"github.com/minisched/minisched/plugins/nodeports"
 	"github.com/minisched/minisched/plugins/noderesources"
 	"github.com/minisched/minisched/plugins/nodeunschedulable"
+	"github.com/minisched/minisched/plugins/nodevolumelimits"
 	"github.com/minisched/minisched/plugins/podtopologyspread"
 	"github.com/minisched/minisched/plugins/prioritysort"
 	"github.com/minisched/minisched/plugins/schedulinggates"
 	"github.com/minisched/minisched/plugins/statefulsetordinal"
 	"github.com/minisched/minisched/plugins/tainttoleration"
+	"github.com/minisched/minisched/plugins/volumebinding"
+	"github.com/minisched/minisched/plugins/volumerestrictions"
+	"github.com/minisched/minisched/plugins/volumezone"
 )
 
 // NewInTreeRegistry returns the plugins minisched ships, by name.
@@ -34,8 +39,13 @@ func NewInTreeRegistry() framework.Registry {
 		nodeaffinity.Name:                    nodeaffinity.New,
 		nodeports.Name:                       nodeports.New,
 		noderesources.Name:                   noderesources.New,
+		volumerestrictions.Name:              volumerestrictions.New,
+		nodevolumelimits.Name:                nodevolumelimits.New,
+		volumebinding.Name:                   volumebinding.New,
+		volumezone.Name:                      volumezone.New,
 		podtopologyspread.Name:               podtopologyspread.New,
 		interpodaffinity.Name:                interpodaffinity.New,
+		dynamicresources.Name:                dynamicresources.New,
 		defaultpreemption.Name:               defaultpreemption.New,
 		noderesources.BalancedAllocationName: noderesources.NewBalancedAllocation,
 		imagelocality.Name:                   imagelocality.New,

@@ -17,9 +17,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/utils/ptr"
 
@@ -170,6 +172,30 @@ func (e *Env) CreatePDB(ctx context.Context, pdb *policyv1.PodDisruptionBudget) 
 func isZeroStatus(s policyv1.PodDisruptionBudgetStatus) bool {
 	return s.ObservedGeneration == 0 && s.DisruptionsAllowed == 0 && s.CurrentHealthy == 0 &&
 		s.DesiredHealthy == 0 && s.ExpectedPods == 0 && len(s.DisruptedPods) == 0 && len(s.Conditions) == 0
+}
+
+// CreateObjects creates typed objects of any kind client-go knows
+// (PersistentVolumeClaims, StorageClasses, CSINodes...), each through
+// CreateObject: in the scenario's namespace if the kind is namespaced and
+// the object names none.
+func (e *Env) CreateObjects(ctx context.Context, objs ...runtime.Object) error {
+	for _, obj := range objs {
+		gvks, _, err := scheme.Scheme.ObjectKinds(obj)
+		if err != nil {
+			return fmt.Errorf("creating a %T: %w", obj, err)
+		}
+		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return fmt.Errorf("creating a %T: %w", obj, err)
+		}
+		u := &unstructured.Unstructured{Object: content}
+		u.SetAPIVersion(gvks[0].GroupVersion().String())
+		u.SetKind(gvks[0].Kind)
+		if err := e.CreateObject(ctx, u); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // CreateObject creates an object of any kind the apiserver serves, in the

@@ -198,7 +198,6 @@ func Validate(cfg *configv1.KubeSchedulerConfiguration) error {
 			errs = append(errs, field.Invalid(path.Child("percentageOfNodesToScore"), *pct, "not in valid range [0-100]"))
 		}
 		errs = append(errs, validatePlugins(path.Child("plugins"), p.Plugins)...)
-		errs = append(errs, validateSupported(path.Child("plugins"), p.Plugins)...)
 		seen := sets.New[string]()
 		for j, pc := range p.PluginConfig {
 			if seen.Has(pc.Name) {

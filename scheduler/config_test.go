@@ -169,18 +169,6 @@ func TestDecodeConfigErrors(t *testing.T) {
 			wantErr: "parallelism",
 		},
 		{
-			name: "enabling an unsupported plugin",
-			yaml: header +
-				"profiles:\n" +
-				"- schedulerName: a\n" +
-				"  plugins:\n" +
-				"    multiPoint:\n" +
-				"      enabled:\n" +
-				"      - name: VolumeBinding\n",
-			wantErr: "profiles[0].plugins.multiPoint.enabled[15].name: Invalid value: \"VolumeBinding\": " +
-				"minisched does not implement VolumeBinding: volume plugins are not supported yet",
-		},
-		{
 			name:    "negative qps",
 			yaml:    header + "clientConnection:\n  qps: -1\n",
 			wantErr: "clientConnection.qps",
@@ -303,27 +291,31 @@ func TestProfilePlugins(t *testing.T) {
 				"PreEnqueue": {"SchedulingGates", "DefaultPreemption"},
 				"QueueSort":  {"PrioritySort"},
 				"PreFilter": {
-					"TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread",
-					"InterPodAffinity", "NodeDeclaredFeatures",
+					"TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
+					"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
+					"InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures",
 				},
 				"Filter": {
 					"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
+					"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
 					"PodTopologySpread", "InterPodAffinity", "NodeDeclaredFeatures",
 				},
-				"PostFilter": {"DefaultPreemption"},
+				"PostFilter": {"DynamicResources", "DefaultPreemption"},
 				"PreScore": {
-					"TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
-					"NodeResourcesBalancedAllocation",
+					"TaintToleration", "NodeAffinity", "NodeResourcesFit", "VolumeBinding", "PodTopologySpread",
+					"InterPodAffinity", "NodeResourcesBalancedAllocation",
 				},
 				"Score": {
-					"TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
-					"NodeResourcesBalancedAllocation", "ImageLocality",
+					"TaintToleration", "NodeAffinity", "NodeResourcesFit", "VolumeBinding", "PodTopologySpread",
+					"InterPodAffinity", "NodeResourcesBalancedAllocation", "ImageLocality",
 				},
-				"Bind": {"DefaultBinder"},
+				"Reserve": {"VolumeBinding"},
+				"PreBind": {"VolumeBinding"},
+				"Bind":    {"DefaultBinder"},
 			},
 			wantWeights: map[string]int64{
-				"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
-				"InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1,
+				"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "VolumeBinding": 1,
+				"PodTopologySpread": 2, "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1,
 			},
 		},
 		{
@@ -415,14 +407,14 @@ func TestProfilePlugins(t *testing.T) {
 			wantWeights: map[string]int64{"TaintToleration": 9, "NodeAffinity": 2},
 		},
 		{
-			name:        "disabling an unsupported plugin is accepted",
+			name:        "disabling a default plugin removes it, with its weight",
 			plugins:     "multiPoint:\n  disabled:\n  - name: DefaultPreemption\n  - name: VolumeBinding\n",
-			wantWeights: map[string]int64{"TaintToleration": 3},
+			wantWeights: map[string]int64{"TaintToleration": 3, "VolumeBinding": 0},
 		},
 		{
 			name:    "unknown plugin lists the known ones",
 			plugins: "filter:\n  enabled:\n  - name: Nope\n",
-			wantErr: `unknown plugin "Nope" (known plugins: DefaultBinder, DefaultPreemption, Dynamic, ImageLocality,`,
+			wantErr: `unknown plugin "Nope" (known plugins: DefaultBinder, DefaultPreemption, Dynamic, DynamicResources, ImageLocality,`,
 		},
 		{
 			name:    "plugin at a point it does not implement",
@@ -616,7 +608,7 @@ func TestPluginErrorsInStableOrder(t *testing.T) {
       - name: ""
 `
 	want := []string{
-		"profiles[0].plugins.multiPoint.enabled[12].weight", // ImageLocality replaced in place
+		"profiles[0].plugins.multiPoint.enabled[17].weight", // ImageLocality replaced in place
 		"profiles[0].plugins.filter.enabled[0].name",
 		"profiles[0].plugins.score.enabled[0].weight",
 		"profiles[0].plugins.permit.enabled[0].name",

@@ -1,11 +1,9 @@
 package scheduler
 
 import (
-	"fmt"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
 
@@ -13,11 +11,9 @@ import (
 )
 
 // DefaultPlugins is the default profile: kube-scheduler v1.37's default
-// plugins, in its order and with its weights, enabled through multiPoint so
-// each takes part at every extension point it implements. Left out, because
-// minisched does not have them yet: VolumeRestrictions, NodeVolumeLimits,
-// VolumeBinding and VolumeZone (after NodeResourcesFit upstream), and
-// DynamicResources.
+// plugins, all 20, in its order and with its weights, enabled through
+// multiPoint so each takes part at every extension point it implements.
+// DynamicResources does only its claim-less part so far (see its package).
 func DefaultPlugins() *configv1.Plugins {
 	return &configv1.Plugins{
 		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{
@@ -29,8 +25,17 @@ func DefaultPlugins() *configv1.Plugins {
 			{Name: "NodeAffinity", Weight: ptr.To[int32](2)},
 			{Name: "NodePorts"},
 			{Name: "NodeResourcesFit", Weight: ptr.To[int32](1)},
+			{Name: "VolumeRestrictions"},
+			{Name: "NodeVolumeLimits"},
+			// No weight upstream either: multiPoint's 0 becomes 1.
+			{Name: "VolumeBinding"},
+			{Name: "VolumeZone"},
 			{Name: "PodTopologySpread", Weight: ptr.To[int32](2)},
 			{Name: "InterPodAffinity", Weight: ptr.To[int32](2)},
+			// Before DefaultPreemption, as upstream puts it: freeing an idle
+			// claim is better than evicting a pod. Its weight is upstream's,
+			// for when it scores.
+			{Name: "DynamicResources", Weight: ptr.To[int32](2)},
 			{Name: "DefaultPreemption"},
 			{Name: "NodeResourcesBalancedAllocation", Weight: ptr.To[int32](1)},
 			{Name: "ImageLocality", Weight: ptr.To[int32](1)},
@@ -40,33 +45,6 @@ func DefaultPlugins() *configv1.Plugins {
 			{Name: "NodeDeclaredFeatures"},
 		}},
 	}
-}
-
-// unsupportedPlugins are kube-scheduler plugins minisched does not implement
-// yet. Enabling one is an error; disabling one is accepted, so that a
-// configuration written for kube-scheduler (say, with VolumeBinding
-// disabled) works unchanged.
-var unsupportedPlugins = map[string]string{
-	"VolumeBinding":      "volume plugins are not supported yet",
-	"VolumeRestrictions": "volume plugins are not supported yet",
-	"VolumeZone":         "volume plugins are not supported yet",
-	"NodeVolumeLimits":   "volume plugins are not supported yet",
-	"DynamicResources":   "dynamic resource allocation is not supported yet",
-}
-
-// validateSupported rejects enabling a plugin minisched does not have yet.
-func validateSupported(path *field.Path, p *configv1.Plugins) field.ErrorList {
-	var errs field.ErrorList
-	for _, ps := range framework.PluginSets(p) {
-		for j, pl := range ps.Set.Enabled {
-			if why, ok := unsupportedPlugins[pl.Name]; ok {
-				errs = append(errs, field.Invalid(path.Child(ps.Field, "enabled").Index(j).Child("name"), pl.Name,
-					fmt.Sprintf("minisched does not implement %s: %s (supported: see README); disable it instead",
-						pl.Name, why)))
-			}
-		}
-	}
-	return errs
 }
 
 // mergePlugins merges a profile's plugins into the defaults with
