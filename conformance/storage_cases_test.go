@@ -35,6 +35,15 @@ func objects(objs ...runtime.Object) Step {
 	return func(ctx context.Context, c *Cluster) error { return c.CreateObjects(ctx, objs...) }
 }
 
+// bindTimeoutProfile is the default profile with VolumeBinding's PreBind
+// waiting one second at most.
+const bindTimeoutProfile = `- schedulerName: default-scheduler
+  pluginConfig:
+  - name: VolumeBinding
+    args:
+      bindTimeoutSeconds: 1
+`
+
 // The classes the cases use.
 var (
 	// static is for pre-created local volumes: no provisioner, binding
@@ -78,6 +87,14 @@ func storageCases() []Case {
 				localPV("c-20g", "20Gi", "n2").Obj(),
 				claim("one", "static", "1Gi").Obj(), claim("two", "static", "1Gi").Obj()),
 			pods(pod("p").PVC("one").PVC("two"))}},
+		// No PV controller runs: PreBind writes the claimRef and waits for
+		// a bind nobody completes, for bindTimeoutSeconds; the pod goes to
+		// backoff with PreBind's error, and the volume stays reserved for
+		// its claim.
+		{Name: "storage-prebind-timeout", Profiles: bindTimeoutProfile, Steps: []Step{
+			nodes(node("n1"), node("n2")),
+			objects(static, localPV("pv", "1Gi", "n2").Obj(), claim("data", "static", "1Gi").Obj()),
+			pods(pod("p").PVC("data"))}},
 		// No volume matches and the class cannot provision.
 		{Name: "storage-no-matching-pv", Storage: true, Steps: []Step{
 			nodes(node("n1"), node("n2")),
@@ -114,20 +131,21 @@ func storageCases() []Case {
 				AccessModes(v1.ReadWriteOncePod).Obj(),
 				claim("solo", "immediate", "1Gi").AccessModes(v1.ReadWriteOncePod).Obj()),
 			waitClaimBound("solo"),
-			pods(pod("first").PVC("solo")), waitBound("first"),
+			pods(pod("first").PVC("solo").NodeSelector(hostKey, "n1")), waitBound("first"),
 			pods(pod("second").PVC("solo"))}},
-		// VolumeRestrictions: the same GCE disk read-write on one node
-		// only; read-only everywhere.
+		// VolumeRestrictions: a GCE disk mounted read-write is on one pod
+		// per node; one mounted read-only by every pod may be shared.
 		{Name: "storage-inline-disk-conflict", Storage: true, Steps: []Step{
 			nodes(node("n1"), node("n2")),
-			pods(pod("a").Volume(gcePD("disk", false)).NodeSelector(hostKey, "n1")), waitBound("a"),
-			pods(pod("b").Volume(gcePD("disk", false)).Req(R{v1.ResourceCPU: "100m"}),
+			pods(pod("a").Volume(gcePD("disk", false)).Volume(gcePD("shared", true)).NodeSelector(hostKey, "n1")),
+			waitBound("a"),
+			pods(pod("b").Volume(gcePD("disk", false)),
 				pod("c").Volume(gcePD("disk", false)).NodeSelector(hostKey, "n1"),
-				pod("ro").Volume(gcePD("other", true)))}},
-		// VolumeZone: the bound volume's zone decides; a node in no zone
-		// passes (single-zone clusters).
+				pod("ro").Volume(gcePD("shared", true)).NodeSelector(hostKey, "n1"))}},
+		// VolumeZone: the bound volume's zone decides; no node is in the
+		// second volume's zone.
 		{Name: "storage-volume-zone", Storage: true, Steps: []Step{
-			nodes(node("a1").Zone("zone-a"), node("b1").Zone("zone-b"), node("b2").Zone("zone-b")),
+			nodes(node("a1").Zone("zone-a"), node("b1").Zone("zone-b")),
 			objects(immediate, builders.MakePV().Name("pv").Class("immediate").Capacity("1Gi").
 				Label(zoneKey, "zone-b").Obj(), claim("data", "immediate", "1Gi").Obj(),
 				builders.MakePV().Name("pv-c").Class("immediate").Capacity("2Gi").
