@@ -393,12 +393,12 @@ func TestPreBindAgainstAPIServer(t *testing.T) {
 		}
 	})
 
-	t.Run("nobody binds: PreBind fails after bindTimeoutSeconds", func(t *testing.T) {
+	t.Run("no provisioner answers: PreBind fails after bindTimeoutSeconds", func(t *testing.T) {
 		e := newAPIServerEnv(t, `{"bindTimeoutSeconds": 2}`)
 		_, ctx := ktesting.NewTestContext(t)
-		class := st.MakeStorageClass().Name(e.name("local")).WaitForFirstConsumer().Obj()
+		class := st.MakeStorageClass().Name(e.name("csi")).Provisioner(fakeCSIDriver).WaitForFirstConsumer().Obj()
 		pod := st.MakePod().Name("p").Image("registry.k8s.io/pause:3.10").PVC("data").Obj()
-		e.create(t, class, makePV(e.name("pv"), e.node.Name, "1Gi", class.Name), makePVC("data", "1Gi", class.Name), pod)
+		e.create(t, class, makePVC("data", "1Gi", class.Name), pod)
 
 		state, assumed := e.reserve(ctx, t, pod)
 		start := time.Now()
