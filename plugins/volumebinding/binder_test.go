@@ -1176,3 +1176,37 @@ func TestPollUntil(t *testing.T) {
 		t.Errorf("pollUntil after cancel = %v, want context.Canceled", err)
 	}
 }
+
+func TestMatchTopologySelectorTerms(t *testing.T) {
+	term := func(kv ...string) v1.TopologySelectorTerm {
+		var term v1.TopologySelectorTerm
+		for i := 0; i+1 < len(kv); i += 2 {
+			term.MatchLabelExpressions = append(term.MatchLabelExpressions,
+				v1.TopologySelectorLabelRequirement{Key: kv[i], Values: strings.Split(kv[i+1], ",")})
+		}
+		return term
+	}
+	labels := map[string]string{"zone": "a", "rack": "1"}
+	tests := []struct {
+		name  string
+		terms []v1.TopologySelectorTerm
+		want  bool
+	}{
+		{name: "no terms allow every node", want: true},
+		{name: "an empty term matches nothing", terms: []v1.TopologySelectorTerm{{}}},
+		{name: "one value of a requirement is enough", terms: []v1.TopologySelectorTerm{term("zone", "b,a")},
+			want: true},
+		{name: "requirements of a term are ANDed", terms: []v1.TopologySelectorTerm{term("zone", "a", "rack", "2")}},
+		{name: "terms are ORed", terms: []v1.TopologySelectorTerm{term("zone", "b"), term("rack", "1")}, want: true},
+		{name: "a missing label does not match", terms: []v1.TopologySelectorTerm{term("region", "a")}},
+		{name: "an invalid requirement (no values) matches nothing",
+			terms: []v1.TopologySelectorTerm{{MatchLabelExpressions: []v1.TopologySelectorLabelRequirement{{Key: "zone"}}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := matchTopologySelectorTerms(tt.terms, labels); got != tt.want {
+				t.Errorf("matchTopologySelectorTerms = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

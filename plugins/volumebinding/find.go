@@ -18,8 +18,8 @@ import (
 //
 //  1. ErrReasonNodeConflict: a bound PV's node affinity excludes the node;
 //  2. ErrReasonBindConflict: a delayed claim was given to another node
-//     (selected-node; checked first, and nothing else is then looked at), or
-//     finds neither a PV nor a provisioner for the node;
+//     (selected-node: no PV or provisioner is then looked for), or finds
+//     neither a PV nor a provisioner for the node;
 //  3. ErrReasonNotEnoughSpace: provisioning lacks capacity on the node;
 //  4. ErrReasonPVNotExist: a bound claim's PV does not exist.
 //

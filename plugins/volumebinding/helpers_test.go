@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/component-helpers/storage/volume"
 	"k8s.io/klog/v2/ktesting"
@@ -230,16 +230,28 @@ func newPluginEnv(t *testing.T, args *runtime.RawExtension, objs ...runtime.Obje
 // buildPluginEnv is newPluginEnv returning the framework's error.
 func buildPluginEnv(t *testing.T, args *runtime.RawExtension, objs ...runtime.Object) (*pluginEnv, error) {
 	t.Helper()
-	_, ctx := ktesting.NewTestContext(t)
-	ctx, cancel := context.WithCancel(ctx)
-	t.Cleanup(cancel)
 	for _, sc := range allClasses() {
 		objs = append(objs, sc)
 	}
 	objs = append(objs, driverWithStorageCapacity)
 	client := fake.NewClientset(objs...)
 	factory := informers.NewSharedInformerFactory(client, 0)
+	_, pl, err := buildFramework(t, client, factory, args)
+	if err != nil {
+		return nil, err
+	}
+	return &pluginEnv{pl: pl, client: client, factory: factory}, nil
+}
 
+// buildFramework builds a framework with VolumeBinding at every point it
+// implements, over client and factory, and starts the informers the plugin
+// asked for (they are stopped when the test ends).
+func buildFramework(t *testing.T, client kubernetes.Interface, factory informers.SharedInformerFactory,
+	args *runtime.RawExtension) (*framework.Framework, *VolumeBinding, error) {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
 	var pl *VolumeBinding
 	registry := framework.Registry{
 		prioritysort.Name:  prioritysort.New,
@@ -256,7 +268,7 @@ func buildPluginEnv(t *testing.T, args *runtime.RawExtension, objs ...runtime.Ob
 	if args != nil {
 		pluginConfig = []configv1.PluginConfig{{Name: Name, Args: *args}}
 	}
-	_, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
+	fw, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
 		QueueSort: plugintesting.Enable(prioritysort.Name),
 		PreFilter: plugintesting.Enable(Name),
 		Filter:    plugintesting.Enable(Name),
@@ -267,7 +279,7 @@ func buildPluginEnv(t *testing.T, args *runtime.RawExtension, objs ...runtime.Ob
 		Bind:      plugintesting.Enable(defaultbinder.Name),
 	}, pluginConfig, framework.WithClientSet(client), framework.WithInformerFactory(factory))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The plugin asked for its informers in New: start them.
 	factory.Start(ctx.Done())
@@ -276,7 +288,7 @@ func buildPluginEnv(t *testing.T, args *runtime.RawExtension, objs ...runtime.Ob
 			t.Fatalf("informer for %v did not sync", typ)
 		}
 	}
-	return &pluginEnv{pl: pl, client: client, factory: factory}, nil
+	return fw, pl, nil
 }
 
 // binderEnv is the binder over informers that are never started: the test
@@ -365,6 +377,3 @@ func (e *binderEnv) addObjects(t *testing.T, objs ...runtime.Object) {
 		}
 	}
 }
-
-// pvUID is a UID for tests that need one distinct from "pvc-uid".
-func pvUID(s string) types.UID { return types.UID(s) }

@@ -30,8 +30,9 @@ const stateKey framework.StateKey = Name
 // stateData is the pod's volumes through one cycle: written in PreFilter,
 // filled per node by Filter (on many goroutines, under the mutex), read by
 // Score, completed by Reserve and used by PreBind. It is a pointer in
-// CycleState, and Clone shares it, as kube-scheduler does: what preemption's
-// dry runs add is found per node, like any Filter's.
+// CycleState, and Clone shares it, as kube-scheduler does: Filter on a
+// cloned state (preemption's dry runs) records into the same map, which is
+// harmless, as what a node needs does not depend on the pods on it.
 type stateData struct {
 	// allBound is set by Reserve: every claim of the pod was bound already,
 	// and PreBind has nothing to do.
