@@ -1,13 +1,10 @@
 // Integration tests of PreBind against a real apiserver (envtest): the PUTs
 // of PVs and claims, the wait on the informers for the binding to complete,
 // and every way that wait ends. The apiserver is started once, by the first
-// test that needs it.
-//
-// No kube-controller-manager runs here yet: the PV controller's part (bind a
-// claim to the PV pre-bound to it, name a claim's provisioner) is done by
-// pvController below, and only that. The external provisioner's part
-// (create a PV for a claim given a node, or give up) is a test's in any
-// case: no provisioner runs in envtest.
+// test that needs it, with kube-controller-manager's PV controller beside it:
+// it makes new PVs Available, names a claim's provisioner, and completes the
+// binds PreBind waits for. The external provisioner's part (create a PV for
+// a claim given a node, or give up) is the test's own.
 package volumebinding
 
 import (
@@ -40,11 +37,17 @@ import (
 var (
 	apiOnce sync.Once
 	apiEnv  *testenv.Environment
+	kcm     *testenv.ControllerManager
 	apiErr  error
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if kcm != nil {
+		if err := kcm.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping kube-controller-manager:", err)
+		}
+	}
 	if apiEnv != nil {
 		if err := apiEnv.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stopping envtest:", err)
@@ -73,7 +76,11 @@ type apiserverEnv struct {
 
 func newAPIServerEnv(t *testing.T, args string) *apiserverEnv {
 	t.Helper()
-	apiOnce.Do(func() { apiEnv, apiErr = testenv.StartEnvironment() })
+	apiOnce.Do(func() {
+		if apiEnv, apiErr = testenv.StartEnvironment(); apiErr == nil {
+			kcm, apiErr = apiEnv.StartControllerManager(testenv.StorageControllers...)
+		}
+	})
 	if apiErr != nil {
 		t.Fatalf("starting envtest: %v", apiErr)
 	}
@@ -122,9 +129,7 @@ func (e *apiserverEnv) create(t *testing.T, objs ...runtime.Object) {
 			_, err = e.client.CoreV1().PersistentVolumeClaims(e.ns).Create(ctx, o, metav1.CreateOptions{})
 		case *v1.PersistentVolume:
 			o.ResourceVersion = ""
-			if _, err = e.client.CoreV1().PersistentVolumes().Create(ctx, o, metav1.CreateOptions{}); err == nil {
-				pvController{e}.makeAvailable(t, o.Name)
-			}
+			_, err = e.client.CoreV1().PersistentVolumes().Create(ctx, o, metav1.CreateOptions{})
 		case *storagev1.StorageClass:
 			_, err = e.client.StorageV1().StorageClasses().Create(ctx, o, metav1.CreateOptions{})
 		default:
@@ -237,57 +242,6 @@ func (e *apiserverEnv) pv(t *testing.T, name string) *v1.PersistentVolume {
 	return pv
 }
 
-// pvController does what kube-controller-manager's PV controller would, and
-// nothing more. Replace it by the real controller (testenv's
-// StartControllerManager with testenv.StorageControllers) when available.
-type pvController struct{ e *apiserverEnv }
-
-// makeAvailable moves a new PV from phase Pending, where the apiserver
-// creates it, to Available, as syncVolume does for a PV bound to no claim;
-// only Available PVs are matched to claims.
-func (c pvController) makeAvailable(t *testing.T, pvName string) {
-	t.Helper()
-	pv := c.e.pv(t, pvName)
-	pv.Status.Phase = v1.VolumeAvailable
-	if _, err := c.e.client.CoreV1().PersistentVolumes().UpdateStatus(context.Background(), pv,
-		metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// bind binds claim to the PV pre-bound to it (pv.spec.claimRef), once that
-// PV exists with that claimRef, as syncUnboundClaim does: spec.volumeName,
-// and the bind-completed and bound-by-controller annotations.
-func (c pvController) bind(t *testing.T, claim, pvName string) {
-	t.Helper()
-	c.e.waitFor(t, "a PV pre-bound to the claim", func() bool {
-		pv, err := c.e.client.CoreV1().PersistentVolumes().Get(context.Background(), pvName, metav1.GetOptions{})
-		return err == nil && pv.Spec.ClaimRef != nil && pv.Spec.ClaimRef.Name == claim &&
-			pv.Spec.ClaimRef.Namespace == c.e.ns
-	})
-	pvc := c.e.pvc(t, claim)
-	pvc.Spec.VolumeName = pvName
-	metav1.SetMetaDataAnnotation(&pvc.ObjectMeta, volume.AnnBindCompleted, "yes")
-	metav1.SetMetaDataAnnotation(&pvc.ObjectMeta, volume.AnnBoundByController, "yes")
-	if _, err := c.e.client.CoreV1().PersistentVolumeClaims(c.e.ns).Update(context.Background(), pvc,
-		metav1.UpdateOptions{}); err != nil {
-		t.Error(err)
-	}
-}
-
-// nameProvisioner annotates a claim given a node with its class's
-// provisioner, as provisionClaim does for an external provisioner.
-func (c pvController) nameProvisioner(t *testing.T, claim, provisioner string) {
-	t.Helper()
-	pvc := waitSelected(t, c.e, claim)
-	metav1.SetMetaDataAnnotation(&pvc.ObjectMeta, volume.AnnStorageProvisioner, provisioner)
-	metav1.SetMetaDataAnnotation(&pvc.ObjectMeta, volume.AnnBetaStorageProvisioner, provisioner)
-	if _, err := c.e.client.CoreV1().PersistentVolumeClaims(c.e.ns).Update(context.Background(), pvc,
-		metav1.UpdateOptions{}); err != nil {
-		t.Error(err)
-	}
-}
-
 // waitSelected waits until the claim carries a selected node, and returns it.
 func waitSelected(t *testing.T, e *apiserverEnv, claim string) *v1.PersistentVolumeClaim {
 	t.Helper()
@@ -340,7 +294,6 @@ func TestPreBindAgainstAPIServer(t *testing.T) {
 
 		state, assumed := e.reserve(ctx, t, pod)
 		done := e.preBind(ctx, t, state, assumed)
-		pvController{e}.bind(t, "data", pv.Name)
 		if s := result(t, done); !s.IsSuccess() {
 			t.Fatalf("PreBind: %v", s)
 		}
@@ -363,9 +316,7 @@ func TestPreBindAgainstAPIServer(t *testing.T) {
 
 		state, assumed := e.reserve(ctx, t, pod)
 		done := e.preBind(ctx, t, state, assumed)
-		pvController{e}.nameProvisioner(t, "data", fakeCSIDriver)
 		provision(t, e, "data", class.Name, e.name("pv"))
-		pvController{e}.bind(t, "data", e.name("pv"))
 		if s := result(t, done); !s.IsSuccess() {
 			t.Fatalf("PreBind: %v", s)
 		}
@@ -451,7 +402,6 @@ func TestPreBindAgainstAPIServer(t *testing.T) {
 
 		state, assumed := e.reserve(ctx, t, pod)
 		done := e.preBind(ctx, t, state, assumed)
-		pvController{e}.nameProvisioner(t, "data", fakeCSIDriver)
 		giveUp(t, e, "data", fakeCSIDriver)
 		s := result(t, done)
 		if want := `binding volumes: provisioning failed for PVC "data"`; !strings.HasSuffix(s.Message(), want) {
