@@ -116,8 +116,16 @@ func (p *PVWrapper) AccessModes(modes ...v1.PersistentVolumeAccessMode) *PVWrapp
 
 // NodeAffinityIn requires nodes whose label key has one of values.
 func (p *PVWrapper) NodeAffinityIn(key string, values ...string) *PVWrapper {
+	return p.NodeAffinity(key, v1.NodeSelectorOpIn, values...)
+}
+
+// NodeAffinity requires nodes whose label key satisfies op with values: one
+// term of one requirement. Nothing is checked, so that tests can build what
+// the apiserver accepts and a node selector cannot parse (Gt with a value
+// that is not an integer).
+func (p *PVWrapper) NodeAffinity(key string, op v1.NodeSelectorOperator, values ...string) *PVWrapper {
 	p.Spec.NodeAffinity = &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
-		MatchExpressions: []v1.NodeSelectorRequirement{{Key: key, Operator: v1.NodeSelectorOpIn, Values: values}},
+		MatchExpressions: []v1.NodeSelectorRequirement{{Key: key, Operator: op, Values: values}},
 	}}}}
 	return p
 }

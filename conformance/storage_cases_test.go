@@ -58,6 +58,13 @@ func localPV(name, size, node string) *builders.PVWrapper {
 	return builders.MakePV().Name(name).Class("static").Capacity(size).NodeAffinityIn(hostKey, node)
 }
 
+// malformedPV is a 1Gi volume of class whose node affinity is
+// "kubernetes.io/hostname Gt n1": valid to the apiserver, which checks only
+// that Gt has one value, and an error to every node selector.
+func malformedPV(name, class string) *v1.PersistentVolume {
+	return builders.MakePV().Name(name).Class(class).Capacity("1Gi").NodeAffinity(hostKey, v1.NodeSelectorOpGt, "n1").Obj()
+}
+
 // claim is a claim of class in default.
 func claim(name, class, size string) *builders.PVCWrapper {
 	return builders.MakePVC().Name(name).Class(class).Req(size)
@@ -122,6 +129,21 @@ func storageCases() []Case {
 		{Name: "storage-missing-class", Storage: true, Steps: []Step{
 			nodes(node("n1"), node("n2")),
 			objects(claim("data", "no-such-class", "1Gi").Obj()),
+			pods(pod("p").PVC("data"))}},
+		// Bad input: a volume whose node affinity the apiserver accepts
+		// but no node selector can parse (Gt wants an integer). Matching
+		// it fails with an error, taken as "does not match": unbound
+		// (WaitForFirstConsumer), no node finds it; bound (the PV binder
+		// binds Immediate claims without looking at node affinity), no
+		// node matches it. Neither message names the volume.
+		{Name: "storage-pv-affinity-malformed", Storage: true, Steps: []Step{
+			nodes(node("n1"), node("n2")),
+			objects(static, malformedPV("pv", "static"), claim("data", "static", "1Gi").Obj()),
+			pods(pod("p").PVC("data"))}},
+		{Name: "storage-bound-pv-affinity-malformed", Storage: true, Steps: []Step{
+			nodes(node("n1"), node("n2")),
+			objects(immediate, malformedPV("pv", "immediate"), claim("data", "immediate", "1Gi").Obj()),
+			waitClaimBound("data"),
 			pods(pod("p").PVC("data"))}},
 		// VolumeRestrictions: a ReadWriteOncePod claim in use by one pod
 		// keeps every other pod off every node.

@@ -3,7 +3,9 @@
 // and the annotator run as their ServiceAccounts, with a token from the
 // TokenRequest API as a pod would have. Every request they send is
 // recorded; the tests fail on any request denied (403), and on any rule of
-// their roles that no request used.
+// their roles that no request used. kube-controller-manager's storage
+// controllers and the example provisioner run beside the scheduler (as
+// administrators), so that its volume bindings complete.
 
 package deploy_test
 
@@ -29,6 +31,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -41,6 +44,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/minisched/minisched/annotator"
+	"github.com/minisched/minisched/builders"
+	"github.com/minisched/minisched/examples/provisioner"
 	"github.com/minisched/minisched/plugins/dynamic"
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
@@ -310,6 +315,13 @@ func TestTheRequestLogSeesDenials(t *testing.T) {
 			want: "PATCH /api/v1/nodes/n",
 		},
 		{
+			name: "volumes are updated, never deleted",
+			call: func() error {
+				return client.CoreV1().PersistentVolumes().Delete(ctx, "pv", metav1.DeleteOptions{})
+			},
+			want: "DELETE /api/v1/persistentvolumes/pv",
+		},
+		{
 			name: "only the Lease the configuration names can be read",
 			call: func() error {
 				_, err := client.CoordinationV1().Leases("minisched").Get(ctx, "kube-scheduler", metav1.GetOptions{})
@@ -357,15 +369,38 @@ var listModes = []struct {
 // TestSchedulerAsServiceAccount runs the scheduler with the ConfigMap's
 // configuration as the ServiceAccount minisched, once per list mode, and
 // takes it through everything it writes: a binding and its Scheduled event,
-// a pod that does not fit (PodScheduled=False, FailedScheduling, repeated as
-// an event series), a preemption (the victim's condition and deletion, the
-// preemptor's nomination), and leader election on its Lease. No request may
-// be denied, and every rule of its roles must have been used by the runs.
+// the volumes of two pods (a static volume's claimRef, a claim's selected
+// node for the provisioner), a pod that does not fit (PodScheduled=False,
+// FailedScheduling, repeated as an event series), a preemption (the
+// victim's condition and deletion, the preemptor's nomination), and leader
+// election on its Lease. No request may be denied, and every rule of its
+// roles must have been used by the runs.
 func TestSchedulerAsServiceAccount(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	ms := mustLoadManifests(t)
 	admin, err := kubernetes.NewForConfig(testEnv.Config)
 	require.NoError(t, err)
+	// The PV binder completes what VolumeBinding's PreBind starts; the
+	// provisioner makes the volumes of its class, on any node.
+	kcm, err := testEnv.StartControllerManager(testenv.StorageControllers...)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if err := kcm.Stop(); err != nil {
+			t.Errorf("kube-controller-manager: %v", err)
+		}
+	})
+	provisionerCtx, stopProvisioner := context.WithCancel(ctx)
+	provisioned := make(chan error, 1)
+	go func() {
+		provisioned <- provisioner.New(admin, provisioner.Options{DefaultCapacity: resource.MustParse("10Gi")}).
+			Run(provisionerCtx)
+	}()
+	t.Cleanup(func() {
+		stopProvisioner()
+		if err := <-provisioned; err != nil {
+			t.Errorf("provisioner: %v", err)
+		}
+	})
 	for name, value := range map[string]int32{"rbac-low": 10, "rbac-high": 1000} {
 		_, err := admin.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{
 			ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}, metav1.CreateOptions{})
@@ -394,7 +429,9 @@ func TestSchedulerAsServiceAccount(t *testing.T) {
 			all = append(all, reqs...)
 			t.Run("every informer filled its cache", func(t *testing.T) {
 				for _, res := range []string{"pods", "nodes", "namespaces", "services", "replicationcontrollers",
-					"replicasets", "statefulsets", "poddisruptionbudgets"} {
+					"replicasets", "statefulsets", "poddisruptionbudgets", "persistentvolumes",
+					"persistentvolumeclaims", "storageclasses", "csinodes", "csidrivers", "csistoragecapacities",
+					"volumeattachments"} {
 					verbs := []string{"list", "watch"}
 					if mode.watchList {
 						verbs = []string{"watch"}
@@ -502,6 +539,39 @@ func runScheduler(ctx context.Context, t *testing.T, ms []manifest, admin kubern
 		require.NoError(t, err)
 	})
 
+	// The volumes' names carry ns: PVs and classes are cluster-wide, and
+	// each run has a namespace of its own.
+	t.Run("a pod's WaitForFirstConsumer claim is bound to the volume on its node", func(t *testing.T) {
+		class := builders.MakeStorageClass().Name(ns + "-static").WaitForFirstConsumer().Obj()
+		pv := builders.MakePV().Name(ns+"-pv").Class(class.Name).Capacity("1Gi").
+			NodeAffinityIn(v1.LabelHostname, node).Obj()
+		pvc := builders.MakePVC().Namespace(ns).Name("static-data").Class(class.Name).Req("1Gi").Obj()
+		require.NoError(t, env.CreateObjects(ctx, class, pv, pvc))
+		require.NoError(t, env.CreatePods(ctx, scenario.MakePod("static").PVC(pvc.Name).Obj()))
+		p, err := env.WaitForPodBound(ctx, "static", scenario.DefaultWait)
+		require.NoError(t, err)
+		require.Equal(t, node, p.Spec.NodeName)
+		require.Equal(t, pv.Name, waitForClaimBound(ctx, t, admin, ns, pvc.Name))
+	})
+
+	t.Run("a pod's claim is provisioned on its node", func(t *testing.T) {
+		class := provisioner.StorageClass(ns + "-local")
+		pvc := builders.MakePVC().Namespace(ns).Name("provisioned-data").Class(class.Name).Req("1Gi").Obj()
+		require.NoError(t, env.CreateObjects(ctx, class, pvc))
+		require.NoError(t, env.CreatePods(ctx, scenario.MakePod("provisioned").PVC(pvc.Name).Obj()))
+		p, err := env.WaitForPodBound(ctx, "provisioned", scenario.DefaultWait)
+		require.NoError(t, err)
+		require.Equal(t, node, p.Spec.NodeName)
+		claim, err := admin.CoreV1().PersistentVolumeClaims(ns).Get(ctx, pvc.Name, metav1.GetOptions{})
+		require.NoError(t, err)
+		require.Equal(t, node, claim.Annotations["volume.kubernetes.io/selected-node"],
+			"the claim's selected node, which the scheduler writes")
+		pvName := waitForClaimBound(ctx, t, admin, ns, pvc.Name)
+		pv, err := admin.CoreV1().PersistentVolumes().Get(ctx, pvName, metav1.GetOptions{})
+		require.NoError(t, err)
+		require.Equal(t, node, pv.Annotations[provisioner.NodeAnnotation], "the node of the provisioned volume")
+	})
+
 	t.Run("a pod that fits nowhere gets PodScheduled=False and a FailedScheduling series", func(t *testing.T) {
 		require.NoError(t, env.CreatePods(ctx, scenario.MakePod("too-big").Req(cpu("2")).Obj()))
 		_, err := env.WaitForPodUnschedulable(ctx, "too-big", scenario.DefaultWait)
@@ -585,6 +655,24 @@ func runScheduler(ctx context.Context, t *testing.T, ms []manifest, admin kubern
 			t.Errorf("denied: %v", r)
 		}
 	})
+}
+
+// waitForClaimBound waits until the PV binder bound the claim ns/name and
+// returns its volume's name.
+func waitForClaimBound(ctx context.Context, t *testing.T, admin kubernetes.Interface, ns, name string) string {
+	t.Helper()
+	var last *v1.PersistentVolumeClaim
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, scenario.DefaultWait, true,
+		func(ctx context.Context) (bool, error) {
+			pvc, err := admin.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			last = pvc
+			return pvc.Status.Phase == v1.ClaimBound, nil
+		})
+	require.NoError(t, err, "waiting for claim %s/%s to be bound; it is %+v", ns, name, last)
+	return last.Spec.VolumeName
 }
 
 // TestAnnotatorAsServiceAccount runs `minisched annotate`'s controller as

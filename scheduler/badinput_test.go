@@ -2,7 +2,10 @@ package scheduler_test
 
 // Pods that ask for what no node can give: each must end Unschedulable with
 // a reason that names what is missing, and none may hold up the pods behind
-// it.
+// it. Pods whose volumes are wrong (a claim or class that does not exist, a
+// volume's node affinity that cannot be parsed) get kube-scheduler's
+// reason, are scheduled once what they lack exists, and leave no binding
+// half written.
 
 import (
 	"context"
@@ -10,9 +13,14 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-helpers/storage/volume"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/minisched/minisched/builders"
+	"github.com/minisched/minisched/minisched/attempt"
 	"github.com/minisched/minisched/scenario"
 )
 
@@ -66,5 +74,130 @@ func TestAbsurdRequestsAreUnschedulable(t *testing.T) {
 		if bound.Spec.NodeName != node.Name {
 			t.Errorf("bound to %s, want %s", bound.Spec.NodeName, node.Name)
 		}
+	})
+}
+
+// TestBadStorageInput: pods whose volumes cannot be had as they stand. Each
+// stays pending with the message kube-scheduler v1.37.1 gives (the
+// conformance cases storage-missing-claim, storage-missing-class,
+// storage-pv-affinity-malformed and storage-bound-pv-affinity-malformed
+// compare it with kube-scheduler's own). A pod that lacks something is
+// tried again when it appears, and bound; a volume that no node can match
+// is never written to.
+func TestBadStorageInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an apiserver and kube-controller-manager of its own")
+	}
+	ctx := context.Background()
+	c := startStorageCluster(t, "bad-storage")
+	c.startControllerManager(t)
+	env, _ := c.startScheduler(t, "")
+	const node = "storage-node"
+	require.NoError(t, env.CreateNodes(ctx, scenario.MakeNode(node).Obj()))
+	// static volumes wait for their first pod; immediate ones are bound by
+	// the PV controller as soon as they match a claim.
+	require.NoError(t, env.CreateObjects(ctx, builders.MakeStorageClass().Name("static").WaitForFirstConsumer().Obj(),
+		builders.MakeStorageClass().Name("immediate").Obj()))
+	localPV := func(name, class string) *v1.PersistentVolume {
+		return builders.MakePV().Name(name).Class(class).Capacity("1Gi").NodeAffinityIn(v1.LabelHostname, node).Obj()
+	}
+	// malformedPV's node affinity is "hostname Gt storage-node": the
+	// apiserver checks only that Gt has one value; every node selector
+	// fails to parse it (Gt wants an integer).
+	malformedPV := func(name, class string) *v1.PersistentVolume {
+		return builders.MakePV().Name(name).Class(class).Capacity("1Gi").
+			NodeAffinity(v1.LabelHostname, v1.NodeSelectorOpGt, node).Obj()
+	}
+	claim := func(name, class string) *v1.PersistentVolumeClaim {
+		return builders.MakePVC().Namespace(env.Namespace).Name(name).Class(class).Req("1Gi").Obj()
+	}
+	expectUnschedulable := func(t *testing.T, pod, want string) {
+		t.Helper()
+		msg, err := env.WaitForPodUnschedulable(ctx, pod, scenario.DefaultWait)
+		require.NoError(t, err)
+		require.Equal(t, want, msg)
+	}
+	// expectBoundWith checks that the pod, first found unschedulable, was
+	// tried again and bound to the node, with its claim bound to pv.
+	expectBoundWith := func(t *testing.T, pod, claimName, pv string) {
+		t.Helper()
+		bound, err := env.WaitForPodBound(ctx, pod, scenario.DefaultWait)
+		require.NoError(t, err)
+		require.Equal(t, node, bound.Spec.NodeName)
+		_, err = env.WaitForScheduledAttempt(ctx, pod, scenario.DefaultWait)
+		require.NoError(t, err)
+		if got := results(env.PodAttempts(pod)); got[0] != string(attempt.Unschedulable) {
+			t.Errorf("attempts %v, want Unschedulable first", got)
+		}
+		if got := waitForClaimBound(ctx, t, env, claimName).Spec.VolumeName; got != pv {
+			t.Errorf("claim %s bound to %q, want %q", claimName, got, pv)
+		}
+	}
+
+	t.Run("a claim that does not exist", func(t *testing.T) {
+		require.NoError(t, env.CreatePods(ctx, scenario.MakePod("no-claim").PVC("later").Obj()))
+		// VolumeRestrictions' PreFilter finds it missing, unresolvable;
+		// DynamicResources' PostFilter then adds its ". not found" (see
+		// plugins/dynamicresources).
+		expectUnschedulable(t, "no-claim", `0/1 nodes are available: persistentvolumeclaim "later" not found. not found`)
+		require.NoError(t, env.CreateObjects(ctx, localPV("later-pv", "static"), claim("later", "static")))
+		expectBoundWith(t, "no-claim", "later", "later-pv")
+	})
+
+	t.Run("a claim of a class that does not exist", func(t *testing.T) {
+		require.NoError(t, env.CreateObjects(ctx, claim("orphan", "later-class")))
+		require.NoError(t, env.CreatePods(ctx, scenario.MakePod("no-class").PVC("orphan").Obj()))
+		// Only a class can say WaitForFirstConsumer: without one the claim
+		// is to be bound at once, by the PV controller, which has no volume
+		// for it either.
+		expectUnschedulable(t, "no-class", "0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims. not found")
+		require.NoError(t, env.CreateObjects(ctx, builders.MakeStorageClass().Name("later-class").WaitForFirstConsumer().Obj(),
+			localPV("orphan-pv", "later-class")))
+		expectBoundWith(t, "no-class", "orphan", "orphan-pv")
+	})
+
+	// Matching the malformed affinity fails with an error, which
+	// kube-scheduler takes as "does not match" (and logs at -v=5 only, for
+	// a bound volume): the message does not name the volume.
+	t.Run("a volume to bind whose node affinity cannot be parsed", func(t *testing.T) {
+		require.NoError(t, env.CreateObjects(ctx, malformedPV("malformed-pv", "static"), claim("malformed-data", "static")))
+		require.NoError(t, env.CreatePods(ctx, scenario.MakePod("malformed").PVC("malformed-data").Obj()))
+		const want = "0/1 nodes are available: 1 node(s) didn't find available persistent volumes to bind. " +
+			"preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+		expectUnschedulable(t, "malformed", want)
+		// A change to the volume sends the pod back to be tried: the
+		// scheduler has seen the volume, and still finds it matches no node.
+		attempts, err := env.WaitForAttempts(ctx, "malformed", 1, scenario.DefaultWait)
+		require.NoError(t, err)
+		_, err = c.client.CoreV1().PersistentVolumes().Patch(ctx, "malformed-pv", types.MergePatchType,
+			[]byte(`{"metadata":{"labels":{"touched":"yes"}}}`), metav1.PatchOptions{})
+		require.NoError(t, err)
+		attempts, err = env.WaitForAttempts(ctx, "malformed", len(attempts)+1, scenario.DefaultWait)
+		require.NoError(t, err)
+		if a := attempts[len(attempts)-1]; a.Result != attempt.Unschedulable || a.Message != want {
+			t.Errorf("attempt after the change: %s (%s), want Unschedulable (%s)", a.Result, a.Message, want)
+		}
+		pv, err := c.client.CoreV1().PersistentVolumes().Get(ctx, "malformed-pv", metav1.GetOptions{})
+		require.NoError(t, err)
+		pvc, err := c.client.CoreV1().PersistentVolumeClaims(env.Namespace).Get(ctx, "malformed-data", metav1.GetOptions{})
+		require.NoError(t, err)
+		if pv.Spec.ClaimRef != nil {
+			t.Errorf("the volume was given to claim %s", pv.Spec.ClaimRef.Name)
+		}
+		if node, ok := pvc.Annotations[volume.AnnSelectedNode]; ok || pvc.Spec.VolumeName != "" {
+			t.Errorf("the claim has selected node %q, volume %q; want neither", node, pvc.Spec.VolumeName)
+		}
+	})
+
+	t.Run("a bound volume whose node affinity cannot be parsed", func(t *testing.T) {
+		// The PV controller binds an immediate claim without a node, so
+		// without looking at node affinity.
+		require.NoError(t, env.CreateObjects(ctx, malformedPV("bound-malformed-pv", "immediate"),
+			claim("bound-malformed-data", "immediate")))
+		pvc := waitForClaimBound(ctx, t, env, "bound-malformed-data")
+		require.Equal(t, "bound-malformed-pv", pvc.Spec.VolumeName)
+		require.NoError(t, env.CreatePods(ctx, scenario.MakePod("bound-malformed").PVC("bound-malformed-data").Obj()))
+		expectUnschedulable(t, "bound-malformed", "0/1 nodes are available: 1 node(s) didn't match PersistentVolume's "+
+			"node affinity. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
 	})
 }

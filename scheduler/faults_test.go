@@ -1,8 +1,9 @@
 package scheduler_test
 
-// Faults of the apiserver and of other clients: a bind that loses to
-// another scheduler, and an apiserver that goes away in the middle of a
-// backlog and comes back on the same etcd.
+// Faults of the apiserver, of other clients and of the scheduler itself: a
+// bind that loses to another scheduler, an apiserver that goes away in the
+// middle of a backlog and comes back on the same etcd, and a scheduler
+// stopped half way through binding a pod's volume.
 
 import (
 	"context"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
@@ -37,24 +39,38 @@ import (
 func runService(t *testing.T, cfg *configv1.KubeSchedulerConfiguration, rc *rest.Config,
 	opts ...scheduler.Option) (*scheduler.Service, *scenario.AttemptLog) {
 	t.Helper()
+	svc, attemptLog, _ := startService(t, cfg, rc, opts...)
+	return svc, attemptLog
+}
+
+// startService is runService that also returns stop, which stops the
+// Service before the test ends, wherever it is (in the middle of a binding
+// cycle, say), and waits for Run to return. Calling it again does nothing.
+func startService(t *testing.T, cfg *configv1.KubeSchedulerConfiguration, rc *rest.Config,
+	opts ...scheduler.Option) (*scheduler.Service, *scenario.AttemptLog, func()) {
+	t.Helper()
 	attemptLog := scenario.NewAttemptLog()
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
 	svc, err := scheduler.New(ctx, cfg, rc, append(opts, scheduler.WithObserver(attemptLog.Record))...)
 	require.NoError(t, err)
 	runErr := make(chan error, 1)
 	go func() { runErr <- svc.Run(ctx) }()
-	t.Cleanup(func() {
-		stop()
-		select {
-		case err := <-runErr:
-			if err != nil {
-				t.Errorf("Run = %v, want nil on a clean stop", err)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-runErr:
+				if err != nil {
+					t.Errorf("Run = %v, want nil on a clean stop", err)
+				}
+			case <-time.After(time.Minute):
+				t.Errorf("Run did not return within a minute of being stopped")
 			}
-		case <-time.After(time.Minute):
-			t.Errorf("Run did not return within a minute of being stopped")
-		}
-	})
-	return svc, attemptLog
+		})
+	}
+	t.Cleanup(stop)
+	return svc, attemptLog, stop
 }
 
 // holder is a PreBind plugin that holds every pod labelled hold=true until
@@ -438,4 +454,187 @@ profiles:
 	if faults.eventWrites == 0 {
 		t.Errorf("no event was written (and refused): the events API was not exercised")
 	}
+}
+
+// storageCluster is an apiserver of a storage test's own, with a namespace
+// of the same name as the test's scheduler profile. Of its own because
+// kube-controller-manager's PV binder acts on every claim and volume of its
+// apiserver, and because, without other tests' nodes, the messages are
+// exactly kube-scheduler's ("0/1 nodes are available: ...").
+type storageCluster struct {
+	env    *testenv.Environment
+	client kubernetes.Interface
+	name   string
+}
+
+// startStorageCluster starts the apiserver, stopped when the test ends.
+func startStorageCluster(t *testing.T, name string) *storageCluster {
+	t.Helper()
+	env, err := testenv.StartEnvironment()
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	client, err := kubernetes.NewForConfig(env.Config)
+	require.NoError(t, err)
+	_, err = client.CoreV1().Namespaces().Create(context.Background(),
+		&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	return &storageCluster{env: env, client: client, name: name}
+}
+
+// startControllerManager starts kube-controller-manager's storage
+// controllers, stopped when the test ends or by the function returned
+// (once).
+func (c *storageCluster) startControllerManager(t *testing.T) func() {
+	t.Helper()
+	kcm, err := c.env.StartControllerManager(testenv.StorageControllers...)
+	require.NoError(t, err)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			if err := kcm.Stop(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// startScheduler starts a scheduler whose one profile, named after the
+// cluster, has kube-scheduler's default plugins and the given pluginConfig
+// (YAML, indented for the profile; "" for none). It returns the scenario
+// environment that sees its attempts, and a stop like startService's.
+func (c *storageCluster) startScheduler(t *testing.T, pluginConfig string) (*scenario.Env, func()) {
+	t.Helper()
+	cfg, err := scheduler.DecodeConfig([]byte(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: false
+profiles:
+- schedulerName: ` + c.name + "\n" + pluginConfig))
+	require.NoError(t, err)
+	_, attemptLog, stop := startService(t, cfg, c.env.Config)
+	return &scenario.Env{Client: c.client, Namespace: c.name, SchedulerName: c.name, Attempts: attemptLog}, stop
+}
+
+// waitForClaimBound waits until the PV binder bound the claim (phase Bound)
+// and returns it.
+func waitForClaimBound(ctx context.Context, t *testing.T, env *scenario.Env, name string) *v1.PersistentVolumeClaim {
+	t.Helper()
+	var pvc *v1.PersistentVolumeClaim
+	err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true,
+		func(ctx context.Context) (bool, error) {
+			var err error
+			pvc, err = env.Client.CoreV1().PersistentVolumeClaims(env.Namespace).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			return pvc.Status.Phase == v1.ClaimBound, nil
+		})
+	require.NoError(t, err, "waiting for claim %s to be bound; it is %+v", name, pvc)
+	return pvc
+}
+
+// TestSchedulerStoppedInVolumePreBind stops a scheduler after
+// VolumeBinding's PreBind wrote a volume's claimRef and before the pod was
+// bound: the PV controller is down, so PreBind waits for it until the
+// scheduler stops. That leaves the volume half bound (it names the claim;
+// the claim names no volume) and the pod pending, as a crash would; Unreserve
+// undoes nothing in the apiserver. A new scheduler, with the PV controller
+// back, must finish the job: the claim bound to that volume, the pod bound
+// to the volume's node.
+func TestSchedulerStoppedInVolumePreBind(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an apiserver and kube-controller-manager of its own")
+	}
+	ctx := context.Background()
+	c := startStorageCluster(t, "prebind-stop")
+	// The first scheduler gives up waiting after 5s (bindTimeoutSeconds),
+	// so that stopping it does not wait out the 30s that binding cycles get
+	// to finish: either way PreBind ends with the claimRef written and
+	// nothing else.
+	first, stopFirst := c.startScheduler(t, `  pluginConfig:
+  - name: VolumeBinding
+    args:
+      bindTimeoutSeconds: 5
+`)
+	require.NoError(t, first.CreateNodes(ctx, scenario.MakeNode("n1").Obj(), scenario.MakeNode("n2").Obj()))
+	// The only volume is on n2: the node is the volume's choice.
+	require.NoError(t, first.CreateObjects(ctx,
+		builders.MakeStorageClass().Name("static").WaitForFirstConsumer().Obj(),
+		builders.MakePV().Name("pv").Class("static").Capacity("1Gi").NodeAffinityIn(v1.LabelHostname, "n2").Obj(),
+		builders.MakePVC().Namespace(c.name).Name("data").Class("static").Req("1Gi").Obj()))
+	volumes := c.client.CoreV1().PersistentVolumes()
+	claims := c.client.CoreV1().PersistentVolumeClaims(c.name)
+	// waitForVolume polls until the volume is as ok wants.
+	waitForVolume := func(what string, ok func(*v1.PersistentVolume) bool) {
+		t.Helper()
+		var last *v1.PersistentVolume
+		err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true,
+			func(ctx context.Context) (bool, error) {
+				var err error
+				last, err = volumes.Get(ctx, "pv", metav1.GetOptions{})
+				return err == nil && ok(last), err
+			})
+		require.NoError(t, err, "waiting for %s; the volume is %+v", what, last)
+	}
+	// Only an Available volume is matched to a claim, and the PV controller
+	// is what makes a new one Available: it runs that long, and stops
+	// before the pod comes.
+	stopControllerManager := c.startControllerManager(t)
+	waitForVolume("the PV controller to make the volume Available", func(pv *v1.PersistentVolume) bool {
+		return pv.Status.Phase == v1.VolumeAvailable
+	})
+	stopControllerManager()
+
+	require.NoError(t, first.CreatePods(ctx, scenario.MakePod("p").PVC("data").Obj()))
+	waitForVolume("PreBind to write the volume's claimRef", func(pv *v1.PersistentVolume) bool {
+		return pv.Spec.ClaimRef != nil
+	})
+	stopFirst()
+
+	t.Run("the first scheduler left the volume half bound", func(t *testing.T) {
+		pv, err := volumes.Get(ctx, "pv", metav1.GetOptions{})
+		require.NoError(t, err)
+		pvc, err := claims.Get(ctx, "data", metav1.GetOptions{})
+		require.NoError(t, err)
+		pod, err := c.client.CoreV1().Pods(c.name).Get(ctx, "p", metav1.GetOptions{})
+		require.NoError(t, err)
+		if ref := pv.Spec.ClaimRef; ref == nil || ref.Name != "data" || ref.UID != pvc.UID {
+			t.Errorf("the volume's claimRef is %+v, want the claim data (uid %s)", ref, pvc.UID)
+		}
+		if pvc.Spec.VolumeName != "" || pvc.Status.Phase != v1.ClaimPending {
+			t.Errorf("the claim has volume %q, phase %s; want none, Pending (no PV controller ran)",
+				pvc.Spec.VolumeName, pvc.Status.Phase)
+		}
+		if pod.Spec.NodeName != "" {
+			t.Errorf("the pod is bound to %s, want it pending", pod.Spec.NodeName)
+		}
+	})
+
+	second, _ := c.startScheduler(t, "")
+	c.startControllerManager(t)
+
+	t.Run("a new scheduler and the PV controller finish the binding", func(t *testing.T) {
+		pod, err := second.WaitForPodBound(ctx, "p", scenario.DefaultWait)
+		require.NoError(t, err)
+		if pod.Spec.NodeName != "n2" {
+			t.Errorf("the pod is on %s, want n2, the volume's node", pod.Spec.NodeName)
+		}
+		_, err = second.WaitForScheduledAttempt(ctx, "p", scenario.DefaultWait)
+		require.NoError(t, err, "the new scheduler bound the pod")
+		pvc := waitForClaimBound(ctx, t, second, "data")
+		if pvc.Spec.VolumeName != "pv" {
+			t.Errorf("the claim is bound to %q, want pv", pvc.Spec.VolumeName)
+		}
+		pv, err := volumes.Get(ctx, "pv", metav1.GetOptions{})
+		require.NoError(t, err)
+		if ref := pv.Spec.ClaimRef; pv.Status.Phase != v1.VolumeBound || ref == nil || ref.UID != pvc.UID {
+			t.Errorf("the volume is %s with claimRef %+v, want Bound to the claim (uid %s)", pv.Status.Phase, ref, pvc.UID)
+		}
+	})
 }
