@@ -123,7 +123,7 @@ func runStaticLocalPV(ctx context.Context, env *scenario.Env) error {
 		scenario.MakePod("db").PVC("data").Obj()); err != nil {
 		return err
 	}
-	return expectBound(ctx, env, "data", "pv-big")
+	return expectClaimBound(ctx, env, "data", "pv-big")
 }
 
 func runAssumeVolumes(ctx context.Context, env *scenario.Env) error {
@@ -165,7 +165,7 @@ func runAssumeVolumes(ctx context.Context, env *scenario.Env) error {
 	}
 	env.ShowAttempt(second)
 	for i, pvc := range []string{"one", "two"} {
-		if err := expectBound(ctx, env, pvc, map[string]string{"node0": "pv-a", "node1": "pv-b"}[nodes[i]]); err != nil {
+		if err := expectClaimBound(ctx, env, pvc, map[string]string{"node0": "pv-a", "node1": "pv-b"}[nodes[i]]); err != nil {
 			return err
 		}
 	}
@@ -368,7 +368,7 @@ func runVolumeZone(ctx context.Context, env *scenario.Env) error {
 		return err
 	}
 	for _, bound := range [][2]string{{"data", "pv-b"}, {"far", "pv-c"}} {
-		if err := expectBound(ctx, env, bound[0], bound[1]); err != nil {
+		if err := expectClaimBound(ctx, env, bound[0], bound[1]); err != nil {
 			return err
 		}
 	}
@@ -443,10 +443,10 @@ func expectMessage(ctx context.Context, env *scenario.Env, pod, want string) err
 	return nil
 }
 
-// expectBound waits for the PV binder to bind the claim, says how the
+// expectClaimBound waits for the PV binder to bind the claim, says how the
 // claim and its volume look, and checks that the volume is pv and that
 // both carry the handshake's marks.
-func expectBound(ctx context.Context, env *scenario.Env, claim, pv string) error {
+func expectClaimBound(ctx context.Context, env *scenario.Env, claim, pv string) error {
 	pvc, err := env.WaitForClaimBound(ctx, claim, scenario.DefaultWait)
 	if err != nil {
 		return err
@@ -493,13 +493,17 @@ type flowStep struct {
 	// kind names the step (nominated, selected-node, ...); node is the node
 	// it names.
 	kind, node string
-	text       string
+	// text tells the step, naming who wrote it.
+	text string
 }
 
 // flow records the steps of provisioning one claim for one pod from three
 // watches: the pod, the claim and the volumes.
 type flow struct {
-	stop  func()
+	// stop ends the watches and waits for their readers.
+	stop func()
+	// mu guards steps, appended to by the readers: each kind once, when
+	// first seen.
 	mu    sync.Mutex
 	steps []flowStep
 }
