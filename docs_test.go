@@ -25,6 +25,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 )
@@ -546,7 +547,7 @@ func (d *moduleDecls) addType(spec *ast.TypeSpec, member func(typ, name string))
 // apiTypes are the Kubernetes types whose fields the docs name: the
 // scheduler's configuration with the in-tree plugins' args, the extender
 // wire types (whose JSON keys are their Go field names), and the objects
-// the scheduler reads and writes.
+// the scheduler reads and writes (storage ones included).
 var apiTypes = []any{
 	configv1.KubeSchedulerConfiguration{},
 	configv1.DefaultPreemptionArgs{}, configv1.InterPodAffinityArgs{}, configv1.NodeAffinityArgs{},
@@ -556,6 +557,8 @@ var apiTypes = []any{
 	extenderv1.HostPriority{},
 	v1.Pod{}, v1.Node{}, schedulingv1.PriorityClass{}, policyv1.PodDisruptionBudget{},
 	rbacv1.Role{}, rbacv1.ClusterRole{}, coordinationv1.Lease{},
+	configv1.VolumeBindingArgs{}, v1.PersistentVolumeClaim{}, v1.PersistentVolume{}, storagev1.StorageClass{},
+	storagev1.CSINode{}, storagev1.CSIDriver{}, storagev1.CSIStorageCapacity{},
 }
 
 // apiFieldNames returns the Go names and JSON names of apiTypes' fields,

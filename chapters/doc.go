@@ -25,4 +25,5 @@
 //	ch13_practice.go         StatefulSetOrdinal and Dynamic
 //	ch14_real_cluster.go     ch14-leader-election
 //	ch15_performance.go      ch15-throughput
+//	ch16_volumes.go          the storage plugins, with kube-controller-manager
 package chapters

@@ -45,6 +45,34 @@ Nominated: n1 (preemption makes room there; victims: ns/low)
 `,
 		},
 		{
+			name: "volumes: each node's first failing volume plugin, one of them with two reasons",
+			rec: &attempt.Record{Version: 1, Time: at, Profile: "p", Attempt: 1, Result: attempt.Unschedulable,
+				Message: "0/3 nodes are available: 1 node(s) did not have enough free storage, " +
+					"1 node(s) didn't match PersistentVolume's node affinity, 1 node(s) exceed max volume count, " +
+					"1 node(s) had no available volume zone. preemption: 0/3 nodes are available: " +
+					"1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.",
+				Filters:  []string{"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"},
+				NumNodes: 3,
+				Nodes: []attempt.NodeRecord{
+					{Name: "n1", RejectedBy: "NodeVolumeLimits", Reason: "node(s) exceed max volume count"},
+					{Name: "n2", RejectedBy: "VolumeBinding", Unresolvable: true, Reason: "node(s) didn't match " +
+						"PersistentVolume's node affinity, node(s) did not have enough free storage"},
+					{Name: "n3", RejectedBy: "VolumeZone", Reason: "node(s) had no available volume zone",
+						Unresolvable: true},
+				}},
+			want: `Pod ns/web: Unschedulable (attempt 1, profile p, 2026-01-02 03:04:05)
+
+Filter (✓ passed, – not run: a node's plugins stop at its first failure):
+NODE  NodeVolumeLimits                 VolumeBinding                                                                                    VolumeZone
+n1    node(s) exceed max volume count  –                                                                                                –
+n2    ✓                                node(s) didn't match PersistentVolume's node affinity, node(s) did not have enough free storage  –
+n3    ✓                                ✓                                                                                                node(s) had no available volume zone
+Rejected no node: NodeResourcesFit, VolumeRestrictions
+
+No node: 0/3 nodes are available: 1 node(s) did not have enough free storage, 1 node(s) didn't match PersistentVolume's node affinity, 1 node(s) exceed max volume count, 1 node(s) had no available volume zone. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.
+`,
+		},
+		{
 			name: "bound: the scores, the winner and the runner-up",
 			rec: &attempt.Record{Version: 1, Time: at, Profile: "p", Attempt: 1,
 				Result: attempt.Scheduled, Node: "n2", Filters: filters, NumNodes: 4, NotEvaluated: 1,
@@ -169,6 +197,13 @@ func TestParseFailedScheduling(t *testing.T) {
 			msg:  `0/4 nodes are available: persistentvolumeclaim "data" not found.`,
 			want: FailedScheduling{NumNodes: 4, Reasons: []ReasonCount{
 				{Reason: `persistentvolumeclaim "data" not found`}}},
+			wantOK: true,
+		},
+		{
+			name: "PreFilter unresolvable, then DynamicResources' PostFilter fails: no preemption, \"not found\"",
+			msg:  `0/2 nodes are available: persistentvolumeclaim "nope" not found. not found`,
+			want: FailedScheduling{NumNodes: 2, Reasons: []ReasonCount{
+				{Reason: `persistentvolumeclaim "nope" not found`}}, PostFilter: "not found"},
 			wantOK: true,
 		},
 		{name: "something else", msg: "binding rejected: timeout"},

@@ -1,5 +1,5 @@
-// The nodes and pods stories are made of, built with the shared builders
-// and the defaults a cluster without kubelets needs.
+// The nodes, pods and claims stories are made of, built with the shared
+// builders and the defaults a cluster without kubelets needs.
 
 package scenario
 
@@ -29,6 +29,13 @@ func MakeNode(name string) *builders.NodeWrapper {
 // did.
 func MakePod(name string) *builders.PodWrapper {
 	return builders.MakePod().Namespace("").Name(name).TerminationGracePeriod(0)
+}
+
+// MakePVC starts a claim as the scenarios create it, with the shared
+// builders: named, ReadWriteOnce, in no namespace (CreateObjects puts it in
+// the scenario's).
+func MakePVC(name string) *builders.PVCWrapper {
+	return builders.MakePVC().Namespace("").Name(name)
 }
 
 // Nodes makes a node of MakeNode's for each name.

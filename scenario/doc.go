@@ -18,7 +18,7 @@
 //	runner.go     Runner: a scheduler per story, a clean cluster, the report
 //	summary.go    the table that ends a run
 //	env.go        Env, what a story gets
-//	builders.go   MakeNode, MakePod, Nodes, Numbered
+//	builders.go   MakeNode, MakePod, MakePVC, Nodes, Numbered
 //	objects.go    creating nodes, pods, priority classes, PDBs and any other
 //	              object: one code path for Go stories and scenario files
 //	waits.go      waiting for the scheduler's decisions, and checking them
@@ -26,5 +26,7 @@
 //	placement.go  where each pod went, at the end of a story
 //	config.go     configurations written as YAML, and a profile of chosen plugins
 //	extender.go   the example extender, for stories that need one
+//	storage.go    kube-controller-manager and the example provisioner, for
+//	              stories of volumes; waits on claims and capacity
 //	replica.go    a scheduler a story starts itself (leader election, throughput)
 package scenario

@@ -47,6 +47,10 @@ type Runner struct {
 
 	// progress is the opening line of the scenario RunAll runs now.
 	progress string
+	// controllerManager is kube-controller-manager with the storage
+	// controllers, started for the first scenario that needs Storage and
+	// kept until RunAll (or Run, for its one scenario) ends.
+	controllerManager *testenv.ControllerManager
 }
 
 // RunAll runs the scenarios, each opened by a progress line ([i/n]) and
@@ -55,6 +59,7 @@ type Runner struct {
 func (r *Runner) RunAll(ctx context.Context, scenarios []Scenario) error {
 	var results []Result
 	var failed []string
+	defer r.stopControllerManager()
 	for i, s := range scenarios {
 		if r.ChapterHeader != nil && (i == 0 || scenarios[i-1].Chapter != s.Chapter) {
 			if line, err := r.ChapterHeader(s.Chapter); err == nil {
@@ -63,7 +68,7 @@ func (r *Runner) RunAll(ctx context.Context, scenarios []Scenario) error {
 		}
 		r.progress = progress(i+1, len(scenarios), s)
 		start := time.Now()
-		err := r.Run(ctx, s)
+		err := r.run(ctx, s)
 		results = append(results, Result{Name: s.Name, Chapter: s.Chapter, Err: err, Duration: time.Since(start)})
 		if err != nil {
 			failed = append(failed, s.Name)
@@ -78,11 +83,21 @@ func (r *Runner) RunAll(ctx context.Context, scenarios []Scenario) error {
 	return nil
 }
 
-// Run runs one scenario: start a scheduler with its configuration (leader
+// Run runs one scenario (see run), then stops what was started for it,
+// kube-controller-manager included.
+func (r *Runner) Run(ctx context.Context, s Scenario) error {
+	defer r.stopControllerManager()
+	return r.run(ctx, s)
+}
+
+// run runs one scenario: start a scheduler with its configuration (leader
 // election and profiling turned off) serving /metrics on a free loopback
-// port, run the scenario, print where each pod went, stop the scheduler and
-// clean up. A scenario that StartsSchedulers gets no scheduler from Run.
-func (r *Runner) Run(ctx context.Context, s Scenario) (err error) {
+// port, with KWOK, kube-controller-manager and the example provisioner if
+// the scenario asks for them, run the scenario, print where each pod went,
+// stop the scheduler and clean up. kube-controller-manager is left running
+// for the next scenario (RunAll and Run stop it). A scenario that
+// StartsSchedulers gets no scheduler from run.
+func (r *Runner) run(ctx context.Context, s Scenario) (err error) {
 	start := time.Now()
 	header := r.progress
 	if header == "" {
@@ -130,6 +145,22 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (err error) {
 			return err
 		}
 		defer func() { _ = kwok.Stop() }()
+	}
+	if s.Storage || s.Provisioner != nil {
+		if err := r.startControllerManager(); err != nil {
+			return err
+		}
+	}
+	if s.Provisioner != nil {
+		stopProvisioner, err := startProvisioner(ctx, client, s.Provisioner)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if stopErr := stopProvisioner(); stopErr != nil && err == nil {
+				err = stopErr
+			}
+		}()
 	}
 
 	if s.StartsSchedulers {
@@ -199,9 +230,9 @@ func (r *Runner) runScenario(ctx context.Context, s Scenario, env *Env) error {
 	return runErr
 }
 
-// cleanCluster deletes every node and every pod, so scenarios do not see
-// each other's leftovers. Without a kubelet, deletion with grace period 0 is
-// immediate.
+// cleanCluster deletes every node and every pod, and every storage object
+// (cleanStorage), so scenarios do not see each other's leftovers. Without a
+// kubelet, deletion with grace period 0 is immediate.
 func cleanCluster(ctx context.Context, client kubernetes.Interface) error {
 	nss, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -213,5 +244,6 @@ func cleanCluster(ctx context.Context, client kubernetes.Interface) error {
 			metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{}))
 	}
 	errs = append(errs, client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}))
+	errs = append(errs, cleanStorage(ctx, client, nss.Items))
 	return errors.Join(errs...)
 }

@@ -30,6 +30,22 @@ type Scenario struct {
 	// a heartbeat, pods become Running with a start time, and deleted pods
 	// go away after their grace period, as if kubelets ran.
 	Lifecycle bool
+	// Storage runs kube-controller-manager's storage controllers
+	// (testenv.StorageControllers: the PV binder, PV and PVC protection,
+	// the ephemeral-volume controller) beside the scheduler, so that claims
+	// get bound, generic ephemeral volumes get their claims, and deleted
+	// claims and volumes go away. The runner starts it for the first
+	// scenario of a run that asks, keeps it for the rest of the run, and
+	// stops it when the run ends.
+	Storage bool
+	// Provisioner, when set, runs the example dynamic provisioner
+	// (examples/provisioner) for the scenario, with a disk of the given size
+	// ("8Gi") on each named node and none on the others. It provisions
+	// claims of StorageClasses whose provisioner is provisioner.Name
+	// (provisioner.StorageClass builds one), publishing each node's free
+	// space as CSIStorageCapacity objects. It implies Storage: the PV
+	// binder does half of the provisioning handshake.
+	Provisioner map[string]string
 	// Extender runs the example extender (examples/extender/server) beside
 	// the scheduler: configuration entries whose urlPrefix is ExtenderURL
 	// are pointed at it.

@@ -24,6 +24,8 @@ import (
 	"go.yaml.in/yaml/v3"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
@@ -103,8 +105,10 @@ var stepKinds = map[string]func(p *parser, arg *yaml.Node, where string) (stepFu
 // defaultAPIVersions are the kinds whose manifests may leave apiVersion out.
 var defaultAPIVersions = map[string]string{
 	"Node": "v1", "Pod": "v1", "Namespace": "v1", "ConfigMap": "v1",
+	"PersistentVolumeClaim": "v1", "PersistentVolume": "v1",
 	"PriorityClass":       schedulingv1.SchemeGroupVersion.String(),
 	"PodDisruptionBudget": policyv1.SchemeGroupVersion.String(),
+	"StorageClass":        storagev1.SchemeGroupVersion.String(),
 }
 
 // scenario reads the file's one document.
@@ -127,7 +131,8 @@ func (p *parser) scenario(data []byte) (scenario.Scenario, error) {
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
 	}
-	f, err := p.mapping(root, "", "name", "chapter", "description", "config", "profile", "lifecycle", "steps")
+	f, err := p.mapping(root, "", "name", "chapter", "description", "config", "profile", "lifecycle", "storage",
+		"provisioner", "steps")
 	if err != nil {
 		return scenario.Scenario{}, err
 	}
@@ -179,6 +184,16 @@ func (p *parser) scenario(data []byte) (scenario.Scenario, error) {
 			return scenario.Scenario{}, err
 		}
 	}
+	if n := f["storage"]; n != nil {
+		if s.Storage, err = p.boolean(n, "storage"); err != nil {
+			return scenario.Scenario{}, err
+		}
+	}
+	if n := f["provisioner"]; n != nil {
+		if s.Provisioner, err = p.disks(n); err != nil {
+			return scenario.Scenario{}, err
+		}
+	}
 	if f["steps"] == nil {
 		return scenario.Scenario{}, p.errorf(root.Line, "steps are missing")
 	}
@@ -201,6 +216,30 @@ func (p *parser) scenario(data []byte) (scenario.Scenario, error) {
 		return nil
 	}
 	return s, nil
+}
+
+// disks reads the provisioner's disk size per node: {node1: 8Gi, ...}.
+func (p *parser) disks(n *yaml.Node) (map[string]string, error) {
+	f, err := p.mapping(n, "provisioner")
+	if err != nil {
+		return nil, err
+	}
+	if len(f) == 0 {
+		return nil, p.errorf(n.Line, "provisioner: give each node's disk size (node1: 8Gi)")
+	}
+	out := map[string]string{}
+	for node, v := range f {
+		where := "provisioner." + node
+		size, err := p.str(v, where)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := resource.ParseQuantity(size); err != nil {
+			return nil, p.errorf(v.Line, "%s: %v", where, err)
+		}
+		out[node] = size
+	}
+	return out, nil
 }
 
 // config reads an inline KubeSchedulerConfiguration; apiVersion and kind

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,6 +59,13 @@ func TestFileParseErrors(t *testing.T) {
 		{name: "name not a namespace", yaml: "name: Ch2_X\nsteps: []\n", want: `x.yaml:1: name "Ch2_X" is also`},
 		{name: "chapter not a number", yaml: "name: x\nchapter: two\n", want: `x.yaml:2: chapter: want a whole number, got "two"`},
 		{name: "lifecycle not a bool", yaml: "name: x\nlifecycle: 1\n", want: "x.yaml:2: lifecycle: want true or false"},
+		{name: "storage not a bool", yaml: "name: x\nstorage: yes please\n", want: "x.yaml:2: storage: want true or false"},
+		{name: "provisioner not a mapping", yaml: "name: x\nprovisioner: [n1]\n",
+			want: "x.yaml:2: provisioner: want a mapping, got a list"},
+		{name: "provisioner without disks", yaml: "name: x\nprovisioner: {}\n",
+			want: "x.yaml:2: provisioner: give each node's disk size"},
+		{name: "provisioner disk not a size", yaml: "name: x\nprovisioner:\n  n1: lots\n",
+			want: "x.yaml:3: provisioner.n1: quantities must match the regular expression"},
 		{name: "steps missing", yaml: "name: x\n", want: "x.yaml:1: steps are missing"},
 		{name: "steps empty", yaml: "name: x\nsteps: []\n", want: "x.yaml:2: steps: the list is empty"},
 		{name: "config and profile", yaml: "name: x\nconfig: {}\nprofile: {plugins: [PrioritySort]}\nsteps: []\n",
@@ -143,15 +151,19 @@ func TestFileParse(t *testing.T) {
 		wantChapter int
 		wantDesc    string
 		wantLife    bool
+		wantStorage bool
+		wantDisks   map[string]string
 		// wantPlugins is the profile's multiPoint plugins; nil for no
 		// configuration of the scenario's own.
 		wantPlugins []string
 	}{
 		{name: "smallest", yaml: "name: a\nsteps:\n- create: [{kind: Node, metadata: {name: n}}]\n",
 			wantDesc: "steps from x.yaml"},
-		{name: "everything", yaml: "name: b\nchapter: 7\ndescription: d\nlifecycle: true\n" +
-			"profile: {plugins: [PrioritySort, DefaultBinder]}\nsteps:\n- create: [{kind: Node, metadata: {name: n}}]\n",
-			wantChapter: 7, wantDesc: "d", wantLife: true, wantPlugins: []string{"PrioritySort", "DefaultBinder"}},
+		{name: "everything", yaml: "name: b\nchapter: 7\ndescription: d\nlifecycle: true\nstorage: true\n" +
+			"provisioner: {n: 8Gi}\nprofile: {plugins: [PrioritySort, DefaultBinder]}\n" +
+			"steps:\n- create: [{kind: Node, metadata: {name: n}}]\n",
+			wantChapter: 7, wantDesc: "d", wantLife: true, wantStorage: true, wantDisks: map[string]string{"n": "8Gi"},
+			wantPlugins: []string{"PrioritySort", "DefaultBinder"}},
 		{name: "inline configuration without apiVersion", yaml: "name: c\nconfig:\n  profiles:\n  - plugins:\n" +
 			"      multiPoint:\n        enabled: [{name: PrioritySort}, {name: DefaultBinder}]\n" +
 			"        disabled: [{name: '*'}]\nsteps:\n- create: [{kind: Node, metadata: {name: n}}]\n",
@@ -167,6 +179,10 @@ func TestFileParse(t *testing.T) {
 				s.Run == nil {
 				t.Errorf("got chapter %d, description %q, lifecycle %t; want %d, %q, %t", s.Chapter, s.Description,
 					s.Lifecycle, tt.wantChapter, tt.wantDesc, tt.wantLife)
+			}
+			if s.Storage != tt.wantStorage || !maps.Equal(s.Provisioner, tt.wantDisks) {
+				t.Errorf("got storage %t, provisioner %v; want %t, %v", s.Storage, s.Provisioner, tt.wantStorage,
+					tt.wantDisks)
 			}
 			if (s.Config == nil) != (tt.wantPlugins == nil) {
 				t.Fatalf("has a configuration: %t, want %t", s.Config != nil, tt.wantPlugins != nil)

@@ -1,0 +1,201 @@
+// Storage beside a story: kube-controller-manager's storage controllers
+// (Scenario.Storage), the example provisioner (Scenario.Provisioner), the
+// waits a story of volumes needs, and the cleaning of storage objects
+// between stories.
+
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"github.com/minisched/minisched/examples/provisioner"
+	"github.com/minisched/minisched/testenv"
+)
+
+// startControllerManager starts kube-controller-manager with the storage
+// controllers, unless it runs already (an earlier scenario of the run
+// started it). It needs the runner's Environment.
+func (r *Runner) startControllerManager() error {
+	if r.controllerManager != nil {
+		return nil
+	}
+	if r.Environment == nil {
+		return errors.New("this scenario needs kube-controller-manager, which needs the runner's Environment")
+	}
+	cm, err := r.Environment.StartControllerManager(testenv.StorageControllers...)
+	if err != nil {
+		return err
+	}
+	r.controllerManager = cm
+	return nil
+}
+
+// stopControllerManager stops kube-controller-manager if it runs. Stopping
+// fails only if it had exited on its own, which the report then says
+// (naming its log): the scenarios after that moment ran without it.
+func (r *Runner) stopControllerManager() {
+	if r.controllerManager == nil {
+		return
+	}
+	if err := r.controllerManager.Stop(); err != nil {
+		fmt.Fprintf(r.Out, "kube-controller-manager: %v\n", err)
+	}
+	r.controllerManager = nil
+}
+
+// startProvisioner runs the example provisioner with the given disk sizes
+// per node until stop is called; stop returns what its Run returned.
+func startProvisioner(ctx context.Context, client kubernetes.Interface, disks map[string]string) (
+	stop func() error, err error) {
+	opts := provisioner.Options{Capacity: map[string]resource.Quantity{}}
+	for node, size := range disks {
+		q, err := resource.ParseQuantity(size)
+		if err != nil {
+			return nil, fmt.Errorf("the provisioner's disk on node %s: %w", node, err)
+		}
+		opts.Capacity[node] = q
+	}
+	// Its log lines are one verbosity level quieter, as the scheduler's
+	// are (Runner.run): -v 1 brings them back.
+	ctx, cancel := context.WithCancel(klog.NewContext(ctx, klog.Background().V(1)))
+	done := make(chan error, 1)
+	go func() { done <- provisioner.New(client, opts).Run(ctx) }()
+	return func() error {
+		cancel()
+		if err := <-done; err != nil {
+			return fmt.Errorf("the example provisioner: %w", err)
+		}
+		return nil
+	}, nil
+}
+
+// WaitForClaimBound polls until the PV binder has bound the claim (phase
+// Bound) and returns it.
+func (e *Env) WaitForClaimBound(ctx context.Context, name string, timeout time.Duration) (
+	*v1.PersistentVolumeClaim, error) {
+	var pvc *v1.PersistentVolumeClaim
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		var err error
+		pvc, err = e.Client.CoreV1().PersistentVolumeClaims(e.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return pvc.Status.Phase == v1.ClaimBound, nil
+	})
+	if err != nil {
+		phase := "not found"
+		if pvc != nil {
+			phase = string(pvc.Status.Phase)
+		}
+		return nil, fmt.Errorf("claim %s was not bound within %v (%s): %w", name, timeout, phase, err)
+	}
+	return pvc, nil
+}
+
+// WaitForStorageCapacity polls until a CSIStorageCapacity object of class
+// covers each of the nodes (the provisioner publishes one per node and
+// class as it sees them) and returns each node's capacity, as "node=8Gi"
+// sorted by node.
+func (e *Env) WaitForStorageCapacity(ctx context.Context, class string, nodes ...string) (string, error) {
+	var found map[string]string
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, DefaultWait, true, func(ctx context.Context) (bool, error) {
+		list, err := e.Client.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		found = map[string]string{}
+		for _, c := range list.Items {
+			if c.StorageClassName != class || c.NodeTopology == nil || c.Capacity == nil {
+				continue
+			}
+			found[c.NodeTopology.MatchLabels[v1.LabelHostname]] = c.Capacity.String()
+		}
+		for _, n := range nodes {
+			if _, ok := found[n]; !ok {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("no CSIStorageCapacity of class %s for each of %v within %v (found %v): %w", class,
+			nodes, DefaultWait, found, err)
+	}
+	var parts []string
+	for _, n := range nodes {
+		parts = append(parts, n+"="+found[n])
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", "), nil
+}
+
+// noFinalizers is a merge patch that removes an object's finalizers.
+var noFinalizers = []byte(`{"metadata":{"finalizers":null}}`)
+
+// cleanStorage deletes every claim (in namespaces), volume, StorageClass,
+// CSINode, CSIDriver, CSIStorageCapacity and VolumeAttachment. The
+// apiserver puts a protection finalizer on every claim and volume, which
+// only kube-controller-manager's protection controllers lift, and they may
+// not run: the finalizers are removed first, so that deletion is
+// immediate.
+func cleanStorage(ctx context.Context, client kubernetes.Interface, namespaces []v1.Namespace) error {
+	var errs []error
+	all := metav1.ListOptions{}
+	for _, ns := range namespaces {
+		claims := client.CoreV1().PersistentVolumeClaims(ns.Name)
+		list, err := claims.List(ctx, all)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, c := range list.Items {
+			if len(c.Finalizers) > 0 {
+				_, err := claims.Patch(ctx, c.Name, types.MergePatchType, noFinalizers, metav1.PatchOptions{})
+				errs = append(errs, ignoreNotFound(err))
+			}
+		}
+		errs = append(errs, claims.DeleteCollection(ctx, metav1.DeleteOptions{}, all),
+			client.StorageV1().CSIStorageCapacities(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, all))
+	}
+	volumes, err := client.CoreV1().PersistentVolumes().List(ctx, all)
+	errs = append(errs, err)
+	if err == nil {
+		for _, pv := range volumes.Items {
+			if len(pv.Finalizers) > 0 {
+				_, err := client.CoreV1().PersistentVolumes().Patch(ctx, pv.Name, types.MergePatchType, noFinalizers,
+					metav1.PatchOptions{})
+				errs = append(errs, ignoreNotFound(err))
+			}
+		}
+	}
+	storage := client.StorageV1()
+	errs = append(errs,
+		client.CoreV1().PersistentVolumes().DeleteCollection(ctx, metav1.DeleteOptions{}, all),
+		storage.StorageClasses().DeleteCollection(ctx, metav1.DeleteOptions{}, all),
+		storage.CSINodes().DeleteCollection(ctx, metav1.DeleteOptions{}, all),
+		storage.CSIDrivers().DeleteCollection(ctx, metav1.DeleteOptions{}, all),
+		storage.VolumeAttachments().DeleteCollection(ctx, metav1.DeleteOptions{}, all))
+	return errors.Join(errs...)
+}
+
+// ignoreNotFound drops the error of an object that went away meanwhile.
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
