@@ -10,6 +10,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/plugins/helper"
 )
 
 const (
@@ -20,47 +21,20 @@ const (
 	maxCustomPriorityScore = 10
 )
 
-// shapePoint is one point of a scoring function: at utilization (0-100) the
-// score is score (0-MaxNodeScore).
-type shapePoint struct {
-	utilization int64
-	score       int64
-}
-
-// brokenLinear returns the function through shape's points, which are sorted
-// by utilization: flat at the first point's score to its left and at the
-// last point's score to its right, and straight between neighbours, with
-// integer division.
-func brokenLinear(shape []shapePoint) func(int64) int64 {
-	return func(p int64) int64 {
-		for i, pt := range shape {
-			if p > pt.utilization {
-				continue
-			}
-			if i == 0 {
-				return pt.score
-			}
-			prev := shape[i-1]
-			return prev.score + (pt.score-prev.score)*(p-prev.utilization)/(pt.utilization-prev.utilization)
-		}
-		return shape[len(shape)-1].score
-	}
-}
-
 // requestedToCapacityRatioScorer scores each resource by the shape at its
 // utilization (requested × 100 / allocatable, 100 when overcommitted) and
 // returns the weighted average, rounded. As in kube-scheduler, a resource
 // that scores 0 is left out of the average altogether, weight included.
 func requestedToCapacityRatioScorer(resources []configv1.ResourceSpec,
 	points []configv1.UtilizationShapePoint) resourceScorer {
-	shape := make([]shapePoint, 0, len(points))
+	shape := make(helper.FunctionShape, 0, len(points))
 	for _, p := range points {
-		shape = append(shape, shapePoint{
-			utilization: int64(p.Utilization),
-			score:       int64(p.Score) * (framework.MaxNodeScore / maxCustomPriorityScore),
+		shape = append(shape, helper.FunctionShapePoint{
+			Utilization: int64(p.Utilization),
+			Score:       int64(p.Score) * (framework.MaxNodeScore / maxCustomPriorityScore),
 		})
 	}
-	f := brokenLinear(shape)
+	f := helper.BuildBrokenLinearFunction(shape)
 	resourceScore := func(requested, capacity int64) int64 {
 		if capacity == 0 || requested > capacity {
 			return f(maxUtilization)

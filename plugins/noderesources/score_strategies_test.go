@@ -9,7 +9,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 
 	st "github.com/minisched/minisched/builders"
@@ -207,35 +206,5 @@ func TestRequestedToCapacityRatioScore(t *testing.T) {
 				t.Errorf("score = %d, want %d", got, tt.want)
 			}
 		})
-	}
-}
-
-func TestBrokenLinear(t *testing.T) {
-	// (10,100) to (40,0), then up to (60,50).
-	f := brokenLinear([]shapePoint{{10, 100}, {40, 0}, {60, 50}})
-	tests := []struct {
-		p, want int64
-	}{
-		{0, 100},  // left of the first point: its score
-		{10, 100}, // on the first point
-		{11, 97},  // 100 + (-100)*1/30 = 100 - 3 (truncated towards zero)
-		{25, 50},  // 100 + (-100)*15/30
-		{40, 0},   // on a point
-		{50, 25},  // 0 + 50*10/20
-		{60, 50},  // on the last point
-		{100, 50}, // right of the last point: its score
-	}
-	var got, want []int64
-	for _, tt := range tests {
-		got = append(got, f(tt.p))
-		want = append(want, tt.want)
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("f(p) (-want +got):\n%s", diff)
-	}
-
-	single := brokenLinear([]shapePoint{{50, 70}})
-	if a, b := single(0), single(100); a != 70 || b != 70 {
-		t.Errorf("one-point shape = %d, %d; want 70 everywhere", a, b)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/plugins/helper"
 )
 
 // classResourceMap is, per storage class, what the pod would take and from
@@ -70,14 +71,14 @@ func classResources(vols *podVolumes) classResourceMap {
 // scores the classes' mean, rounded; no classes score 0. Shape scores are
 // 0-10 in the configuration and 0-100 here.
 func buildScorerFunction(shape []configv1.UtilizationShapePoint) volumeCapacityScorer {
-	points := make([]shapePoint, 0, len(shape))
+	points := make(helper.FunctionShape, 0, len(shape))
 	for _, p := range shape {
-		points = append(points, shapePoint{
-			utilization: int64(p.Utilization),
-			score:       int64(p.Score) * (framework.MaxNodeScore / maxCustomPriorityScore),
+		points = append(points, helper.FunctionShapePoint{
+			Utilization: int64(p.Utilization),
+			Score:       int64(p.Score) * (framework.MaxNodeScore / maxCustomPriorityScore),
 		})
 	}
-	f := brokenLinear(points)
+	f := helper.BuildBrokenLinearFunction(points)
 	classScore := func(requested, capacity int64) int64 {
 		if capacity == 0 || requested > capacity {
 			return f(maxUtilization)
@@ -93,31 +94,5 @@ func buildScorerFunction(shape []configv1.UtilizationShapePoint) volumeCapacityS
 			sum += classScore(r.Requested, r.Capacity)
 		}
 		return int64(math.Round(float64(sum) / float64(len(classes))))
-	}
-}
-
-// shapePoint is one point of the scoring function: at utilization (0-100)
-// the score is score (0-MaxNodeScore).
-type shapePoint struct {
-	utilization int64
-	score       int64
-}
-
-// brokenLinear returns the function through points, sorted by utilization:
-// flat at the first point's score to its left and at the last point's score
-// to its right, and straight between neighbours, with integer division.
-func brokenLinear(points []shapePoint) func(int64) int64 {
-	return func(p int64) int64 {
-		for i, pt := range points {
-			if p > pt.utilization {
-				continue
-			}
-			if i == 0 {
-				return pt.score
-			}
-			prev := points[i-1]
-			return prev.score + (pt.score-prev.score)*(p-prev.utilization)/(pt.utilization-prev.utilization)
-		}
-		return points[len(points)-1].score
 	}
 }
