@@ -512,6 +512,12 @@ func (r *Run) bindElsewhere(ctx context.Context, p podSpec, order []string) (str
 		}
 		return "our scheduler bound it first, to " + got.Spec.NodeName, nil
 	}
+	if apierrors.IsNotFound(err) {
+		// Between the read and the bind our scheduler bound the pod, and a
+		// preemptor evicted it (it is of the lowest priority): it was
+		// scheduled once, and is gone, as a victim must be.
+		return "our scheduler bound it first, and a preemptor evicted it", nil
+	}
 	if err != nil {
 		return "", fmt.Errorf("binding pod %s to %s: %w", pod.Name, target, err)
 	}
