@@ -63,6 +63,17 @@ type ControllerManager struct {
 // exited, or not ready within a minute) names its log file, kept under
 // os.TempDir().
 func (e *Environment) StartControllerManager(controllers ...string) (*ControllerManager, error) {
+	return e.StartControllerManagerWithFlags(nil, controllers...)
+}
+
+// StartControllerManagerWithFlags is StartControllerManager with flags
+// passed after its own. kube-controller-manager takes the last of a
+// repeated flag, so they may override those: `make bench`, which keeps a
+// thousand claims pending, lifts the client's rate limit (--kube-api-qps,
+// 20 by default, paces the PV binder's writes and its events alike) and
+// sets the binder's resync back to upstream's 15s (each resync examines
+// every pending claim against every volume, and reports an event for each).
+func (e *Environment) StartControllerManagerWithFlags(flags []string, controllers ...string) (*ControllerManager, error) {
 	if len(controllers) == 0 {
 		return nil, errors.New("StartControllerManager: no controller named (try StorageControllers)")
 	}
@@ -71,7 +82,7 @@ func (e *Environment) StartControllerManager(controllers ...string) (*Controller
 		return nil, err
 	}
 	proc, err := e.startProcess("kube-controller-manager", bin, func(kubeconfig string) []string {
-		return []string{
+		return append([]string{
 			"--kubeconfig=" + kubeconfig,
 			"--controllers=" + strings.Join(controllers, ","),
 			"--leader-elect=false",
@@ -79,7 +90,7 @@ func (e *Environment) StartControllerManager(controllers ...string) (*Controller
 			"--secure-port=0",
 			"--pvclaimbinder-sync-period=1s",
 			"--v=1", // for the "Controller starting..." lines waited for below
-		}
+		}, flags...)
 	})
 	if err != nil {
 		return nil, err

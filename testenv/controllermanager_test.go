@@ -165,3 +165,26 @@ func TestControllerManagerStartFails(t *testing.T) {
 		})
 	}
 }
+
+// TestControllerManagerFlagsOverride checks that the flags given to
+// StartControllerManagerWithFlags come after testenv's own and so win:
+// kube-controller-manager logs the value of every flag at -v=1.
+func TestControllerManagerFlagsOverride(t *testing.T) {
+	env := startEnvironment(t)
+	kcm, err := env.StartControllerManagerWithFlags(
+		[]string{"--pvclaimbinder-sync-period=15s", "--kube-api-qps=5000"}, "persistentvolume-binder-controller")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := kcm.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	log := kcm.proc.logs.String()
+	for _, want := range []string{`FLAG: --pvclaimbinder-sync-period="15s"`, `FLAG: --kube-api-qps="5000"`} {
+		if !strings.Contains(log, want) {
+			t.Errorf("kube-controller-manager's log lacks %s", want)
+		}
+	}
+}

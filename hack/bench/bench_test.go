@@ -3,13 +3,20 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/component-helpers/storage/volume"
+
+	"github.com/minisched/minisched/builders"
+	"github.com/minisched/minisched/scenario"
 )
 
 // buckets builds a histogram from bound, count pairs.
@@ -302,5 +309,110 @@ func TestBacklogPlacesInitPods(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStorageWorkloads checks what a storage workload creates on a fake
+// apiserver: a CSINode per node listing the driver with its attach limit, a
+// claim per measured pod, of a WaitForFirstConsumer class, that the pod
+// mounts, and for static volumes a PV per claim, not bound to it, that
+// VolumeBinding's matching (component-helpers' FindMatchingVolume, as both
+// schedulers call it) gives any claim on any node once the PV binder has
+// made it Available; then that waitForStorage sees the volumes ready.
+func TestStorageWorkloads(t *testing.T) {
+	var names []string
+	for _, w := range workloads(true) {
+		if w.Storage == nil {
+			continue
+		}
+		names = append(names, w.Name)
+		t.Run(w.Name, func(t *testing.T) {
+			ctx := context.Background()
+			s := w.Storage
+			client := fake.NewClientset()
+			if err := createNodes(ctx, client, w); err != nil {
+				t.Fatal(err)
+			}
+			if err := createClaims(ctx, client, s, w.Pods, "pod"); err != nil {
+				t.Fatal(err)
+			}
+
+			if m := s.Class.VolumeBindingMode; m == nil || *m != storagev1.VolumeBindingWaitForFirstConsumer {
+				t.Errorf("class %s binds %v, want WaitForFirstConsumer", s.Class.Name, m)
+			}
+			csiNodes, err := client.StorageV1().CSINodes().List(ctx, metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(csiNodes.Items) != w.Nodes {
+				t.Errorf("%d CSINodes, want one per node: %d", len(csiNodes.Items), w.Nodes)
+			}
+			for _, n := range csiNodes.Items {
+				d := n.Spec.Drivers
+				if len(d) != 1 || d[0].Name != s.Driver || d[0].Allocatable == nil || *d[0].Allocatable.Count != s.AttachLimit {
+					t.Errorf("CSINode %s lists %+v, want %s with a count of %d", n.Name, d, s.Driver, s.AttachLimit)
+				}
+			}
+
+			claims, err := client.CoreV1().PersistentVolumeClaims(namespace).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(claims.Items) != w.Pods {
+				t.Fatalf("%d claims, want one per measured pod: %d", len(claims.Items), w.Pods)
+			}
+			pod := w.Pod("pod-0")
+			if v := pod.Spec.Volumes; len(v) != 1 || v[0].PersistentVolumeClaim == nil || v[0].PersistentVolumeClaim.ClaimName != "pod-0" {
+				t.Errorf("pod-0's volumes are %+v, want its claim pod-0", v)
+			}
+
+			pvs, err := client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.StaticPV == nil {
+				if len(pvs.Items) != 0 {
+					t.Errorf("%d PVs made beforehand for provisioned claims, want none", len(pvs.Items))
+				}
+				for i := range w.Nodes {
+					c := builders.MakeCSIStorageCapacity(fmt.Sprintf("c-%d", i), s.Class.Name, fmt.Sprintf("node-%d", i), "10Gi")
+					if _, err := client.StorageV1().CSIStorageCapacities(c.Namespace).Create(ctx, c, metav1.CreateOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			} else {
+				if len(pvs.Items) != w.Pods {
+					t.Fatalf("%d PVs, want one per claim: %d", len(pvs.Items), w.Pods)
+				}
+				var available []*v1.PersistentVolume
+				for i := range pvs.Items {
+					pv := &pvs.Items[i]
+					if pv.Spec.ClaimRef != nil || pv.Spec.CSI == nil || pv.Spec.CSI.Driver != s.Driver {
+						t.Errorf("PV %s: claimRef %v, csi %+v; want no claimRef and driver %s", pv.Name, pv.Spec.ClaimRef, pv.Spec.CSI, s.Driver)
+					}
+					pv.Status.Phase = v1.VolumeAvailable
+					if _, err := client.CoreV1().PersistentVolumes().UpdateStatus(ctx, pv, metav1.UpdateOptions{}); err != nil {
+						t.Fatal(err)
+					}
+					available = append(available, pv)
+				}
+				node := scenario.MakeNode(fmt.Sprintf("node-%d", w.Nodes-1)).Obj()
+				for i := range claims.Items {
+					got, err := volume.FindMatchingVolume(&claims.Items[i], available, node, nil, true, true)
+					if err != nil || got == nil {
+						t.Errorf("claim %s matches %v on %s (%v), want a volume", claims.Items[i].Name, got, node.Name, err)
+					}
+				}
+			}
+			if err := waitForStorage(ctx, client, s, w.Nodes, w.Pods); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	if diff := cmp.Diff([]string{"SchedulingCSIPVs-500", "SchedulingProvisionedPVs-500"}, names); diff != "" {
+		t.Errorf("storage workloads (-want +got)\n%s", diff)
+	}
+	if !needsControllerManager(workloads(true)) || needsControllerManager(workloads(true)[:1]) {
+		t.Error("needsControllerManager should be true for every workload, false for SchedulingBasic-500 alone")
 	}
 }

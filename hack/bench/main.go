@@ -11,7 +11,9 @@
 // upstream's scheduler_perf does: the
 // scheduler first, then the nodes, then any init pods (scheduled, waited
 // for), then the measured pods, created while it runs. The two schedulers take turns, for several rounds, and the table
-// shows medians over rounds.
+// shows medians over rounds. The storage workloads also run
+// kube-controller-manager's PV binder beside the apiserver, which finishes
+// the volume binding that the scheduler starts (storage.go).
 //
 //	make bench                                   # every workload, 3 rounds
 //	make bench ARGS="--rounds 5 --workloads SchedulingBasic-500"
@@ -127,12 +129,21 @@ func mainErr() error {
 	if *kubeSchedulerBin != "" {
 		o.KubeScheduler = *kubeSchedulerBin
 	}
-	if err := checkBinaries(map[string]string{
+	need := map[string]string{
 		o.Minisched:                             "make build",
 		o.KubeScheduler:                         "make kube-scheduler",
 		filepath.Join(assets, "etcd"):           "make envtest",
 		filepath.Join(assets, "kube-apiserver"): "make envtest",
-	}); err != nil {
+	}
+	if needsControllerManager(chosen) {
+		// Where testenv.StartControllerManager looks for it.
+		kcm := os.Getenv("KUBE_CONTROLLER_MANAGER")
+		if kcm == "" {
+			kcm = filepath.Join(assets, "kube-controller-manager")
+		}
+		need[kcm] = "make kube-controller-manager"
+	}
+	if err := checkBinaries(need); err != nil {
 		return err
 	}
 	o.MinischedMetrics = acceptsFlag(o.Minisched, "metrics-bind-address")
@@ -269,6 +280,17 @@ func choose(all []Workload, only string, smoke bool) ([]Workload, error) {
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// needsControllerManager says whether any of the workloads has storage,
+// whose claims kube-controller-manager's PV binder binds.
+func needsControllerManager(chosen []Workload) bool {
+	for _, w := range chosen {
+		if w.Storage != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // checkBinaries names every missing binary and the make target that builds it.

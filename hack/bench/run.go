@@ -127,6 +127,17 @@ func measure(ctx context.Context, o Options, w Workload, engine Engine, label st
 	if err := prepareNamespace(ctx, client, w); err != nil {
 		return err
 	}
+	if w.Storage != nil {
+		stopStorage, err := startStorage(ctx, env, client, w.Storage)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := stopStorage(); err != nil {
+				res.Notes = append(res.Notes, fmt.Sprintf("stopping the storage controllers: %v", err))
+			}
+		}()
+	}
 	tr := newTracker()
 	stopInformer, err := tr.start(ctx, client)
 	if err != nil {
@@ -144,6 +155,9 @@ func measure(ctx context.Context, o Options, w Workload, engine Engine, label st
 			o.Progress("%s: creating %d nodes and a backlog of %d pods", label, w.Nodes, w.Pods)
 		}
 		if err := createNodes(ctx, client, w); err != nil {
+			return err
+		}
+		if err := createVolumes(ctx, client, w); err != nil {
 			return err
 		}
 		if err := placeInitPods(ctx, client, w); err != nil {
@@ -181,6 +195,9 @@ func measure(ctx context.Context, o Options, w Workload, engine Engine, label st
 
 	o.Progress("%s: creating %d nodes", label, w.Nodes)
 	if err := createNodes(ctx, client, w); err != nil {
+		return err
+	}
+	if err := createVolumes(ctx, client, w); err != nil {
 		return err
 	}
 	if w.InitPods > 0 {
@@ -405,8 +422,24 @@ func createNodes(ctx context.Context, client kubernetes.Interface, w Workload) e
 		if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
 			return fmt.Errorf("setting status of node %s: %w", n.Name, err)
 		}
+		if w.Storage != nil {
+			return createCSINode(ctx, client, w.Storage, n.Name)
+		}
 		return nil
 	})
+}
+
+// createVolumes creates a storage workload's claims (and static PVs) for
+// the measured pods and waits until volumes can be had. Other workloads
+// have none.
+func createVolumes(ctx context.Context, client kubernetes.Interface, w Workload) error {
+	if w.Storage == nil {
+		return nil
+	}
+	if err := createClaims(ctx, client, w.Storage, w.Pods, "pod"); err != nil {
+		return err
+	}
+	return waitForStorage(ctx, client, w.Storage, w.Nodes, w.Pods)
 }
 
 // createPods creates n pods named prefix-<i>, made by newPod, in parallel.

@@ -9,9 +9,11 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minisched/minisched/builders"
+	"github.com/minisched/minisched/examples/provisioner"
 	"github.com/minisched/minisched/scenario"
 )
 
@@ -47,6 +49,9 @@ type Workload struct {
 	// Churn creates a pod every ChurnInterval while measuring and deletes
 	// the oldest once more than churnKeep exist.
 	Churn bool
+	// Storage, if set, gives every node a CSINode and every measured pod a
+	// claim of its own, and runs what binds them (storage.go).
+	Storage *Storage
 }
 
 // churnKeep is how many churn pods exist at most at once.
@@ -72,13 +77,16 @@ func workloads(smoke bool) []Workload {
 		nodeAffinity(pick(sizes{500, 0, 1000}, sizes{10, 0, 20})),
 		preemption(pick(sizes{500, 2000, 500}, sizes{5, 20, 5})),
 		churn(pick(sizes{500, 0, 1000}, sizes{10, 0, 20})),
+		csiPVs(pick(sizes{500, 0, 500}, sizes{10, 0, 20})),
+		provisionedPVs(pick(sizes{500, 0, 250}, sizes{10, 0, 20})),
 	}
 }
 
 // smokeDefault are the workloads the smoke run plays unless told otherwise:
 // one of each way of running (plain; init pods and priority classes;
-// churn), since every run costs an apiserver's start, some seconds.
-const smokeDefault = "SchedulingBasic-500,Preemption,Churn"
+// churn; static and provisioned volumes, with kube-controller-manager),
+// since every run costs an apiserver's start, some seconds.
+const smokeDefault = "SchedulingBasic-500,Preemption,Churn,SchedulingCSIPVs-500,SchedulingProvisionedPVs-500"
 
 // defaultPod is scheduler_perf's pod-default.yaml: 100m CPU, 500Mi.
 func defaultPod(name, role string) *builders.PodWrapper {
@@ -176,4 +184,47 @@ func churn(s sizes) Workload {
 	w := basic("Churn", s)
 	w.Churn = true
 	return w
+}
+
+// The storage workloads' driver and its attach limit per node: upstream's
+// SchedulingCSIPVs (its CSINodes list ebs.csi.aws.com with a count of 39).
+const (
+	csiDriver      = "ebs.csi.aws.com"
+	csiAttachLimit = 39
+)
+
+// storagePod is a default pod that mounts the claim named after it.
+func storagePod(n string) *v1.Pod { return defaultPod(n, roleMeasured).PVC(n).Obj() }
+
+// csiPVs is SchedulingCSIPVs with the binding left to the scheduler: every
+// pod has a WaitForFirstConsumer claim of its own, and beside each claim a
+// CSI PV as upstream's pv-csi.yaml makes it (its driver, 1Gi, no node
+// affinity), of the same class, so that any claim fits any volume.
+// VolumeBinding's Filter finds a free volume for the claim on each node,
+// Reserve takes one, and PreBind writes its claimRef and waits for
+// kube-controller-manager's PV binder to bind the claim. NodeVolumeLimits
+// counts every claim against the driver's attach limit: the class's
+// provisioner names the driver, which is how a claim not yet bound is
+// counted. (Upstream's pods come with their claims bound already, so that
+// PreBind writes nothing and no controller runs.)
+func csiPVs(s sizes) Workload {
+	class := builders.MakeStorageClass().Name("bench-csi").Provisioner(csiDriver).WaitForFirstConsumer().Obj()
+	return Workload{Name: "SchedulingCSIPVs-500", Nodes: s.nodes, Pods: s.pods, Pod: storagePod,
+		Storage: &Storage{Class: class, Driver: csiDriver, AttachLimit: csiAttachLimit,
+			StaticPV: func(claim string) *v1.PersistentVolume {
+				return builders.MakePV().Name("pv-"+claim).Class(class.Name).Capacity(claimSize).
+					CSI(csiDriver, "pv-"+claim).Obj()
+			}}}
+}
+
+// provisionedPVs is csiPVs with dynamic provisioning instead of PVs made
+// beforehand: the claims are of the example provisioner's class, which
+// publishes a CSIStorageCapacity per node (10Gi, room for ten claims) that
+// VolumeBinding's Filter checks; PreBind annotates the claim with the
+// chosen node, the PV binder hands it to the provisioner, which creates a
+// PV there, and the binder binds the two.
+func provisionedPVs(s sizes) Workload {
+	return Workload{Name: "SchedulingProvisionedPVs-500", Nodes: s.nodes, Pods: s.pods, Pod: storagePod,
+		Storage: &Storage{Class: provisioner.StorageClass("bench-provisioned"), Driver: provisioner.Name,
+			AttachLimit: csiAttachLimit, DiskSize: resource.MustParse("10Gi")}}
 }
