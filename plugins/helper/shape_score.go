@@ -1,7 +1,8 @@
-// Package helper holds what more than one plugin scores with, as upstream's
+// Package helper holds what more than one plugin needs, as upstream's
 // plugins/helper does: the broken-linear function that NodeResourcesFit's
 // RequestedToCapacityRatio strategy and VolumeBinding's capacity scoring
-// both evaluate at a utilization.
+// both evaluate at a utilization, and whether a pod uses a claim, which the
+// storage plugins' queueing hints ask.
 package helper
 
 // FunctionShapePoint is one point of a scoring function: at Utilization

@@ -9,10 +9,10 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	"k8s.io/component-helpers/storage/ephemeral"
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/plugins/helper"
 )
 
 // EventsToRegister lists what can make room or make the pod countable, as
@@ -74,25 +74,10 @@ func isSchedulableAfterPVCAdded(logger klog.Logger, pod *v1.Pod,
 	if err != nil {
 		return framework.Queue, fmt.Errorf("unexpected objects in isSchedulableAfterPVCAdded: %w", err)
 	}
-	if added.Namespace != pod.Namespace {
-		return framework.QueueSkip, nil
-	}
-	for i := range pod.Spec.Volumes {
-		vol := &pod.Spec.Volumes[i]
-		var pvcName string
-		switch {
-		case vol.PersistentVolumeClaim != nil:
-			pvcName = vol.PersistentVolumeClaim.ClaimName
-		case vol.Ephemeral != nil:
-			pvcName = ephemeral.VolumeClaimName(pod, vol)
-		default:
-			continue
-		}
-		if pvcName == added.Name {
-			logger.V(5).Info("PVC that is referred from the pod was created, which might make this pod schedulable",
-				"pod", klog.KObj(pod), "PVC", klog.KObj(added))
-			return framework.Queue, nil
-		}
+	if helper.PodUsesClaim(pod, added) {
+		logger.V(5).Info("PVC that is referred from the pod was created, which might make this pod schedulable",
+			"pod", klog.KObj(pod), "PVC", klog.KObj(added))
+		return framework.Queue, nil
 	}
 	logger.V(5).Info("PVC irrelevant to the Pod was created, which doesn't make this pod schedulable",
 		"pod", klog.KObj(pod), "PVC", klog.KObj(added))

@@ -10,10 +10,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/component-helpers/storage/ephemeral"
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/plugins/helper"
 )
 
 // EventsToRegister lists, as kube-scheduler does:
@@ -90,21 +90,9 @@ func isSchedulableAfterPersistentVolumeClaimChange(logger klog.Logger, pod *v1.P
 		logger.V(5).Info("PersistentVolumeClaim was created or updated, but it doesn't make this pod schedulable because the PVC belongs to a different namespace")
 		return framework.QueueSkip, nil
 	}
-	for i := range pod.Spec.Volumes {
-		vol := &pod.Spec.Volumes[i]
-		var pvcName string
-		switch {
-		case vol.PersistentVolumeClaim != nil:
-			pvcName = vol.PersistentVolumeClaim.ClaimName
-		case vol.Ephemeral != nil:
-			pvcName = ephemeral.VolumeClaimName(pod, vol)
-		default:
-			continue
-		}
-		if pvcName == newPVC.Name {
-			logger.V(5).Info("PersistentVolumeClaim the pod requires was created or updated, potentially making the target Pod schedulable")
-			return framework.Queue, nil
-		}
+	if helper.PodUsesClaim(pod, newPVC) {
+		logger.V(5).Info("PersistentVolumeClaim the pod requires was created or updated, potentially making the target Pod schedulable")
+		return framework.Queue, nil
 	}
 	logger.V(5).Info("PersistentVolumeClaim was created or updated, but it doesn't make this pod schedulable")
 	return framework.QueueSkip, nil
