@@ -301,6 +301,10 @@ type Handle interface {
 	// snapshot (namespaces, services, replica sets...). Ask for listers in
 	// the factory function: informers requested later are not started.
 	SharedInformerFactory() informers.SharedInformerFactory
+	// SharedDRAManager gives the claims, slices and classes of dynamic
+	// resource allocation, shared by every profile (nil when the
+	// scheduler was built without it).
+	SharedDRAManager() SharedDRAManager
 	// GetWaitingPod returns the waiting pod with uid, or nil.
 	GetWaitingPod(uid types.UID) WaitingPod
 	// IterateOverWaitingPods calls fn on every waiting pod.

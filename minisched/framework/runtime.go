@@ -56,6 +56,8 @@ type Framework struct {
 	parallelizer Parallelizer
 	clock        clock.WithDelayedExecution
 	extenders    []Extender
+	// draManager is the scheduler's shared DRA state; nil without DRA.
+	draManager SharedDRAManager
 	// metrics records extension point and (sampled) plugin durations; nil
 	// records nothing.
 	metrics *metrics.Metrics
@@ -94,6 +96,9 @@ func WithMetrics(m *metrics.Metrics) Option { return func(f *Framework) { f.metr
 
 // WithExtenders sets the HTTP extenders, shared by every profile.
 func WithExtenders(e []Extender) Option { return func(f *Framework) { f.extenders = e } }
+
+// WithSharedDRAManager sets the DRA state every profile shares.
+func WithSharedDRAManager(m SharedDRAManager) Option { return func(f *Framework) { f.draManager = m } }
 
 // WithClock sets the clock behind Permit timeouts (a fake one in tests).
 func WithClock(c clock.WithDelayedExecution) Option { return func(f *Framework) { f.clock = c } }
@@ -457,6 +462,9 @@ func (f *Framework) EventRecorder() events.EventRecorder { return f.recorder }
 
 // SharedInformerFactory implements Handle.
 func (f *Framework) SharedInformerFactory() informers.SharedInformerFactory { return f.informers }
+
+// SharedDRAManager returns the DRA state every profile shares.
+func (f *Framework) SharedDRAManager() SharedDRAManager { return f.draManager }
 
 // Parallelizer implements Handle.
 func (f *Framework) Parallelizer() Parallelizer { return f.parallelizer }
