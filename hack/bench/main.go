@@ -283,10 +283,11 @@ func choose(all []Workload, only string, smoke bool) ([]Workload, error) {
 }
 
 // needsControllerManager says whether any of the workloads has storage,
-// whose claims kube-controller-manager's PV binder binds.
+// whose claims kube-controller-manager's PV binder binds, or devices, whose
+// claims its resourceclaim controller makes.
 func needsControllerManager(chosen []Workload) bool {
 	for _, w := range chosen {
-		if w.Storage != nil {
+		if w.Storage != nil || w.Devices != nil {
 			return true
 		}
 	}

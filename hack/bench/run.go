@@ -138,6 +138,17 @@ func measure(ctx context.Context, o Options, w Workload, engine Engine, label st
 			}
 		}()
 	}
+	if w.Devices != nil {
+		stopDevices, err := startDevices(ctx, env, client)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := stopDevices(); err != nil {
+				res.Notes = append(res.Notes, fmt.Sprintf("stopping the resourceclaim controller: %v", err))
+			}
+		}()
+	}
 	tr := newTracker()
 	stopInformer, err := tr.start(ctx, client)
 	if err != nil {
@@ -165,6 +176,11 @@ func measure(ctx context.Context, o Options, w Workload, engine Engine, label st
 		}
 		if err := createPods(ctx, client, w.Pods, "pod", w.Pod); err != nil {
 			return err
+		}
+		if w.Devices != nil {
+			if err := waitForClaims(ctx, client, w.Pods); err != nil {
+				return err
+			}
 		}
 	}
 
@@ -424,6 +440,9 @@ func createNodes(ctx context.Context, client kubernetes.Interface, w Workload) e
 		}
 		if w.Storage != nil {
 			return createCSINode(ctx, client, w.Storage, n.Name)
+		}
+		if w.Devices != nil {
+			return createSlice(ctx, client, w.Devices, n.Name)
 		}
 		return nil
 	})

@@ -52,6 +52,10 @@ type Workload struct {
 	// Storage, if set, gives every node a CSINode and every measured pod a
 	// claim of its own, and runs what binds them (storage.go).
 	Storage *Storage
+	// Devices, if set, gives every node a ResourceSlice and every measured
+	// pod a claim from a template, and runs what makes the claims
+	// (devices.go).
+	Devices *Devices
 }
 
 // churnKeep is how many churn pods exist at most at once.
@@ -79,6 +83,7 @@ func workloads(smoke bool) []Workload {
 		churn(pick(sizes{500, 0, 1000}, sizes{10, 0, 20})),
 		csiPVs(pick(sizes{500, 0, 500}, sizes{10, 0, 20})),
 		provisionedPVs(pick(sizes{500, 0, 250}, sizes{10, 0, 20})),
+		claimTemplateResourceClaims(pick(sizes{500, 0, 1000}, sizes{10, 0, 20})),
 	}
 }
 
