@@ -35,6 +35,8 @@ const (
 	CSIDriver             EventResource = "CSIDriver"
 	CSIStorageCapacity    EventResource = "CSIStorageCapacity"
 	VolumeAttachment      EventResource = "VolumeAttachment"
+	// DeviceClass is a resource.k8s.io DeviceClass.
+	DeviceClass EventResource = "DeviceClass"
 	// WildCard matches every resource.
 	WildCard EventResource = "*"
 )

@@ -17,7 +17,7 @@ type Resource struct {
 	// AllowedPodNumber is only meaningful in a node's allocatable.
 	AllowedPodNumber int64
 	// ScalarResources holds extended resources (example.com/gpu), hugepages
-	// and attachable-volume counts (see IsScalarResourceName).
+	// and the other names IsScalarResourceName accepts.
 	ScalarResources map[v1.ResourceName]int64
 }
 
@@ -80,11 +80,14 @@ func (r *Resource) Clone() *Resource {
 }
 
 // IsScalarResourceName reports whether name is counted in ScalarResources:
-// extended resources, hugepages and attachable-volume counts, as
-// kube-scheduler counts them.
+// extended resources, hugepages, attachable-volume counts and prefixed
+// native resources (any "*kubernetes.io/" name, such as a DeviceClass's
+// implicit extended resource deviceclass.resource.kubernetes.io/<class>),
+// as kube-scheduler counts them.
 func IsScalarResourceName(name v1.ResourceName) bool {
 	return IsExtendedResourceName(name) ||
 		strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix) ||
+		strings.Contains(string(name), v1.ResourceDefaultNamespacePrefix) ||
 		strings.HasPrefix(string(name), "attachable-volumes-")
 }
 

@@ -40,9 +40,16 @@ var (
 )
 
 // NewBalancedAllocation builds the plugin from its
-// NodeResourcesBalancedAllocationArgs (see DecodeBalancedAllocationArgs).
+// NodeResourcesBalancedAllocationArgs (see DecodeBalancedAllocationArgs). h
+// may be nil (in tests): the plugin then has no DRA manager.
+//
+// Its DRA counter has a CEL cache of its own. kube-scheduler builds its
+// BalancedAllocation without one (a nil cache), so it panics on the first
+// DeviceClass CEL selector it has to evaluate (only possible with a
+// DRA-backed extended resource among its configured resources); minisched
+// evaluates the selector, as NodeResourcesFit does.
 func NewBalancedAllocation(_ context.Context, rawArgs *runtime.RawExtension,
-	_ framework.Handle) (framework.Plugin, error) {
+	h framework.Handle) (framework.Plugin, error) {
 	args, err := DecodeBalancedAllocationArgs(rawArgs)
 	if err != nil {
 		return nil, err
@@ -54,6 +61,7 @@ func NewBalancedAllocation(_ context.Context, rawArgs *runtime.RawExtension,
 		// for the pod or for the node.
 		useRequested: true,
 		scorer:       balancedResourceScorer,
+		dra:          newDRAScorer(sharedDRAManager(h)),
 	}}, nil
 }
 
@@ -61,14 +69,19 @@ func NewBalancedAllocation(_ context.Context, rawArgs *runtime.RawExtension,
 func (ba *BalancedAllocation) Name() string { return BalancedAllocationName }
 
 // balancedAllocationPreScoreState holds the pod's request for each scored
-// resource, in the order of the configured resources.
+// resource, in the order of the configured resources, and what counting
+// DRA-backed extended resources needs (nil when no scored resource is
+// backed by a DeviceClass).
 type balancedAllocationPreScoreState struct {
 	podRequests []int64
+	// draPreScoreState is shared by clones: nothing writes to it.
+	*draPreScoreState
 }
 
 // Clone returns a copy.
 func (s *balancedAllocationPreScoreState) Clone() framework.StateData {
-	return &balancedAllocationPreScoreState{podRequests: append([]int64(nil), s.podRequests...)}
+	return &balancedAllocationPreScoreState{podRequests: append([]int64(nil), s.podRequests...),
+		draPreScoreState: s.draPreScoreState}
 }
 
 // PreScore computes the pod's requests for the scored resources. A pod that
@@ -82,7 +95,12 @@ func (ba *BalancedAllocation) PreScore(ctx context.Context, state *framework.Cyc
 		klog.FromContext(ctx).V(5).Info("Skipping balanced-allocation scoring of a best-effort pod", "pod", klog.KObj(pod))
 		return framework.NewStatus(framework.Skip)
 	}
-	state.Write(balancedAllocationPreScoreStateKey, &balancedAllocationPreScoreState{podRequests: podRequests})
+	draState, status := ba.dra.getDRAPreScoredParams(ba.resources)
+	if status != nil {
+		return status
+	}
+	state.Write(balancedAllocationPreScoreStateKey,
+		&balancedAllocationPreScoreState{podRequests: podRequests, draPreScoreState: draState})
 	return nil
 }
 
@@ -91,20 +109,23 @@ func (ba *BalancedAllocation) PreScore(ctx context.Context, state *framework.Cyc
 // state, the pod's requests are computed here, and a best-effort pod scores 0.
 func (ba *BalancedAllocation) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
 	nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
-	var podRequests []int64
+	var s *balancedAllocationPreScoreState
 	if data, err := state.Read(balancedAllocationPreScoreStateKey); err == nil {
-		s, ok := data.(*balancedAllocationPreScoreState)
-		if !ok {
+		var ok bool
+		if s, ok = data.(*balancedAllocationPreScoreState); !ok {
 			return 0, framework.AsStatus(fmt.Errorf("invalid PreScore state, got type %T", data))
 		}
-		podRequests = s.podRequests
 	} else {
-		podRequests = ba.podRequests(pod)
-		if isBestEffort(podRequests) {
+		s = &balancedAllocationPreScoreState{podRequests: ba.podRequests(pod)}
+		if isBestEffort(s.podRequests) {
 			return 0, nil
 		}
+		var status *framework.Status
+		if s.draPreScoreState, status = ba.dra.getDRAPreScoredParams(ba.resources); status != nil {
+			return 0, status
+		}
 	}
-	return ba.score(ctx, pod, nodeInfo, podRequests)
+	return ba.score(ctx, pod, nodeInfo, s.podRequests, s.draPreScoreState)
 }
 
 // ScoreExtensions returns nil: scores are already 0-100.

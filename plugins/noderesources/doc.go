@@ -3,5 +3,7 @@
 // count, cpu, memory, ephemeral storage and extended resources), and scores
 // nodes by how much room they have left or would use (score.go). The package
 // also holds NodeResourcesBalancedAllocation (balanced_allocation.go), which
-// shares Fit's per-resource scoring arithmetic (resource_allocation.go).
+// shares Fit's per-resource scoring arithmetic (resource_allocation.go). An
+// extended resource a DeviceClass backs is left to DynamicResources on nodes
+// that do not advertise it, and scored by the class's devices (dra.go).
 package noderesources

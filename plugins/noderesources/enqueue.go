@@ -8,7 +8,10 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	"github.com/minisched/minisched/minisched/framework"
 )
@@ -16,7 +19,9 @@ import (
 // EventsToRegister lists what can free or add room:
 //   - an assigned pod deleted or scaled down (its requests went down);
 //   - the rejected pod itself scaled down;
-//   - a node added, or its allocatable changed.
+//   - a node added, or its allocatable changed;
+//   - a DeviceClass added or updated: it may now back an extended resource
+//     the pod requests, which Filter then leaves to DynamicResources.
 func (pl *Fit) EventsToRegister(_ context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete | framework.UpdatePodScaleDown},
@@ -25,6 +30,8 @@ func (pl *Fit) EventsToRegister(_ context.Context) ([]framework.ClusterEventWith
 			QueueingHintFn: isSchedulableAfterTargetPodScaleDown},
 		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable},
 			QueueingHintFn: pl.isSchedulableAfterNodeChange},
+		{Event: framework.ClusterEvent{Resource: framework.DeviceClass, ActionType: framework.Add | framework.Update},
+			QueueingHintFn: isSchedulableAfterDeviceClassEvent},
 	}, nil
 }
 
@@ -99,7 +106,9 @@ func isSchedulableAfterTargetPodScaleDown(logger klog.Logger, pod *v1.Pod,
 // isSchedulableAfterNodeChange queues the pod when the added or updated node
 // could hold it were it empty (the event carries only the node object, not
 // its pods) and, for an update, when the node gained allocatable in a
-// resource the pod requests or in pod slots.
+// resource the pod requests or in pod slots, or when it has none of a
+// requested resource that a DeviceClass backs (DynamicResources may serve
+// it there).
 func (pl *Fit) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod,
 	oldObj, newObj interface{}) (framework.QueueingHint, error) {
 	oldNode, newNode, err := framework.As[*v1.Node](oldObj, newObj)
@@ -119,7 +128,7 @@ func (pl *Fit) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod,
 		logger.V(5).Info("Node was added and may hold the pod", "pod", klog.KObj(pod), "node", klog.KObj(newNode))
 		return framework.Queue, nil
 	}
-	if !requestedAllocatableIncreased(&podRequest, oldNode, newNode) {
+	if !requestedAllocatableIncreased(&podRequest, oldNode, newNode, pl.draManager) {
 		logger.V(5).Info("Node was updated, but gained nothing the pod requests",
 			"pod", klog.KObj(pod), "node", klog.KObj(newNode))
 		return framework.QueueSkip, nil
@@ -130,15 +139,22 @@ func (pl *Fit) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod,
 }
 
 // fitsEmptyNode reports whether podRequest fits node with no pods on it.
+// Unlike Filter, it checks ignored resources too: kube-scheduler's hint asks
+// its exported Fits, which knows no ignore lists, so a pod requesting an
+// ignored resource the node lacks is not queued by this node's event.
 func (pl *Fit) fitsEmptyNode(podRequest *framework.Resource, node *v1.Node) bool {
 	ni := framework.NewNodeInfo()
 	ni.SetNode(node)
-	return len(fitsRequest(podRequest, ni, pl.ignoredResources, pl.ignoredResourceGroups)) == 0
+	return len(fitsRequest(podRequest, ni, nil, nil, pl.draManager)) == 0
 }
 
 // requestedAllocatableIncreased reports whether newNode has more pod slots
-// than oldNode, or more allocatable of a resource podRequest asks for.
-func requestedAllocatableIncreased(podRequest *framework.Resource, oldNode, newNode *v1.Node) bool {
+// than oldNode, or more allocatable of a resource podRequest asks for, or
+// none of a requested resource that a DeviceClass of draManager backs.
+// kube-scheduler counts the last as an increase whatever oldNode had, so
+// any allocatable update of such a node queues the pod.
+func requestedAllocatableIncreased(podRequest *framework.Resource, oldNode, newNode *v1.Node,
+	draManager framework.SharedDRAManager) bool {
 	before, after := framework.NewResource(oldNode.Status.Allocatable), framework.NewResource(newNode.Status.Allocatable)
 	if after.AllowedPodNumber > before.AllowedPodNumber {
 		return true
@@ -149,9 +165,51 @@ func requestedAllocatableIncreased(podRequest *framework.Resource, oldNode, newN
 		return true
 	}
 	for name, q := range podRequest.ScalarResources {
-		if q > 0 && after.ScalarResources[name] > before.ScalarResources[name] {
+		if q > 0 && (after.ScalarResources[name] > before.ScalarResources[name] ||
+			shouldDelegateResourceToDRA(name, after.ScalarResources[name], draManager)) {
 			return true
 		}
 	}
 	return false
+}
+
+// isSchedulableAfterDeviceClassEvent queues the pod when an added or updated
+// DeviceClass may now back an extended resource the pod requests: an added
+// class whose implicit name (deviceclass.resource.kubernetes.io/<class>)
+// the pod requests, or a class whose spec.extendedResourceName the pod
+// requests and that is new or changed it. An update that keeps the name
+// changes nothing Fit decides (a class's name never changes).
+func isSchedulableAfterDeviceClassEvent(logger klog.Logger, pod *v1.Pod,
+	oldObj, newObj interface{}) (framework.QueueingHint, error) {
+	oldClass, newClass, err := framework.As[*resourceapi.DeviceClass](oldObj, newObj)
+	if err == nil && newClass == nil {
+		err = fmt.Errorf("device class event without a new class")
+	}
+	if err != nil {
+		return framework.Queue, err
+	}
+	// Requested names, with or without a quantity, as kube-scheduler reads
+	// them: the pod's requests without status or feature options.
+	requests := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	if oldClass != nil {
+		if ptr.Deref(oldClass.Spec.ExtendedResourceName, "") == ptr.Deref(newClass.Spec.ExtendedResourceName, "") {
+			logger.V(5).Info("Device class kept its extended resource name", "pod", klog.KObj(pod),
+				"deviceClass", klog.KObj(newClass))
+			return framework.QueueSkip, nil
+		}
+	} else if _, ok := requests[v1.ResourceName(resourceapi.ResourceDeviceClassPrefix+newClass.Name)]; ok {
+		logger.V(5).Info("Device class was added and backs the pod's implicit extended resource",
+			"pod", klog.KObj(pod), "deviceClass", klog.KObj(newClass))
+		return framework.Queue, nil
+	}
+	if newClass.Spec.ExtendedResourceName != nil {
+		if _, ok := requests[v1.ResourceName(*newClass.Spec.ExtendedResourceName)]; ok {
+			logger.V(5).Info("Device class was added or updated and backs an extended resource the pod requests",
+				"pod", klog.KObj(pod), "deviceClass", klog.KObj(newClass))
+			return framework.Queue, nil
+		}
+	}
+	logger.V(5).Info("Device class backs no extended resource the pod requests",
+		"pod", klog.KObj(pod), "deviceClass", klog.KObj(newClass))
+	return framework.QueueSkip, nil
 }

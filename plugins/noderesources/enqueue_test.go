@@ -20,6 +20,7 @@ func TestEventsToRegister(t *testing.T) {
 		{Resource: framework.Pod, ActionType: framework.Delete | framework.UpdatePodScaleDown},
 		{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodScaleDown},
 		{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable},
+		{Resource: framework.DeviceClass, ActionType: framework.Add | framework.Update},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("EventsToRegister (-want +got):\n%s", diff)
@@ -150,11 +151,13 @@ func TestIsSchedulableAfterNodeChange(t *testing.T) {
 			want:   framework.QueueSkip,
 		},
 		{
-			name:   "added node without the extended resource, which is ignored",
+			// kube-scheduler's hint asks its Fits, which knows no ignore
+			// lists: the node lacks the gpu, so it is skipped.
+			name:   "added node without the extended resource, even an ignored one",
 			args:   rawArgs(`{"ignoredResourceGroups": ["example.com"]}`),
 			pod:    pod,
 			newObj: node(res{v1.ResourceCPU: "4"}),
-			want:   framework.Queue,
+			want:   framework.QueueSkip,
 		},
 		{
 			name:   "added node without pod slots",

@@ -1,5 +1,6 @@
 // This file is NodeResourcesFit's filtering half: New, PreFilter (the pod's
-// requests, once) and Filter (do they fit in what the node has left).
+// requests, once) and Filter (do they fit in what the node has left, leaving
+// requests served by DeviceClasses to DynamicResources; see dra.go).
 
 package noderesources
 
@@ -32,6 +33,9 @@ const (
 // enough cpu, memory, ephemeral storage or an extended resource left after
 // what the node's pods request.
 type Fit struct {
+	// draManager resolves extended resources to the DeviceClasses that back
+	// them; nil when the profile has no DRA (then none is backed).
+	draManager framework.SharedDRAManager
 	// ignoredResources are extended resources Filter does not check (another
 	// component, such as a scheduler extender, accounts for them).
 	ignoredResources sets.Set[string]
@@ -51,8 +55,9 @@ var (
 	_ framework.EnqueueExtensions = &Fit{}
 )
 
-// New builds the plugin from its NodeResourcesFitArgs (see DecodeArgs).
-func New(_ context.Context, rawArgs *runtime.RawExtension, _ framework.Handle) (framework.Plugin, error) {
+// New builds the plugin from its NodeResourcesFitArgs (see DecodeArgs). h
+// may be nil (in tests): the plugin then has no DRA manager.
+func New(_ context.Context, rawArgs *runtime.RawExtension, h framework.Handle) (framework.Plugin, error) {
 	args, err := DecodeArgs(rawArgs)
 	if err != nil {
 		return nil, err
@@ -61,7 +66,10 @@ func New(_ context.Context, rawArgs *runtime.RawExtension, _ framework.Handle) (
 	if err != nil {
 		return nil, err
 	}
+	draManager := sharedDRAManager(h)
+	scorer.dra = newDRAScorer(draManager)
 	return &Fit{
+		draManager:            draManager,
 		ignoredResources:      sets.New(args.IgnoredResources...),
 		ignoredResourceGroups: sets.New(args.IgnoredResourceGroups...),
 		scoringStrategy:       args.ScoringStrategy,
@@ -117,7 +125,7 @@ func (pl *Fit) Filter(ctx context.Context, state *framework.CycleState, pod *v1.
 	if err != nil {
 		return framework.AsStatus(err)
 	}
-	insufficient := fitsRequest(&s.Resource, nodeInfo, pl.ignoredResources, pl.ignoredResourceGroups)
+	insufficient := fitsRequest(&s.Resource, nodeInfo, pl.ignoredResources, pl.ignoredResourceGroups, pl.draManager)
 	if len(insufficient) == 0 {
 		return nil
 	}
@@ -149,9 +157,11 @@ type insufficientResource struct {
 // order: pod count, cpu, memory, ephemeral storage, then extended resources
 // (sorted by name, where kube-scheduler's order varies from run to run).
 // Extended resources named in ignored, or in a domain named in ignoredGroups,
-// are not checked.
+// are not checked; nor is one the node does not advertise but a DeviceClass
+// of draManager (which may be nil) backs: DynamicResources' Filter decides
+// whether the node's devices can serve it.
 func fitsRequest(podRequest *framework.Resource, nodeInfo *framework.NodeInfo,
-	ignored, ignoredGroups sets.Set[string]) []insufficientResource {
+	ignored, ignoredGroups sets.Set[string], draManager framework.SharedDRAManager) []insufficientResource {
 	var out []insufficientResource
 	alloc, used := nodeInfo.Allocatable, nodeInfo.Requested
 
@@ -177,7 +187,8 @@ func fitsRequest(podRequest *framework.Resource, nodeInfo *framework.NodeInfo,
 		return out // most pods: no sorted keys to allocate on every node
 	}
 	for _, name := range slices.Sorted(maps.Keys(podRequest.ScalarResources)) {
-		if isIgnored(name, ignored, ignoredGroups) {
+		if isIgnored(name, ignored, ignoredGroups) ||
+			shouldDelegateResourceToDRA(name, alloc.ScalarResources[name], draManager) {
 			continue
 		}
 		check(name, fmt.Sprintf("Insufficient %v", name), podRequest.ScalarResources[name], alloc.ScalarResources[name],

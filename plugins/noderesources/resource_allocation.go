@@ -59,6 +59,9 @@ type resourceAllocationScorer struct {
 	useRequested bool
 	// scorer is the formula.
 	scorer resourceScorer
+	// dra counts the devices behind extended resources backed by
+	// DeviceClasses; nil when the profile has no DRA.
+	dra *draScorer
 }
 
 // podRequests returns the pod's request for each scored resource, in the
@@ -103,9 +106,10 @@ func isBestEffort(podRequests []int64) bool {
 // resource are left out, with all three figures zero: a scalar resource
 // (extended, hugepages...) the pod does not request, so that nodes with
 // special hardware are not favoured or shunned by pods that do not use it,
-// and a resource the node does not have.
-func (r *resourceAllocationScorer) nodeUsage(ni *framework.NodeInfo,
-	podRequests []int64) (requested, allocated, allocatable []int64) {
+// and a resource the node does not have. draState is PreScore's DRA state
+// (nil when no scored resource is backed by a DeviceClass).
+func (r *resourceAllocationScorer) nodeUsage(ctx context.Context, ni *framework.NodeInfo,
+	podRequests []int64, draState *draPreScoreState) (requested, allocated, allocatable []int64) {
 	// One allocation for the three: Score runs this for every feasible
 	// node, twice with the default plugins.
 	n := len(r.resources)
@@ -116,7 +120,7 @@ func (r *resourceAllocationScorer) nodeUsage(ni *framework.NodeInfo,
 		if podRequests[i] == 0 && framework.IsScalarResourceName(name) {
 			continue
 		}
-		nodeAllocatable, nodeAllocated := r.allocatableAndAllocated(ni, name)
+		nodeAllocatable, nodeAllocated := r.allocatableAndAllocated(ctx, ni, name, draState)
 		if nodeAllocatable == 0 {
 			continue
 		}
@@ -129,9 +133,12 @@ func (r *resourceAllocationScorer) nodeUsage(ni *framework.NodeInfo,
 
 // allocatableAndAllocated returns the node's allocatable of one resource and
 // what its pods request of it. Only cpu and memory have non-zero requests;
-// ephemeral storage and scalar resources always count as requested.
-func (r *resourceAllocationScorer) allocatableAndAllocated(ni *framework.NodeInfo,
-	name v1.ResourceName) (int64, int64) {
+// ephemeral storage and scalar resources always count as requested. A
+// scalar resource the node does not advertise (no device plugin serves it)
+// but a DeviceClass backs counts the class's devices on the node instead:
+// all of them as allocatable, the allocated ones as requested.
+func (r *resourceAllocationScorer) allocatableAndAllocated(ctx context.Context, ni *framework.NodeInfo,
+	name v1.ResourceName, draState *draPreScoreState) (int64, int64) {
 	used := ni.NonZeroRequested
 	if r.useRequested {
 		used = ni.Requested
@@ -144,19 +151,27 @@ func (r *resourceAllocationScorer) allocatableAndAllocated(ni *framework.NodeInf
 	case v1.ResourceEphemeralStorage:
 		return ni.Allocatable.EphemeralStorage, ni.Requested.EphemeralStorage
 	}
-	if alloc, ok := ni.Allocatable.ScalarResources[name]; ok {
+	alloc, ok := ni.Allocatable.ScalarResources[name]
+	if alloc == 0 && r.dra != nil && draState != nil {
+		if draAlloc, draAllocated := r.dra.calculateDRAExtendedResourceAllocatableRequest(ctx, ni.Node(), name,
+			draState); draAlloc > 0 {
+			return draAlloc, draAllocated
+		}
+	}
+	if ok {
 		return alloc, ni.Requested.ScalarResources[name]
 	}
 	return 0, 0
 }
 
-// score rates the node for a pod whose requests are podRequests.
+// score rates the node for a pod whose requests are podRequests, with
+// PreScore's DRA state (see nodeUsage).
 func (r *resourceAllocationScorer) score(ctx context.Context, pod *v1.Pod, ni *framework.NodeInfo,
-	podRequests []int64) (int64, *framework.Status) {
+	podRequests []int64, draState *draPreScoreState) (int64, *framework.Status) {
 	if len(r.resources) == 0 {
 		return 0, framework.NewStatus(framework.Error, "resources not found")
 	}
-	requested, allocated, allocatable := r.nodeUsage(ni, podRequests)
+	requested, allocated, allocatable := r.nodeUsage(ctx, ni, podRequests, draState)
 	score := r.scorer(requested, allocated, allocatable)
 	if logger := klog.FromContext(ctx).V(10); logger.Enabled() {
 		logger.Info("Resource allocation score", "pod", klog.KObj(pod), "node", klog.KObj(ni.Node()), "scorer", r.name,

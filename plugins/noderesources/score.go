@@ -1,6 +1,7 @@
 // This file is NodeResourcesFit's scoring: PreScore computes the pod's
-// requests for the scored resources once, Score rates each node with the
-// configured strategy (LeastAllocated, MostAllocated or
+// requests for the scored resources once (and, for resources backed by
+// DeviceClasses, gathers the devices; see dra.go), Score rates each node
+// with the configured strategy (LeastAllocated, MostAllocated or
 // RequestedToCapacityRatio; see their files).
 
 package noderesources
@@ -42,39 +43,59 @@ func newFitScorer(strategy *configv1.ScoringStrategy) (*resourceAllocationScorer
 }
 
 // preScoreState holds the pod's request for each scored resource, in the
-// order of the strategy's resources.
+// order of the strategy's resources, and what counting DRA-backed extended
+// resources needs (nil when no scored resource is backed by a DeviceClass).
 type preScoreState struct {
 	podRequests []int64
+	// draPreScoreState is shared by clones: nothing writes to it.
+	*draPreScoreState
 }
 
 // Clone returns a copy.
 func (s *preScoreState) Clone() framework.StateData {
-	return &preScoreState{podRequests: append([]int64(nil), s.podRequests...)}
+	return &preScoreState{podRequests: append([]int64(nil), s.podRequests...), draPreScoreState: s.draPreScoreState}
 }
 
-// PreScore computes the pod's requests for the scored resources.
+// PreScore computes the pod's requests for the scored resources and, when
+// a scored resource is backed by a DeviceClass, gathers the slices and
+// allocated devices once for every node's Score.
 func (pl *Fit) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod,
 	_ []*framework.NodeInfo) *framework.Status {
-	state.Write(preScoreStateKey, &preScoreState{podRequests: pl.scorer.podRequests(pod)})
+	s, status := pl.computePreScoreState(pod)
+	if status != nil {
+		return status
+	}
+	state.Write(preScoreStateKey, s)
 	return nil
+}
+
+// computePreScoreState is PreScore's state for pod.
+func (pl *Fit) computePreScoreState(pod *v1.Pod) (*preScoreState, *framework.Status) {
+	draState, status := pl.scorer.dra.getDRAPreScoredParams(pl.scorer.resources)
+	if status != nil {
+		return nil, status
+	}
+	return &preScoreState{podRequests: pl.scorer.podRequests(pod), draPreScoreState: draState}, nil
 }
 
 // Score rates the node with the configured strategy. A scalar resource the
 // pod does not request, or a resource the node does not have, is left out.
-// Without PreScore's state, the pod's requests are computed here.
+// Without PreScore's state, it is computed here.
 func (pl *Fit) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
 	nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
-	var podRequests []int64
+	var s *preScoreState
 	if data, err := state.Read(preScoreStateKey); err == nil {
-		s, ok := data.(*preScoreState)
-		if !ok {
+		var ok bool
+		if s, ok = data.(*preScoreState); !ok {
 			return 0, framework.AsStatus(fmt.Errorf("%+v convert to NodeResourcesFit.preScoreState error", data))
 		}
-		podRequests = s.podRequests
 	} else {
-		podRequests = pl.scorer.podRequests(pod)
+		var status *framework.Status
+		if s, status = pl.computePreScoreState(pod); status != nil {
+			return 0, status
+		}
 	}
-	return pl.scorer.score(ctx, pod, nodeInfo, podRequests)
+	return pl.scorer.score(ctx, pod, nodeInfo, s.podRequests, s.draPreScoreState)
 }
 
 // ScoreExtensions returns nil: every strategy's scores are already 0-100.
