@@ -409,12 +409,18 @@ func (d *DeviceWrapper) Taint(key, value string, effect resourceapi.DeviceTaintE
 
 // BindingConditions makes the scheduler wait in PreBind until the driver
 // sets each of conditions true in the claim's status.devices, and give up
-// if one of failureConditions becomes true. The apiserver requires
-// bindsToNode with them, so it is set too.
+// if one of failureConditions becomes true.
 func (d *DeviceWrapper) BindingConditions(conditions, failureConditions []string) *DeviceWrapper {
 	d.Device.BindingConditions = conditions
 	d.Device.BindingFailureConditions = failureConditions
-	d.BindsToNode = ptrTo(true)
+	return d
+}
+
+// BindsToNode pins an allocation of the device to the node chosen for it:
+// the allocation's node selector names that node even when the slice
+// reaches several (a device that must be attached to a node first).
+func (d *DeviceWrapper) BindsToNode() *DeviceWrapper {
+	d.Device.BindsToNode = ptrTo(true)
 	return d
 }
 

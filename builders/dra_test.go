@@ -55,8 +55,8 @@ func TestDRABuilders(t *testing.T) {
 		got:  builders.MakeResourceSlice().Pool("rack-a").Node("n1").Obj().Spec.Pool.Name,
 		want: "rack-a",
 	}, {
-		name: "binding conditions come with bindsToNode",
-		got:  builders.MakeDevice("d").BindingConditions([]string{"attached"}, []string{"failed"}).Device,
+		name: "a device bound to its node once attached",
+		got:  builders.MakeDevice("d").BindingConditions([]string{"attached"}, []string{"failed"}).BindsToNode().Device,
 		want: resourceapi.Device{Name: "d", BindingConditions: []string{"attached"},
 			BindingFailureConditions: []string{"failed"}, BindsToNode: ptr.To(true)},
 	}, {

@@ -20,15 +20,20 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/minisched/minisched/builders"
+	"github.com/minisched/minisched/scenario"
 )
 
 // draControllers are the controllers Case.DRA starts.
@@ -309,6 +314,19 @@ func draCases() []Case {
 			Steps: []Step{
 				pods(pod("p").ResourceClaimTemplate("nic", "one-nic")), waitBound("p"),
 				pods(pod("q").ResourceClaimTemplate("nic", "one-nic"))}},
+		// Binding conditions: a network-attached NIC must be attached to
+		// the chosen node first (bindsToNode: the allocation names that
+		// node, not the rack). PreBind writes the allocation, nominates the
+		// node and waits until the driver (played by the case) reports the
+		// condition "attached"; then the pod is bound.
+		{Name: "dra-binding-conditions", DRA: true, Backlog: []Step{
+			nodes(node("n1").Label("rack", "a"), node("n2").Label("rack", "b")),
+			objects(nicClass, oneNIC,
+				builders.MakeResourceSlice().Name("rack-a-nics").Driver(nicDriver).Pool("rack-a").
+					NodeSelector(&v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{matchExpr("rack", v1.NodeSelectorOpIn, "a")}}).
+					Device(builders.MakeDevice("nic-0").BindsToNode().
+						BindingConditions([]string{"attached"}, []string{"attach-failed"})).Obj())},
+			Steps: []Step{pods(pod("p").ResourceClaimTemplate("nic", "one-nic")), attach("attached")}},
 		// PostFilter: a claim allocated on n1 but reserved for no pod, and a
 		// pod that must run on n2. Nowhere fits (n1 by node selector, n2
 		// because the claim is not available there), so DynamicResources
@@ -393,6 +411,53 @@ func allocateClaim(name string, sel *v1.NodeSelector, results ...resourceapi.Dev
 	}
 }
 
+// attach plays a driver that completes binding: it waits until some claim
+// in default is allocated a device with binding conditions, and then
+// reports condition (one of them) true for each such device.
+func attach(condition string) Step {
+	return func(ctx context.Context, c *Cluster) error {
+		claims := c.Client.ResourceV1().ResourceClaims("default")
+		var name string
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, scenario.DefaultWait, true,
+			func(ctx context.Context) (bool, error) {
+				list, err := claims.List(ctx, metav1.ListOptions{})
+				if err != nil {
+					return false, err
+				}
+				for _, claim := range list.Items {
+					if a := claim.Status.Allocation; a != nil && slices.ContainsFunc(a.Devices.Results,
+						func(r resourceapi.DeviceRequestAllocationResult) bool { return len(r.BindingConditions) > 0 }) {
+						name = claim.Name
+						return true, nil
+					}
+				}
+				return false, nil
+			})
+		if err != nil {
+			return fmt.Errorf("waiting for a claim to attach: %w", err)
+		}
+		// The scheduler may be writing the claim too (reservedFor).
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			claim, err := claims.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			claim.Status.Devices = nil
+			for _, r := range claim.Status.Allocation.Devices.Results {
+				if len(r.BindingConditions) == 0 {
+					continue
+				}
+				claim.Status.Devices = append(claim.Status.Devices, resourceapi.AllocatedDeviceStatus{
+					Driver: r.Driver, Pool: r.Pool, Device: r.Device,
+					Conditions: []metav1.Condition{{Type: condition, Status: metav1.ConditionTrue,
+						Reason: "Attached", LastTransitionTime: metav1.Now()}}})
+			}
+			_, err = claims.UpdateStatus(ctx, claim, metav1.UpdateOptions{})
+			return err
+		})
+	}
+}
+
 // draOutcome lists each ResourceClaim: "claim ns/name: devices (request ->
 // driver/pool/device, with admin access, sharing and consumed capacity if
 // any), node selector, reservedFor (pod names), finalizers", sorted. A
@@ -442,6 +507,10 @@ func allocatedDevices(a *resourceapi.AllocationResult) string {
 		if r.ShareID != nil {
 			// The ID is random; that there is one says the device is shared.
 			d += " (shared)"
+		}
+		if len(r.BindingConditions) > 0 {
+			d += fmt.Sprintf(" (binding conditions %v, failure conditions %v)", r.BindingConditions,
+				r.BindingFailureConditions)
 		}
 		if len(r.ConsumedCapacity) > 0 {
 			var consumed []string
