@@ -274,7 +274,9 @@ func settle(ctx context.Context, client kubernetes.Interface) ([]string, error) 
 // deleted, "[nominated: node]" for a pod with status.nominatedNodeName and
 // "[bound by example-extender]" for a pod the example extender bound;
 // decided is false while some pod of ours has neither a node nor a
-// message. Preempted victims without a grace period are simply gone.
+// message. Preempted victims without a grace period are simply gone. The
+// claims and volumes (storageOutcome) and the ResourceClaims (draOutcome)
+// follow the pods.
 func outcome(ctx context.Context, client kubernetes.Interface) ([]string, bool, error) {
 	list, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if err != nil {
