@@ -56,40 +56,42 @@ const maxDevicesPerSlice = 64
 
 // NodeDevices describes the devices of a node. The zero value is a node
 // without devices (it still publishes an empty pool, which says that the
-// driver runs there and has nothing).
+// driver runs there and has nothing). The JSON names are those of a
+// scenario file's draDriver field (docs/scenarios.md).
 type NodeDevices struct {
 	// GPUs is how many GPUs the node has: gpu-0, gpu-1, ...
-	GPUs int
+	GPUs int `json:"gpus,omitempty"`
 	// Model is every GPU's model; "" means DefaultModel.
-	Model string
+	Model string `json:"model,omitempty"`
 	// Memory is every GPU's memory; zero means DefaultMemory.
-	Memory resource.Quantity
+	Memory resource.Quantity `json:"memory,omitempty"`
 	// Partitions, if 2 or more, makes each GPU partitionable: beside
 	// gpu-<i>, devices gpu-<i>-part-<j> (j < Partitions) each with an
 	// equal share of its memory, all drawing on one counter set (gpu-<i>)
 	// that holds the GPU's memory. Allocating the whole GPU then leaves no
 	// partition, and one partition leaves the others but not the whole.
-	Partitions int
+	Partitions int `json:"partitions,omitempty"`
 	// Shared marks every device allowMultipleAllocations: several claims
 	// (or requests) may have it at once, each consuming part of its
 	// memory capacity, as MemoryPolicy says.
-	Shared bool
+	Shared bool `json:"shared,omitempty"`
 	// MemoryPolicy is the memory capacity's requestPolicy on a Shared
 	// device: how much a request that names no amount consumes, and which
 	// amounts are valid. Nil means none: a request consumes what it asks,
 	// or all of it if it asks nothing.
-	MemoryPolicy *resourceapi.CapacityRequestPolicy
+	MemoryPolicy *resourceapi.CapacityRequestPolicy `json:"memoryPolicy,omitempty"`
 	// BindsToNode marks every device bindsToNode: an allocation of it
 	// holds only for the node it was made for.
-	BindsToNode bool
+	BindsToNode bool `json:"bindsToNode,omitempty"`
 	// BindingConditions and BindingFailureConditions, on every device,
 	// make the scheduler's PreBind wait until the driver reports the
 	// former True in the claim's status.devices (SetDeviceCondition), or
 	// fail if it reports one of the latter True. Give both or neither: the
 	// apiserver rejects one without the other.
-	BindingConditions, BindingFailureConditions []string
+	BindingConditions        []string `json:"bindingConditions,omitempty"`
+	BindingFailureConditions []string `json:"bindingFailureConditions,omitempty"`
 	// Taints are device taints by device name (gpu-1, gpu-0-part-1).
-	Taints map[string][]resourceapi.DeviceTaint
+	Taints map[string][]resourceapi.DeviceTaint `json:"taints,omitempty"`
 }
 
 // Pool is what the driver publishes for node: one pool named after the

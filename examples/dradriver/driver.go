@@ -36,14 +36,15 @@ const DefaultDriverName = "gpu.example.com"
 // one, a story's ten nodes would wait ten seconds for their devices.
 const workers = 10
 
-// Options say which devices each node has.
+// Options say which devices each node has (in JSON, as a scenario file's
+// draDriver field gives them).
 type Options struct {
 	// DriverName is the driver's name; "" means DefaultDriverName.
-	DriverName string
+	DriverName string `json:"driverName,omitempty"`
 	// Devices are the devices of every node PerNode does not name.
-	Devices NodeDevices
+	Devices NodeDevices `json:"devices,omitempty"`
 	// PerNode are the devices of the named nodes.
-	PerNode map[string]NodeDevices
+	PerNode map[string]NodeDevices `json:"perNode,omitempty"`
 }
 
 // driverName is the driver's name, defaulted.
