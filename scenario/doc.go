@@ -28,5 +28,7 @@
 //	extender.go   the example extender, for stories that need one
 //	storage.go    kube-controller-manager and the example provisioner, for
 //	              stories of volumes; waits on claims and capacity
+//	dra.go        the example DRA driver, for stories of devices; waits on
+//	              resource claims and slices, and a claim in one line
 //	replica.go    a scheduler a story starts itself (leader election, throughput)
 package scenario

@@ -47,10 +47,11 @@ type Runner struct {
 
 	// progress is the opening line of the scenario RunAll runs now.
 	progress string
-	// controllerManager is kube-controller-manager with the storage
-	// controllers, started for the first scenario that needs Storage and
-	// kept until RunAll (or Run, for its one scenario) ends.
+	// controllerManager is kube-controller-manager, started for the first
+	// scenario that needs Storage or DRA and kept until RunAll (or Run,
+	// for its one scenario) ends; controllers are the controllers it runs.
 	controllerManager *testenv.ControllerManager
+	controllers       []string
 }
 
 // RunAll runs the scenarios, each opened by a progress line ([i/n]) and
@@ -93,7 +94,8 @@ func (r *Runner) Run(ctx context.Context, s Scenario) error {
 // run runs one scenario: start a scheduler with its configuration (leader
 // election and profiling turned off) serving /metrics on a free loopback
 // port, with KWOK, kube-controller-manager and the example provisioner if
-// the scenario asks for them, run the scenario, print where each pod went,
+// the scenario asks for them (and the example DRA driver), run the
+// scenario, print where each pod went (and each claim's devices),
 // stop the scheduler and clean up. kube-controller-manager is left running
 // for the next scenario (RunAll and Run stop it). A scenario that
 // StartsSchedulers gets no scheduler from run.
@@ -146,8 +148,15 @@ func (r *Runner) run(ctx context.Context, s Scenario) (err error) {
 		}
 		defer func() { _ = kwok.Stop() }()
 	}
+	var controllers []string
 	if s.Storage || s.Provisioner != nil {
-		if err := r.startControllerManager(); err != nil {
+		controllers = append(controllers, testenv.StorageControllers...)
+	}
+	if s.DRA || s.DRADriver != nil {
+		controllers = append(controllers, testenv.DRAControllers...)
+	}
+	if len(controllers) > 0 {
+		if err := r.startControllerManager(controllers...); err != nil {
 			return err
 		}
 	}
@@ -158,6 +167,14 @@ func (r *Runner) run(ctx context.Context, s Scenario) (err error) {
 		}
 		defer func() {
 			if stopErr := stopProvisioner(); stopErr != nil && err == nil {
+				err = stopErr
+			}
+		}()
+	}
+	if s.DRADriver != nil {
+		stopDriver := startDRADriver(ctx, client, *s.DRADriver)
+		defer func() {
+			if stopErr := stopDriver(); stopErr != nil && err == nil {
 				err = stopErr
 			}
 		}()
@@ -219,7 +236,7 @@ func (r *Runner) config(s Scenario) (*configv1.KubeSchedulerConfiguration, error
 }
 
 // runScenario runs the scenario's story, then prints where each of its pods
-// went.
+// went, and what each of its claims was given (none in most stories).
 func (r *Runner) runScenario(ctx context.Context, s Scenario, env *Env) error {
 	runErr := s.Run(ctx, env)
 	if lines, perr := env.placement(ctx); perr == nil {
@@ -227,11 +244,17 @@ func (r *Runner) runScenario(ctx context.Context, s Scenario, env *Env) error {
 			fmt.Fprintf(r.Out, "    %s\n", l)
 		}
 	}
+	if lines, cerr := env.claimLines(ctx); cerr == nil {
+		for _, l := range lines {
+			fmt.Fprintf(r.Out, "    %s\n", l)
+		}
+	}
 	return runErr
 }
 
-// cleanCluster deletes every node and every pod, and every storage object
-// (cleanStorage), so scenarios do not see each other's leftovers. Without a
+// cleanCluster deletes every node and every pod, every storage object
+// (cleanStorage) and every DRA object (cleanDRA), so scenarios do not see
+// each other's leftovers. Without a
 // kubelet, deletion with grace period 0 is immediate.
 func cleanCluster(ctx context.Context, client kubernetes.Interface) error {
 	nss, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
@@ -244,6 +267,6 @@ func cleanCluster(ctx context.Context, client kubernetes.Interface) error {
 			metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{}))
 	}
 	errs = append(errs, client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}))
-	errs = append(errs, cleanStorage(ctx, client, nss.Items))
+	errs = append(errs, cleanStorage(ctx, client, nss.Items), cleanDRA(ctx, client, nss.Items))
 	return errors.Join(errs...)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/minisched/minisched/examples/dradriver"
 )
 
 // Scenario is one story told against a real apiserver: it creates nodes and
@@ -46,6 +48,20 @@ type Scenario struct {
 	// space as CSIStorageCapacity objects. It implies Storage: the PV
 	// binder does half of the provisioning handshake.
 	Provisioner map[string]string
+	// DRA runs kube-controller-manager's DRA controllers
+	// (testenv.DRAControllers: the resourceclaim controller and the
+	// garbage collector) beside the scheduler, so that a pod's claim
+	// templates become claims, and claims are released when their pods go.
+	// Like Storage, kube-controller-manager is started once and kept for
+	// the rest of the run (with the union of what the run's scenarios
+	// asked for).
+	DRA bool
+	// DRADriver, when set, runs the example DRA driver
+	// (examples/dradriver) for the scenario with these options: it
+	// publishes each node's devices as ResourceSlices. It implies DRA. It
+	// is apart from DRA so that a story may publish slices of its own
+	// without a driver of the same name deleting them as not its own.
+	DRADriver *dradriver.Options
 	// Extender runs the example extender (examples/extender/server) beside
 	// the scheduler: configuration entries whose urlPrefix is ExtenderURL
 	// are pointed at it.

@@ -1,5 +1,6 @@
-// Storage beside a story: kube-controller-manager's storage controllers
-// (Scenario.Storage), the example provisioner (Scenario.Provisioner), the
+// Storage beside a story: kube-controller-manager (with the storage
+// controllers of Scenario.Storage, and those of Scenario.DRA), the example
+// provisioner (Scenario.Provisioner), the
 // waits a story of volumes needs, and the cleaning of storage objects
 // between stories.
 
@@ -9,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -23,24 +25,30 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/examples/provisioner"
-	"github.com/minisched/minisched/testenv"
 )
 
-// startControllerManager starts kube-controller-manager with the storage
-// controllers, unless it runs already (an earlier scenario of the run
-// started it). It needs the runner's Environment.
-func (r *Runner) startControllerManager() error {
-	if r.controllerManager != nil {
+// startControllerManager makes kube-controller-manager run the named
+// controllers. If it runs already (an earlier scenario of the run started
+// it) with all of them, it is kept; if some are missing, it is restarted
+// with the union, which takes a fraction of a second. It needs the
+// runner's Environment.
+func (r *Runner) startControllerManager(controllers ...string) error {
+	missing := slices.DeleteFunc(slices.Clone(controllers), func(c string) bool {
+		return slices.Contains(r.controllers, c)
+	})
+	if r.controllerManager != nil && len(missing) == 0 {
 		return nil
 	}
 	if r.Environment == nil {
 		return errors.New("this scenario needs kube-controller-manager, which needs the runner's Environment")
 	}
-	cm, err := r.Environment.StartControllerManager(testenv.StorageControllers...)
+	all := append(slices.Clone(r.controllers), missing...)
+	r.stopControllerManager()
+	cm, err := r.Environment.StartControllerManager(all...)
 	if err != nil {
 		return err
 	}
-	r.controllerManager = cm
+	r.controllerManager, r.controllers = cm, all
 	return nil
 }
 
@@ -54,7 +62,7 @@ func (r *Runner) stopControllerManager() {
 	if err := r.controllerManager.Stop(); err != nil {
 		fmt.Fprintf(r.Out, "kube-controller-manager: %v\n", err)
 	}
-	r.controllerManager = nil
+	r.controllerManager, r.controllers = nil, nil
 }
 
 // startProvisioner runs the example provisioner with the given disk sizes

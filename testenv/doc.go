@@ -1,8 +1,8 @@
 // Package testenv is the embedded cluster that scenarios and integration
 // tests run against: a real etcd and kube-apiserver (envtest), KWOK playing
 // the kubelets when pods must run and terminate, kube-controller-manager
-// with the controllers that finish what the storage plugins start, and a
-// scraper for a scheduler's /metrics.
+// with the controllers that finish what the storage and DRA plugins start,
+// and a scraper for a scheduler's /metrics.
 //
 // It knows nothing of the scheduler: no package of minisched's scheduler
 // (minisched, scheduler, plugins, queue, cache) is imported here, so that
@@ -19,6 +19,6 @@
 //	kwok.go         KWOK: StartKWOK
 //	controllermanager.go
 //	                kube-controller-manager: StartControllerManager,
-//	                StorageControllers
+//	                StorageControllers, DRAControllers
 //	metrics.go      Metrics: Scrape, Value, Quantile
 package testenv

@@ -187,6 +187,9 @@ func (p *parser) manifest(n *yaml.Node, line int, where string) (manifest, error
 		}
 		m.create = func(ctx context.Context, env *scenario.Env) error { return env.CreatePDB(ctx, pdb.DeepCopy()) }
 	default:
+		if err := p.checkDRAObject(u.GroupVersionKind(), js, line, where); err != nil {
+			return manifest{}, err
+		}
 		m.create = func(ctx context.Context, env *scenario.Env) error { return env.CreateObject(ctx, u.DeepCopy()) }
 	}
 	return m, nil

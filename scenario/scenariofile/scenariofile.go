@@ -8,6 +8,8 @@
 //	scenariofile.go  Parse: the file's fields, its configuration, its steps
 //	create.go        the create step: manifests, and the defaults a node's gets
 //	steps.go         the other steps: waits, checks, changes
+//	dra.go           devices: the draDriver field, DRA kinds, waitSlices
+//	                 and waitAllocated
 //	yaml.go          reading YAML nodes, each mistake with its line
 package scenariofile
 
@@ -23,12 +25,14 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	policyv1 "k8s.io/api/policy/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/minisched/minisched/examples/dradriver"
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
 )
@@ -49,7 +53,7 @@ func ParseFile(file string) (scenario.Scenario, error) {
 // configuration, and every pod or node a step names but no earlier create
 // step made.
 func Parse(file string, data []byte) (scenario.Scenario, error) {
-	p := &parser{file: file, pods: map[string]bool{}, nodes: map[string]bool{}}
+	p := &parser{file: file, pods: map[string]bool{}, nodes: map[string]bool{}, driverName: dradriver.DefaultDriverName}
 	return p.scenario(data)
 }
 
@@ -62,6 +66,9 @@ type parser struct {
 	// step naming another pod (of the scenario's namespace) or node has a
 	// typo.
 	pods, nodes map[string]bool
+	// driverName is the draDriver's name (dradriver's default if the file
+	// names none): whose slices waitSlices waits for.
+	driverName string
 }
 
 // stepFunc is what running one step does.
@@ -100,15 +107,22 @@ var stepKinds = map[string]func(p *parser, arg *yaml.Node, where string) (stepFu
 	"cordon":            (*parser).cordon,
 	"uncordon":          (*parser).uncordon,
 	"label":             (*parser).label,
+	"waitSlices":        (*parser).waitSlices,
+	"waitAllocated":     (*parser).waitAllocated,
 }
 
 // defaultAPIVersions are the kinds whose manifests may leave apiVersion out.
 var defaultAPIVersions = map[string]string{
 	"Node": "v1", "Pod": "v1", "Namespace": "v1", "ConfigMap": "v1",
 	"PersistentVolumeClaim": "v1", "PersistentVolume": "v1",
-	"PriorityClass":       schedulingv1.SchemeGroupVersion.String(),
-	"PodDisruptionBudget": policyv1.SchemeGroupVersion.String(),
-	"StorageClass":        storagev1.SchemeGroupVersion.String(),
+	"PriorityClass":         schedulingv1.SchemeGroupVersion.String(),
+	"PodDisruptionBudget":   policyv1.SchemeGroupVersion.String(),
+	"StorageClass":          storagev1.SchemeGroupVersion.String(),
+	"DeviceClass":           resourceapi.SchemeGroupVersion.String(),
+	"ResourceClaim":         resourceapi.SchemeGroupVersion.String(),
+	"ResourceClaimTemplate": resourceapi.SchemeGroupVersion.String(),
+	"ResourceSlice":         resourceapi.SchemeGroupVersion.String(),
+	"DeviceTaintRule":       resourceapi.SchemeGroupVersion.String(),
 }
 
 // scenario reads the file's one document.
@@ -132,7 +146,7 @@ func (p *parser) scenario(data []byte) (scenario.Scenario, error) {
 		root = root.Content[0]
 	}
 	f, err := p.mapping(root, "", "name", "chapter", "description", "config", "profile", "lifecycle", "storage",
-		"provisioner", "steps")
+		"provisioner", "dra", "draDriver", "steps")
 	if err != nil {
 		return scenario.Scenario{}, err
 	}
@@ -192,6 +206,19 @@ func (p *parser) scenario(data []byte) (scenario.Scenario, error) {
 	if n := f["provisioner"]; n != nil {
 		if s.Provisioner, err = p.disks(n); err != nil {
 			return scenario.Scenario{}, err
+		}
+	}
+	if n := f["dra"]; n != nil {
+		if s.DRA, err = p.boolean(n, "dra"); err != nil {
+			return scenario.Scenario{}, err
+		}
+	}
+	if n := f["draDriver"]; n != nil {
+		if s.DRADriver, err = p.draDriver(n); err != nil {
+			return scenario.Scenario{}, err
+		}
+		if s.DRADriver.DriverName != "" {
+			p.driverName = s.DRADriver.DriverName
 		}
 	}
 	if f["steps"] == nil {

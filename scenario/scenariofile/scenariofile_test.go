@@ -119,7 +119,7 @@ func TestFileParseErrors(t *testing.T) {
 		{name: "manifest without name", yaml: head + "- create: [{kind: Node}]\n",
 			want: "x.yaml:5: steps[2].create[0]: metadata.name is missing"},
 		{name: "manifest without apiVersion", yaml: head + "- create: [{kind: Deployment, metadata: {name: d}}]\n",
-			want: "x.yaml:5: steps[2].create[0]: apiVersion is missing (only ConfigMap, Namespace, Node,"},
+			want: "x.yaml:5: steps[2].create[0]: apiVersion is missing (only ConfigMap, DeviceClass, DeviceTaintRule, Namespace,"},
 		{name: "pod status", yaml: head + "- create: [{kind: Pod, metadata: {name: a}, status: {phase: Running}}]\n",
 			want: "x.yaml:5: steps[2].create[0]: a Pod's status is not written from a scenario"},
 		{name: "manifest in a string, second document", yaml: head + "- create: |\n    kind: Node\n" +
@@ -129,6 +129,28 @@ func TestFileParseErrors(t *testing.T) {
 			want: "x.yaml:8: steps[2].create: mapping values are not allowed in this context"},
 		{name: "create a number", yaml: head + "- create: 3\n",
 			want: "x.yaml:5: steps[2].create: want a list of objects or a string of YAML documents"},
+		{name: "dra not a bool", yaml: "name: x\ndra: 1\n", want: "x.yaml:2: dra: want true or false"},
+		{name: "draDriver not a mapping", yaml: "name: x\ndraDriver: 2\n",
+			want: `x.yaml:2: draDriver: want a mapping, got "2"`},
+		{name: "draDriver unknown field", yaml: "name: x\ndraDriver:\n  devices: {gpu: 2}\n",
+			want: `x.yaml:3: draDriver: unknown field "devices.gpu"`},
+		{name: "draDriver memory not a size", yaml: "name: x\ndraDriver: {devices: {gpus: 1, memory: lots}}\n",
+			want: "x.yaml:2: draDriver: quantities must match the regular expression"},
+		{name: "DRA manifest unknown field", yaml: head + "- create:\n  - kind: DeviceClass\n    metadata: {name: gpu}\n" +
+			"    spec: {selector: []}\n",
+			want: `x.yaml:6: steps[2].create[0] (DeviceClass gpu): unknown field "spec.selector"`},
+		{name: "claim status", yaml: head + "- create: [{kind: ResourceClaim, metadata: {name: c}, status: {}}]\n",
+			want: "x.yaml:5: steps[2].create[0]: a ResourceClaim's status is not written from a scenario"},
+		{name: "waitSlices unknown node", yaml: head + "- waitSlices: {nodes: [n1, n2]}\n",
+			want: `x.yaml:5: steps[2].waitSlices.nodes[1]: no earlier step creates node "n2"`},
+		{name: "waitSlices without nodes", yaml: head + "- waitSlices: {driver: d}\n",
+			want: "x.yaml:5: steps[2].waitSlices: nodes are missing"},
+		{name: "waitAllocated claim and pod", yaml: head + "- waitAllocated: {claim: c, pod: p}\n",
+			want: "x.yaml:5: steps[2].waitAllocated: give claim, or pod and podClaim"},
+		{name: "waitAllocated pod without podClaim", yaml: head + "- waitAllocated: {pod: p}\n",
+			want: "x.yaml:5: steps[2].waitAllocated: podClaim is missing"},
+		{name: "waitAllocated claim with podClaim", yaml: head + "- waitAllocated: {claim: c, podClaim: gpu}\n",
+			want: "x.yaml:5: steps[2].waitAllocated: podClaim goes with pod, not claim"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -392,18 +392,28 @@ func (p *parser) podStep(arg *yaml.Node, where string, fields ...string) (map[st
 	if err != nil {
 		return nil, "", 0, err
 	}
-	timeout := scenario.DefaultWait
-	if n := f["timeout"]; n != nil {
-		s, err := p.str(n, where+".timeout")
-		if err != nil {
-			return nil, "", 0, err
-		}
-		if timeout, err = time.ParseDuration(s); err != nil || timeout <= 0 {
-			return nil, "", 0, p.errorf(n.Line, "%s.timeout: want a positive duration such as 30s or 2m, got %q",
-				where, s)
-		}
+	timeout, err := p.timeout(f["timeout"], where)
+	if err != nil {
+		return nil, "", 0, err
 	}
 	return f, pod, timeout, nil
+}
+
+// timeout reads a step's timeout field, n (nil if the step has none:
+// DefaultWait).
+func (p *parser) timeout(n *yaml.Node, where string) (time.Duration, error) {
+	if n == nil {
+		return scenario.DefaultWait, nil
+	}
+	s, err := p.str(n, where+".timeout")
+	if err != nil {
+		return 0, err
+	}
+	timeout, err := time.ParseDuration(s)
+	if err != nil || timeout <= 0 {
+		return 0, p.errorf(n.Line, "%s.timeout: want a positive duration such as 30s or 2m, got %q", where, s)
+	}
+	return timeout, nil
 }
 
 // podName reads the name of a pod of the scenario's namespace that an
