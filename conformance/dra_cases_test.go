@@ -36,8 +36,6 @@ import (
 	"github.com/minisched/minisched/scenario"
 )
 
-// draControllers are the controllers Case.DRA starts.
-var draControllers = []string{"resourceclaim-controller"}
 
 // heldLabel marks a pod a case expects DynamicResources' PreEnqueue to hold
 // back for good (its claim never comes): it is never tried, so it never

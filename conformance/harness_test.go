@@ -169,7 +169,7 @@ func runAndScrape(t *testing.T, c Case, engine Engine, scrape bool) ([]string, m
 		}()
 	}
 	if c.DRA {
-		cm, err := env.StartControllerManager(draControllers...)
+		cm, err := env.StartControllerManager(testenv.DRAControllers...)
 		if err != nil {
 			t.Fatal(err)
 		}
