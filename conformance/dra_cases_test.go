@@ -36,7 +36,6 @@ import (
 	"github.com/minisched/minisched/scenario"
 )
 
-
 // heldLabel marks a pod a case expects DynamicResources' PreEnqueue to hold
 // back for good (its claim never comes): it is never tried, so it never
 // gets a PodScheduled condition, and the outcome counts it as decided.
