@@ -159,6 +159,7 @@ func (e *deviceExplainer) reachable(node *v1.Node) (reach, error) {
 	return re, nil
 }
 
+// boolToInt counts a true as one.
 func boolToInt(b bool) int {
 	if b {
 		return 1
@@ -171,8 +172,11 @@ func sliceForNode(s *resourceapi.ResourceSlice, node *v1.Node) (bool, error) {
 	if ptr.Deref(s.Spec.PerDeviceNodeSelection, false) {
 		for _, d := range s.Spec.Devices {
 			ok, err := nodeMatches(node, d.NodeName, d.AllNodes, d.NodeSelector)
-			if err != nil || ok {
-				return ok, err
+			if err != nil {
+				return false, fmt.Errorf("device %s in slice %s: %w", d.Name, s.Name, err)
+			}
+			if ok {
+				return true, nil
 			}
 		}
 		return false, nil
@@ -209,7 +213,8 @@ func nodeMatches(node *v1.Node, name *string, all *bool, selector *v1.NodeSelect
 // left is free for the request.
 type funnel struct {
 	reachable, inClass, matching, allocated, tainted int
-	// drivers are the reachable devices' drivers, said when none matches.
+	// drivers are the reachable devices' drivers, said when none is in
+	// the class.
 	drivers []string
 	// taints are the untolerated taints met, as key=value:Effect.
 	taints []string
@@ -249,9 +254,9 @@ func (e *deviceExplainer) count(m *matcher, re reach) (funnel, error) {
 	return f, nil
 }
 
-// untolerated returns the first taint of d that keeps it from r's
-// request (NoSchedule or NoExecute, and no toleration for it), as
-// key=value:Effect; "" if none does.
+// untolerated returns the first taint of d that keeps it from a request
+// with tolerations (NoSchedule or NoExecute, and none of them tolerates
+// it), as key=value:Effect; "" if none does.
 func untolerated(d *resourceapi.Device, tolerations []resourceapi.DeviceToleration) string {
 	for _, taint := range d.Taints {
 		if taint.Effect != resourceapi.DeviceTaintEffectNoSchedule && taint.Effect != resourceapi.DeviceTaintEffectNoExecute {
@@ -279,51 +284,57 @@ func (f funnel) enough(r deviceRequest) bool {
 	return f.free() >= r.wanted()
 }
 
-// text is the node's row: the funnel's stages, and the verdict.
+// text is the node's row: the funnel's stages, then the verdict.
 func (f funnel) text(r deviceRequest) string {
-	var parts []string
-	switch {
-	case f.reachable == 0:
-		parts = append(parts, "no devices")
-	case f.inClass == 0:
-		parts = append(parts, fmt.Sprintf("%s (of %s), none in the class", devices(f.reachable),
-			strings.Join(f.drivers, ", ")))
-	case len(r.selectors) == 0:
-		parts = append(parts, devices(f.reachable), matching(f.matching, ""))
-	case f.matching == 0:
-		parts = append(parts, devices(f.reachable), fmt.Sprintf("%d in the class", f.inClass),
-			"none match the request's selectors")
-	default:
-		parts = append(parts, devices(f.reachable), fmt.Sprintf("%d in the class", f.inClass),
-			matching(f.matching, " the request's selectors"))
-	}
-	if f.matching > 0 {
-		if f.allocated > 0 {
-			parts = append(parts, fmt.Sprintf("%d allocated to other claims", f.allocated))
-		}
-		if f.tainted > 0 {
-			parts = append(parts, fmt.Sprintf("%d tainted without a toleration (%s)", f.tainted, strings.Join(f.taints, ", ")))
-		}
-	}
-	s := strings.Join(parts, ", ")
+	s := f.stages(r)
 	if len(f.incomplete) > 0 {
 		s += "; not used until complete: pool " + strings.Join(f.incomplete, ", pool ")
 	}
 	if f.matching == 0 {
 		return s
 	}
+	return s + " → " + f.verdict(r)
+}
+
+// stages says how many devices each stage of the funnel kept.
+func (f funnel) stages(r deviceRequest) string {
+	var parts []string
+	switch {
+	case f.reachable == 0:
+		return "no devices"
+	case f.inClass == 0:
+		return fmt.Sprintf("%s (of %s), none in the class", devices(f.reachable), strings.Join(f.drivers, ", "))
+	case len(r.selectors) == 0:
+		parts = append(parts, devices(f.reachable), matching(f.matching, ""))
+	case f.matching == 0:
+		return fmt.Sprintf("%s, %d in the class, none match the request's selectors", devices(f.reachable), f.inClass)
+	default:
+		parts = append(parts, devices(f.reachable), fmt.Sprintf("%d in the class", f.inClass),
+			matching(f.matching, " the request's selectors"))
+	}
+	if f.allocated > 0 {
+		parts = append(parts, fmt.Sprintf("%d allocated to other claims", f.allocated))
+	}
+	if f.tainted > 0 {
+		parts = append(parts, fmt.Sprintf("%d tainted without a toleration (%s)", f.tainted, strings.Join(f.taints, ", ")))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// verdict weighs the free devices against what the request asks for.
+func (f funnel) verdict(r deviceRequest) string {
 	free := f.free()
 	switch {
 	case f.enough(r):
-		return fmt.Sprintf("%s → %d free, enough for this request on its own", s, free)
+		return fmt.Sprintf("%d free, enough for this request on its own", free)
 	case r.all() && len(f.incomplete) > 0:
-		return s + " → all cannot be counted while a pool is incomplete"
+		return "all cannot be allocated while a pool is incomplete"
 	case r.all():
-		return fmt.Sprintf("%s → %d of %d free, all wanted", s, free, f.matching)
+		return fmt.Sprintf("%d of %d free, all wanted", free, f.matching)
 	case free == 0:
-		return s + " → none free"
+		return "none free"
 	}
-	return fmt.Sprintf("%s → %d free, %d wanted", s, free, r.wanted())
+	return fmt.Sprintf("%d free, %d wanted", free, r.wanted())
 }
 
 // matching says "1 matches" or "n match", and what.

@@ -108,7 +108,7 @@ func explainDevices(ctx context.Context, client kubernetes.Interface, pod *v1.Po
 		return nil
 	}
 	rep := &deviceReport{said: said, noClaims: len(pod.Spec.ResourceClaims) == 0}
-	c, err := readDeviceCluster(ctx, client, nodes)
+	c, err := readDeviceCluster(ctx, client, pod.Namespace, nodes)
 	if err != nil {
 		klog.FromContext(ctx).V(4).Info("Cannot explain the pod's devices", "pod", klog.KObj(pod), "err", err)
 		rep.failed = err.Error()
@@ -164,9 +164,11 @@ type deviceID struct{ driver, pool, device string }
 func (d deviceID) String() string { return d.driver + "/" + d.pool + "/" + d.device }
 
 // readDeviceCluster reads the nodes named and every slice, class, claim
-// and DeviceTaintRule. DeviceTaintRules are optional: a user who may not
-// list them gets the section without them, and a note.
-func readDeviceCluster(ctx context.Context, client kubernetes.Interface, nodes []string) (*deviceCluster, error) {
+// and DeviceTaintRule. Claims of other namespaces than the pod's (in
+// namespace) and DeviceTaintRules are optional: a user who may not list
+// them gets the section without them, and a note.
+func readDeviceCluster(ctx context.Context, client kubernetes.Interface, namespace string,
+	nodes []string) (*deviceCluster, error) {
 	c := &deviceCluster{nodes: map[string]*v1.Node{}, pools: map[poolID][]*resourceapi.ResourceSlice{},
 		classes: map[string]*resourceapi.DeviceClass{}, claims: map[string]*resourceapi.ResourceClaim{},
 		allocated: sets.New[deviceID]()}
@@ -192,7 +194,14 @@ func readDeviceCluster(ctx context.Context, client kubernetes.Interface, nodes [
 	}
 	claimList, err := rs.ResourceClaims(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("listing ResourceClaims: %w", err)
+		// A user who may read only the pod's namespace still learns
+		// about the pod's claims, and the devices that namespace holds.
+		claimList, err = rs.ResourceClaims(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("listing ResourceClaims: %w", err)
+		}
+		c.notes = append(c.notes, fmt.Sprintf("ResourceClaims of namespaces other than %s were not read: "+
+			"devices they hold are counted as free.", namespace))
 	}
 	var rules []resourceapi.DeviceTaintRule
 	if ruleList, err := rs.DeviceTaintRules().List(ctx, metav1.ListOptions{}); err != nil {
@@ -200,15 +209,26 @@ func readDeviceCluster(ctx context.Context, client kubernetes.Interface, nodes [
 	} else {
 		rules = ruleList.Items
 	}
-	for i := range sliceList.Items {
-		s := withTaintRules(&sliceList.Items[i], rules)
+	c.addSlices(sliceList.Items, rules)
+	for i := range classList.Items {
+		c.classes[classList.Items[i].Name] = &classList.Items[i]
+	}
+	c.addClaims(claimList.Items)
+	return c, nil
+}
+
+// addSlices files slices by pool, DeviceTaintRules applied, in the order
+// the allocator goes through them: pools by driver and name, a pool's
+// slices by name.
+func (c *deviceCluster) addSlices(slices []resourceapi.ResourceSlice, rules []resourceapi.DeviceTaintRule) {
+	for i := range slices {
+		s := withTaintRules(&slices[i], rules)
 		id := poolID{s.Spec.Driver, s.Spec.Pool.Name}
 		if _, ok := c.pools[id]; !ok {
 			c.poolIDs = append(c.poolIDs, id)
 		}
 		c.pools[id] = append(c.pools[id], s)
 	}
-	// The allocator goes through pools by driver and name, slices by name.
 	sort.Slice(c.poolIDs, func(i, j int) bool {
 		a, b := c.poolIDs[i], c.poolIDs[j]
 		return a.driver < b.driver || (a.driver == b.driver && a.pool < b.pool)
@@ -216,11 +236,13 @@ func readDeviceCluster(ctx context.Context, client kubernetes.Interface, nodes [
 	for _, pool := range c.pools {
 		sort.Slice(pool, func(i, j int) bool { return pool[i].Name < pool[j].Name })
 	}
-	for i := range classList.Items {
-		c.classes[classList.Items[i].Name] = &classList.Items[i]
-	}
-	for i := range claimList.Items {
-		claim := &claimList.Items[i]
+}
+
+// addClaims files claims by namespace/name, and the devices their
+// allocations hold exclusively.
+func (c *deviceCluster) addClaims(claims []resourceapi.ResourceClaim) {
+	for i := range claims {
+		claim := &claims[i]
 		c.claims[claim.Namespace+"/"+claim.Name] = claim
 		if claim.Status.Allocation == nil {
 			continue
@@ -231,7 +253,6 @@ func readDeviceCluster(ctx context.Context, client kubernetes.Interface, nodes [
 			}
 		}
 	}
-	return c, nil
 }
 
 // withTaintRules returns s with the taints of the DeviceTaintRules that

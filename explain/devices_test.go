@@ -2,6 +2,7 @@ package explain
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
@@ -360,5 +362,70 @@ No node: 0/1 nodes are available: 1 cannot allocate all claims. still not schedu
 `
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Errorf("Pod (-want +got):\n%s", diff)
+	}
+}
+
+// TestExplainDevicesDenied checks what the device section says when the
+// user may not list some of what it reads: the optional lists (claims of
+// other namespaces, DeviceTaintRules) become notes, the others end the
+// section with the error.
+func TestExplainDevicesDenied(t *testing.T) {
+	tests := []struct {
+		name   string
+		denied func(k8stesting.ListAction) bool
+		want   string
+	}{
+		{
+			name: "claims of other namespaces: the devices they hold count as free",
+			denied: func(a k8stesting.ListAction) bool {
+				return a.GetResource().Resource == "resourceclaims" && a.GetNamespace() == ""
+			},
+			want: `
+Devices, as the cluster is now (DynamicResources said "cannot allocate all claims"):
+  claim gpu-claim, request gpu (class gpu.example.com, 2 devices):
+    node-1  2 devices, 2 match, 1 allocated to other claims → 1 free, 2 wanted
+ResourceClaims of namespaces other than shop were not read: devices they hold are counted as free.
+`,
+		},
+		{
+			name:   "DeviceTaintRules: their taints are not counted",
+			denied: func(a k8stesting.ListAction) bool { return a.GetResource().Resource == "devicetaintrules" },
+			want: `
+Devices, as the cluster is now (DynamicResources said "cannot allocate all claims"):
+  claim gpu-claim, request gpu (class gpu.example.com, 2 devices):
+    node-1  2 devices, 2 match, 2 allocated to other claims → none free
+DeviceTaintRules were not read (denied): their taints are not counted.
+`,
+		},
+		{
+			name:   "ResourceSlices: nothing can be told",
+			denied: func(a k8stesting.ListAction) bool { return a.GetResource().Resource == "resourceslices" },
+			want: `
+Devices, as the cluster is now (DynamicResources said "cannot allocate all claims"):
+  cannot tell: listing ResourceSlices: denied
+`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			pod := draPod("gpu-claim")
+			mine := allocated(claim("mine", exactly("gpu", gpuDriver, 1)), "node-1", "gpu-0")
+			theirs := allocated(claim("theirs", exactly("gpu", gpuDriver, 1)), "node-1", "gpu-1")
+			theirs.Namespace = "lab"
+			client := fake.NewClientset(pod, draNode("node-1", "a"), localSlice("node-1", gpu("gpu-0", "a100"),
+				gpu("gpu-1", "a100")), class(gpuDriver), claim("gpu-claim", exactly("gpu", gpuDriver, 2)), mine, theirs)
+			client.PrependReactor("list", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				if l, ok := a.(k8stesting.ListAction); ok && tt.denied(l) {
+					return true, nil, errors.New("denied")
+				}
+				return false, nil, nil
+			})
+			var b strings.Builder
+			renderDevices(&b, explainDevices(ctx, client, pod, rejectedByDRA("cannot allocate all claims", "node-1")))
+			if diff := cmp.Diff(tt.want, b.String()); diff != "" {
+				t.Errorf("device section (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
