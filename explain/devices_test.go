@@ -301,6 +301,24 @@ Devices, as the cluster is now (DynamicResources said "resourceclaim not availab
 `,
 		},
 		{
+			name: "an allocated claim whose device failed binding is usable nowhere",
+			objects: []runtime.Object{gpus, gpuClass, func() *resourceapi.ResourceClaim {
+				c := allocated(claim("gpu-claim", exactly("gpu", gpuDriver, 1)), "node-1", "gpu-0")
+				c.Status.Allocation.Devices.Results[0].BindingConditions = []string{"Attached"}
+				c.Status.Allocation.Devices.Results[0].BindingFailureConditions = []string{"AttachFailed"}
+				c.Status.Devices = []resourceapi.AllocatedDeviceStatus{{Driver: gpuDriver, Pool: "node-1", Device: "gpu-0",
+					Conditions: []metav1.Condition{{Type: "AttachFailed", Status: metav1.ConditionTrue,
+						Message: "fabric manager timed out"}}}}
+				return c
+			}()},
+			pod: draPod("gpu-claim"),
+			rec: rejectedByDRA("resourceclaim not available on the node", "node-1"),
+			want: `
+Devices, as the cluster is now (DynamicResources said "resourceclaim not available on the node"):
+  claim gpu-claim, allocated (gpu.example.com/node-1/gpu-0): device gpu.example.com/node-1/gpu-0 failed binding (AttachFailed: fabric manager timed out): not usable on any node until it is deallocated
+`,
+		},
+		{
 			name:    "a node that is gone",
 			objects: []runtime.Object{gpus, gpuClass, claim("gpu-claim", exactly("gpu", gpuDriver, 1))},
 			pod:     draPod("gpu-claim"),
