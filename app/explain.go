@@ -23,6 +23,9 @@ it as a Filter table (nodes × Filter plugins and extenders: ✓, the reason, or
 – for a plugin that did not run after the node's first failure), a Score table
 (each feasible node's weighted score per plugin, and the total), then the
 selected node, or why none, the nominated node and the victims of preemption.
+When DynamicResources rejected the pod, a device section below the Filter table
+says, per claim, request and node, how many devices the node reaches, how many
+match, how many other claims hold or taints keep away, and what is asked for.
 
 For any other pod (one only kube-scheduler handled, say) it reads the pod's
 Scheduled and FailedScheduling events, counts the nodes per reason, and says

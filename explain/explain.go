@@ -1,9 +1,11 @@
 // Package explain answers "why is my pod pending, why did it go there?"
 // for any client of the apiserver. A pod minisched scheduled with attempt
 // records on carries the record of its last attempt in the annotation
-// attempt.Annotation, which Render shows as tables. For any
-// other pod (one only kube-scheduler handled, say) Pod falls back to its
-// events, and says what they cannot tell.
+// attempt.Annotation, which Render shows as tables; when DynamicResources
+// rejected the pod, Pod adds what the cluster's ResourceSlices, classes and
+// claims say about each node it rejected. For any other pod (one only
+// kube-scheduler handled, say) Pod falls back to its events, and says what
+// they cannot tell.
 package explain
 
 import (
@@ -26,7 +28,8 @@ import (
 )
 
 // Pod explains the pod namespace/name to w: from its attempt record if it
-// has one, else from its events.
+// has one (with, when DynamicResources rejected it, what the cluster's
+// devices say about each node), else from its events.
 func Pod(ctx context.Context, client kubernetes.Interface, namespace, name string, w io.Writer, o Options) error {
 	pod, err := client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -38,7 +41,7 @@ func Pod(ctx context.Context, client kubernetes.Interface, namespace, name strin
 		if err != nil {
 			return fmt.Errorf("pod %s: %w", key, err)
 		}
-		Render(w, key, rec, o)
+		render(w, key, rec, explainDevices(ctx, client, pod, rec), o)
 		if pod.Spec.NodeName != "" && rec.Result != attempt.Scheduled {
 			fmt.Fprintf(w, "The pod is bound to %s now: the record is of an earlier attempt.\n", pod.Spec.NodeName)
 		}

@@ -2,6 +2,7 @@ package explain_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -260,6 +262,77 @@ func TestExplainOnAFreshCluster(t *testing.T) {
 		defer remove(t, "kube-web")
 		explainUntil(ctx, t, client, ns, "kube-web", "Bound to n", "by default-scheduler (Successfully assigned shop/kube-web",
 			"Cannot be known: the scores")
+	})
+
+	t.Run("DynamicResources rejected the pod: what each node's devices say", func(t *testing.T) {
+		// minisched's DRA plugin is not written yet: the record is made by
+		// hand, the objects are real (validated and defaulted by the
+		// apiserver). n1's only GPU is held by another claim; n2 and n3
+		// have none.
+		rs := client.ResourceV1()
+		class := &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu.example.com"},
+			Spec: resourceapi.DeviceClassSpec{Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{
+				Expression: `device.driver == "gpu.example.com"`}}}}}
+		slice := &resourceapi.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "n1-gpus"},
+			Spec: resourceapi.ResourceSliceSpec{Driver: "gpu.example.com", NodeName: ptr.To("n1"),
+				Pool:    resourceapi.ResourcePool{Name: "n1", ResourceSliceCount: 1},
+				Devices: []resourceapi.Device{{Name: "gpu-0"}}}}
+		claim := func(name string) *resourceapi.ResourceClaim {
+			return &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+				Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
+					Name: "gpu", Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: class.Name}}}}}}
+		}
+		if _, err := rs.DeviceClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rs.ResourceSlices().Create(ctx, slice, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rs.ResourceClaims(ns).Create(ctx, claim("gpu"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		other, err := rs.ResourceClaims(ns).Create(ctx, claim("other"), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		other.Status.Allocation = &resourceapi.AllocationResult{
+			Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{{
+				Request: "gpu", Driver: "gpu.example.com", Pool: "n1", Device: "gpu-0"}}},
+			NodeSelector: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{
+				{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"n1"}}}}}}}
+		if _, err := rs.ResourceClaims(ns).UpdateStatus(ctx, other, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		pod := builders.MakePod().Name("gpu-pod").SchedulerName("nobody")
+		pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("gpu")}}
+		create(t, pod)
+		defer remove(t, "gpu-pod")
+		rec := &attempt.Record{Version: attempt.Version, Time: time.Now(), Profile: profile, Attempt: 1,
+			Result: attempt.Unschedulable, Filters: []string{"DynamicResources"}, NumNodes: 3,
+			Message: "0/3 nodes are available: 3 cannot allocate all claims."}
+		for _, n := range []string{"n1", "n2", "n3"} {
+			rec.Nodes = append(rec.Nodes, attempt.NodeRecord{Name: n, RejectedBy: "DynamicResources",
+				Reason: "cannot allocate all claims", Unresolvable: true})
+		}
+		value, err := rec.Encode(attempt.MaxBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+			"annotations": map[string]string{attempt.Annotation: string(value)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.CoreV1().Pods(ns).Patch(ctx, "gpu-pod", "application/merge-patch+json", patch,
+			metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		explainUntil(ctx, t, client, ns, "gpu-pod",
+			`Devices, as the cluster is now (DynamicResources said "cannot allocate all claims"):`,
+			"claim gpu, request gpu (class gpu.example.com, 1 device):",
+			"n1 1 device, 1 matches, 1 allocated to other claims → none free",
+			"n2 no devices",
+			"n3 no devices")
 	})
 
 	t.Run("a record of a version this minisched does not know", func(t *testing.T) {

@@ -1,6 +1,7 @@
 // This file renders an attempt record as two tables: Filter (nodes ×
-// Filter plugins and extenders, ✓ or the reason) and Score (feasible nodes ×
-// scorers, and the total), then the verdict.
+// Filter plugins and extenders, ✓ or the reason; below it, devices.go's
+// section when DynamicResources rejected the pod) and Score (feasible
+// nodes × scorers, and the total), then the verdict.
 
 package explain
 
@@ -34,10 +35,20 @@ type Options struct {
 // tables: which node failed which Filter plugin or extender and why, each
 // feasible node's scores, and the outcome.
 func Render(w io.Writer, pod string, r *attempt.Record, o Options) {
+	render(w, pod, r, nil, o)
+}
+
+// render is Render with, below the Filter table, the device section when
+// there is one (Pod reads the cluster for it; a record alone cannot
+// tell).
+func render(w io.Writer, pod string, r *attempt.Record, devices *deviceReport, o Options) {
 	fmt.Fprintf(w, "Pod %s: %s (attempt %d, profile %s, %s)\n", pod, r.Result, r.Attempt, r.Profile,
 		r.Time.Local().Format(time.DateTime))
 	nodes := r.SortedNodes()
 	renderFilter(w, r, nodes, o)
+	if devices != nil {
+		renderDevices(w, devices)
+	}
 	renderScore(w, r, nodes, o)
 	renderOutcome(w, r, nodes)
 }
