@@ -49,7 +49,7 @@ func TestPodUpdateActionsGeneratedResourceClaim(t *testing.T) {
 		want     ActionType
 	}{
 		{name: "the controller names the generated claim", old: withStatuses(),
-			new: withStatuses(v1.PodResourceClaimStatus{Name: "gpu", ResourceClaimName: &name}),
+			new:  withStatuses(v1.PodResourceClaimStatus{Name: "gpu", ResourceClaimName: &name}),
 			want: UpdatePodGeneratedResourceClaim},
 		{name: "the claim needs none (a nil name): still news", old: withStatuses(),
 			new:  withStatuses(v1.PodResourceClaimStatus{Name: "gpu"}),
