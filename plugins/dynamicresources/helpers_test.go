@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2/ktesting"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	testingclock "k8s.io/utils/clock/testing"
@@ -145,7 +146,9 @@ type pluginEnv struct {
 	pl      *DynamicResources
 	client  *fake.Clientset
 	manager *dramanager.Manager
-	clock   *testingclock.FakeClock
+	// recorder holds the events the plugin recorded.
+	recorder *events.FakeRecorder
+	clock    *testingclock.FakeClock
 }
 
 // newPluginEnv builds the env; args are the plugin's (nil: defaults).
@@ -158,6 +161,7 @@ func newPluginEnv(t *testing.T, args *runtime.RawExtension, objs ...runtime.Obje
 	factory := informers.NewSharedInformerFactory(client, 0)
 	manager := dramanager.New(logger, factory, client)
 	t.Cleanup(manager.Stop)
+	recorder := events.NewFakeRecorder(10)
 	var pl *DynamicResources
 	registry := framework.Registry{
 		prioritysort.Name:  prioritysort.New,
@@ -185,7 +189,7 @@ func newPluginEnv(t *testing.T, args *runtime.RawExtension, objs ...runtime.Obje
 		PreBind:    plugintesting.Enable(Name),
 		Bind:       plugintesting.Enable(defaultbinder.Name),
 	}, pluginConfig, framework.WithClientSet(client), framework.WithInformerFactory(factory),
-		framework.WithSharedDRAManager(manager))
+		framework.WithSharedDRAManager(manager), framework.WithEventRecorder(recorder))
 	if err != nil {
 		t.Fatalf("NewFramework: %v", err)
 	}
@@ -205,7 +209,8 @@ func newPluginEnv(t *testing.T, args *runtime.RawExtension, objs ...runtime.Obje
 		}); err != nil {
 		t.Fatalf("DRA state did not sync: %v", err)
 	}
-	env := &pluginEnv{fw: fw, pl: pl, client: client, manager: manager, clock: testingclock.NewFakeClock(time.Now())}
+	env := &pluginEnv{fw: fw, pl: pl, client: client, manager: manager, recorder: recorder,
+		clock: testingclock.NewFakeClock(time.Now())}
 	pl.clock = env.clock
 	return env
 }
