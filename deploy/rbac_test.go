@@ -3,15 +3,17 @@
 // and the annotator run as their ServiceAccounts, with a token from the
 // TokenRequest API as a pod would have. Every request they send is
 // recorded; the tests fail on any request denied (403), and on any rule of
-// their roles that no request used. kube-controller-manager's storage
-// controllers and the example provisioner run beside the scheduler (as
-// administrators), so that its volume bindings complete.
+// their roles that no request used. kube-controller-manager's storage and
+// DRA controllers and the example provisioner run beside the scheduler (as
+// administrators), so that its volume bindings complete and its pods'
+// claim templates become claims.
 
 package deploy_test
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -131,6 +133,40 @@ func (r request) String() string { return fmt.Sprintf("%s %s → %d", r.method, 
 type requestLog struct {
 	mu   sync.Mutex
 	reqs []request
+	// conflicts are the paths whose next PUT is answered 409 Conflict
+	// here, as if another client had changed the object first; the
+	// request goes no further and is not recorded.
+	conflicts map[string]bool
+}
+
+// conflictOnce makes the next PUT of path meet a conflict.
+func (l *requestLog) conflictOnce(path string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conflicts == nil {
+		l.conflicts = map[string]bool{}
+	}
+	l.conflicts[path] = true
+}
+
+// takeConflict reports whether r is to meet a conflict, and forgets it.
+func (l *requestLog) takeConflict(r *http.Request) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r.Method != http.MethodPut || !l.conflicts[r.URL.Path] {
+		return false
+	}
+	delete(l.conflicts, r.URL.Path)
+	return true
+}
+
+// conflict is the apiserver's answer to an update of a stale object.
+func conflict(r *http.Request) *http.Response {
+	body := `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Conflict","code":409,` +
+		`"message":"the object has been modified; please apply your changes to the latest version and try again"}`
+	return &http.Response{StatusCode: http.StatusConflict, Status: "409 Conflict", Request: r,
+		Header: http.Header{"Content-Type": []string{"application/json"}},
+		Body:   io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body))}
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
@@ -140,6 +176,9 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // wrap is a rest.Config's WrapTransport: it records each answered request.
 func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if l.takeConflict(r) {
+			return conflict(r), nil
+		}
 		resp, err := rt.RoundTrip(r)
 		if err == nil {
 			req := describe(r.Method, r.URL)
@@ -372,8 +411,8 @@ var listModes = []struct {
 // the volumes of two pods (a static volume's claimRef, a claim's selected
 // node for the provisioner), a pod that does not fit (PodScheduled=False,
 // FailedScheduling, repeated as an event series), a preemption (the
-// victim's condition and deletion, the preemptor's nomination), and leader
-// election on its Lease. No request may be denied, and every rule of its
+// victim's condition and deletion, the preemptor's nomination), the claims
+// of DynamicResources (runDRAStories), and leader election on its Lease. No request may be denied, and every rule of its
 // roles must have been used by the runs.
 func TestSchedulerAsServiceAccount(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
@@ -381,8 +420,9 @@ func TestSchedulerAsServiceAccount(t *testing.T) {
 	admin, err := kubernetes.NewForConfig(testEnv.Config)
 	require.NoError(t, err)
 	// The PV binder completes what VolumeBinding's PreBind starts; the
+	// resourceclaim controller makes the claims of pods' templates; the
 	// provisioner makes the volumes of its class, on any node.
-	kcm, err := testEnv.StartControllerManager(testenv.StorageControllers...)
+	kcm, err := testEnv.StartControllerManager(slices.Concat(testenv.StorageControllers, testenv.DRAControllers)...)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		if err := kcm.Stop(); err != nil {
@@ -431,7 +471,7 @@ func TestSchedulerAsServiceAccount(t *testing.T) {
 				for _, res := range []string{"pods", "nodes", "namespaces", "services", "replicationcontrollers",
 					"replicasets", "statefulsets", "poddisruptionbudgets", "persistentvolumes",
 					"persistentvolumeclaims", "storageclasses", "csinodes", "csidrivers", "csistoragecapacities",
-					"volumeattachments"} {
+					"volumeattachments", "deviceclasses", "resourceslices", "devicetaintrules", "resourceclaims"} {
 					verbs := []string{"list", "watch"}
 					if mode.watchList {
 						verbs = []string{"watch"}
@@ -449,6 +489,7 @@ func TestSchedulerAsServiceAccount(t *testing.T) {
 		})
 	}
 	t.Run("every rule of the roles was used", func(t *testing.T) {
+		all := append(all, bindingGrantsOf(all)...)
 		for _, g := range unusedGrants(grantsOf(ms, "minisched", "minisched-leader-election"), all) {
 			t.Errorf("granted but not used: %s", g)
 		}
@@ -571,6 +612,8 @@ func runScheduler(ctx context.Context, t *testing.T, ms []manifest, admin kubern
 		require.NoError(t, err)
 		require.Equal(t, node, pv.Annotations[provisioner.NodeAnnotation], "the node of the provisioned volume")
 	})
+
+	runDRAStories(ctx, t, env, admin, node, log)
 
 	t.Run("a pod that fits nowhere gets PodScheduled=False and a FailedScheduling series", func(t *testing.T) {
 		require.NoError(t, env.CreatePods(ctx, scenario.MakePod("too-big").Req(cpu("2")).Obj()))
