@@ -5,7 +5,7 @@ package scheduler_test
 // it. Pods whose volumes are wrong (a claim or class that does not exist, a
 // volume's node affinity that cannot be parsed) get kube-scheduler's
 // reason, are scheduled once what they lack exists, and leave no binding
-// half written.
+// half written. Pods whose claims are wrong (TestBadDRAInput) fare alike.
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-helpers/storage/volume"
@@ -20,8 +22,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minisched/minisched/builders"
+	"github.com/minisched/minisched/examples/dradriver"
 	"github.com/minisched/minisched/minisched/attempt"
 	"github.com/minisched/minisched/scenario"
+	"github.com/minisched/minisched/testenv"
 )
 
 func TestAbsurdRequestsAreUnschedulable(t *testing.T) {
@@ -199,5 +203,202 @@ func TestBadStorageInput(t *testing.T) {
 		require.NoError(t, env.CreatePods(ctx, scenario.MakePod("bound-malformed").PVC("bound-malformed-data").Obj()))
 		expectUnschedulable(t, "bound-malformed", "0/1 nodes are available: 1 node(s) didn't match PersistentVolume's "+
 			"node affinity. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
+	})
+}
+
+// TestBadDRAInput: pods whose claims cannot be allocated as they stand, on
+// an apiserver of their own with the DRA controllers. A class that does
+// not exist is named in kube-scheduler's reason and the pod is scheduled
+// once it is created; a CEL selector that does not compile never reaches
+// the scheduler (the apiserver refuses it, naming the field); one that
+// fails on a device is an error naming claim, selector and device, and the
+// pod is tried again until the device has what the selector reads; a slice
+// whose node is gone gives no device, and a claim allocated there is not
+// usable elsewhere until its pod is gone and the resourceclaim controller
+// frees it. In each case every claim ends allocated and reserved for the
+// pod that was bound.
+func TestBadDRAInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an apiserver and kube-controller-manager of its own")
+	}
+	ctx := context.Background()
+	c := startStorageCluster(t, "bad-dra")
+	c.startControllers(t, testenv.DRAControllers...)
+	env, _ := c.startScheduler(t, "")
+	const (
+		node   = "n1"
+		driver = "gpu.example.com"
+		class  = "gpu"
+	)
+	require.NoError(t, env.CreateNodes(ctx, scenario.MakeNode(node).Obj()))
+	// gpus are the devices of driver on n1, each with the attributes
+	// attrs.
+	gpus := func(attrs func(*builders.DeviceWrapper) *builders.DeviceWrapper) *resourceapi.ResourceSlice {
+		s := builders.MakeResourceSlice().Name(node + "-gpus").Driver(driver).Node(node)
+		for _, name := range []string{"gpu-0", "gpu-1", "gpu-2"} {
+			s.Device(attrs(builders.MakeDevice(name)))
+		}
+		return s.Obj()
+	}
+	plain := func(d *builders.DeviceWrapper) *builders.DeviceWrapper { return d }
+	require.NoError(t, env.CreateObjects(ctx, dradriver.DeviceClass(class, driver), gpus(plain)))
+	claims := c.client.ResourceV1().ResourceClaims(c.name)
+	claimOf := func(name string, request *builders.DeviceRequestWrapper) *resourceapi.ResourceClaim {
+		return builders.MakeResourceClaim().Namespace(c.name).Name(name).Request(request).Obj()
+	}
+	podWith := func(name, claim string) *v1.Pod {
+		return scenario.MakePod(name).ResourceClaim("gpu", claim).Obj()
+	}
+	expectUnschedulable := func(t *testing.T, pod, want string) {
+		t.Helper()
+		msg, err := env.WaitForPodUnschedulable(ctx, pod, scenario.DefaultWait)
+		require.NoError(t, err)
+		require.Equal(t, want, msg)
+	}
+	// expectClaim checks the claim's devices, node and pods
+	// (scenario.DescribeClaim) end with want.
+	expectClaim := func(t *testing.T, claim, want string) {
+		t.Helper()
+		got, err := claims.Get(ctx, claim, metav1.GetOptions{})
+		require.NoError(t, err)
+		if d := scenario.DescribeClaim(got); !strings.HasSuffix(d, want) {
+			t.Errorf("%s, want it to end %q", d, want)
+		}
+	}
+	// expectBound checks that the pod was bound to onNode, by an attempt
+	// after failed ones, with claim allocated there and reserved for it.
+	expectBound := func(t *testing.T, pod, claim, onNode string) {
+		t.Helper()
+		bound, err := env.WaitForPodBound(ctx, pod, scenario.DefaultWait)
+		require.NoError(t, err)
+		require.Equal(t, onNode, bound.Spec.NodeName)
+		_, err = env.WaitForScheduledAttempt(ctx, pod, scenario.DefaultWait)
+		require.NoError(t, err)
+		if got := results(env.PodAttempts(pod)); got[0] == string(attempt.Scheduled) {
+			t.Errorf("attempts %v, want a failure first", got)
+		}
+		expectClaim(t, claim, " on "+onNode+", reserved for "+pod)
+	}
+
+	t.Run("a claim of a class that does not exist", func(t *testing.T) {
+		require.NoError(t, env.CreateObjects(ctx, claimOf("orphan", builders.MakeDeviceRequest("gpu", "later"))))
+		require.NoError(t, env.CreatePods(ctx, podWith("no-class", "orphan")))
+		// PreFilter's verdict, unresolvable: preemption cannot help.
+		expectUnschedulable(t, "no-class", "0/1 nodes are available: request gpu: device class later does not exist. "+
+			"preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
+		require.NoError(t, env.CreateObjects(ctx, dradriver.DeviceClass("later", driver)))
+		expectBound(t, "no-class", "orphan", node)
+	})
+
+	// The apiserver compiles every CEL selector of a new claim or class
+	// (with kube-apiserver's default gates, which the scheduler's match),
+	// so the allocator's "CEL compile error" is not reachable from here.
+	t.Run("a CEL selector that does not compile is refused by the apiserver", func(t *testing.T) {
+		const broken = `device.attributes["gpu.example.com"].model ==`
+		tests := []struct {
+			name   string
+			create func() error
+			field  string
+		}{
+			{name: "in a claim", field: "spec.devices.requests[0].exactly.selectors[0].cel.expression",
+				create: func() error {
+					_, err := claims.Create(ctx, claimOf("broken", builders.MakeDeviceRequest("gpu", class).Selector(broken)),
+						metav1.CreateOptions{})
+					return err
+				}},
+			{name: "in a class", field: "spec.selectors[1].cel.expression",
+				create: func() error {
+					_, err := c.client.ResourceV1().DeviceClasses().Create(ctx, dradriver.DeviceClass("broken", driver, broken),
+						metav1.CreateOptions{})
+					return err
+				}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				err := tt.create()
+				if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tt.field+": Invalid value") ||
+					!strings.Contains(err.Error(), "compilation failed") {
+					t.Errorf("err = %v, want Invalid naming %s: compilation failed", err, tt.field)
+				}
+			})
+		}
+	})
+
+	t.Run("a CEL selector that fails on a device", func(t *testing.T) {
+		// The devices have no attribute "model": reading it is an error
+		// (a selector that means "if it has one" says `"model" in ...`).
+		require.NoError(t, env.CreateObjects(ctx, claimOf("by-model", builders.MakeDeviceRequest("gpu", class).
+			Selector(`device.attributes["gpu.example.com"].model == "a100"`))))
+		require.NoError(t, env.CreatePods(ctx, podWith("by-model", "by-model")))
+		// gpu-0 is the claim orphan's: the first device tried is gpu-1.
+		const want = `running "DynamicResources" filter plugin: claim bad-dra/by-model: selector #0 ` +
+			`on device gpu.example.com/n1/gpu-1: CEL runtime error: no such key: model. consider using CEL ` +
+			`optional chaining (.? followed by orValue()) or guarding the check with has() for optional fields`
+		// Tried again after its backoff, with the same error each time.
+		attempts, err := env.WaitForAttempts(ctx, "by-model", 2, scenario.DefaultWait)
+		require.NoError(t, err)
+		for i, a := range attempts[:2] {
+			if a.Result != attempt.SchedulerError || a.Message != want {
+				t.Errorf("attempt %d: %s (%s), want SchedulerError (%s)", i+1, a.Result, a.Message, want)
+			}
+		}
+		// The driver tells the model: the selector now holds on gpu-1.
+		slice := gpus(func(d *builders.DeviceWrapper) *builders.DeviceWrapper {
+			model := "t4"
+			if d.Name == "gpu-1" {
+				model = "a100"
+			}
+			return d.StringAttr(driver+"/model", model)
+		})
+		current, err := c.client.ResourceV1().ResourceSlices().Get(ctx, slice.Name, metav1.GetOptions{})
+		require.NoError(t, err)
+		slice.ResourceVersion = current.ResourceVersion
+		_, err = c.client.ResourceV1().ResourceSlices().Update(ctx, slice, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		expectBound(t, "by-model", "by-model", node)
+		got, err := claims.Get(ctx, "by-model", metav1.GetOptions{})
+		require.NoError(t, err)
+		if d := got.Status.Allocation.Devices.Results[0].Device; d != "gpu-1" {
+			t.Errorf("allocated %s, want gpu-1, the a100", d)
+		}
+	})
+	// No driver runs on a node that is gone, and no node controller is
+	// here to delete its slices: they stay, with their devices.
+	t.Run("a slice whose node is gone", func(t *testing.T) {
+		const (
+			doomed      = "doomed"
+			doomedClass = "doomed-gpu"
+			doomedGPUs  = "doomed.example.com"
+		)
+		require.NoError(t, env.CreateNodes(ctx, scenario.MakeNode(doomed).Obj()))
+		require.NoError(t, env.CreateObjects(ctx, dradriver.DeviceClass(doomedClass, doomedGPUs),
+			builders.MakeResourceSlice().Name(doomed).Driver(doomedGPUs).Node(doomed).
+				Device(builders.MakeDevice("gpu-0")).Device(builders.MakeDevice("gpu-1")).Obj(),
+			claimOf("first", builders.MakeDeviceRequest("gpu", doomedClass))))
+		require.NoError(t, env.CreatePods(ctx, podWith("first", "first")))
+		_, err := env.WaitForPodBound(ctx, "first", scenario.DefaultWait)
+		require.NoError(t, err)
+		require.NoError(t, c.client.CoreV1().Nodes().Delete(ctx, doomed, metav1.DeleteOptions{}))
+		expectClaim(t, "first", "doomed.example.com/doomed/gpu-0 on doomed, reserved for first")
+
+		// gpu-1 is free, but on no node there is.
+		require.NoError(t, env.CreateObjects(ctx, claimOf("fresh", builders.MakeDeviceRequest("gpu", doomedClass))))
+		require.NoError(t, env.CreatePods(ctx, podWith("fresh", "fresh")))
+		expectUnschedulable(t, "fresh", "0/1 nodes are available: 1 cannot allocate all claims. "+
+			"preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
+		// first's claim, shared, is usable only where its devices are;
+		// PostFilter leaves it to first, which holds it.
+		require.NoError(t, env.CreatePods(ctx, podWith("second", "first")))
+		expectUnschedulable(t, "second", "0/1 nodes are available: 1 resourceclaim not available on the node. "+
+			"preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
+		expectClaim(t, "first", "doomed.example.com/doomed/gpu-0 on doomed, reserved for first")
+
+		// The driver comes to n1, and first goes: the resourceclaim
+		// controller frees its claim, which second then gets on n1.
+		require.NoError(t, env.CreateObjects(ctx, builders.MakeResourceSlice().Name(node+"-doomed").Driver(doomedGPUs).
+			Node(node).Device(builders.MakeDevice("gpu-0")).Device(builders.MakeDevice("gpu-1")).Obj()))
+		expectBound(t, "fresh", "fresh", node)
+		require.NoError(t, env.DeletePod(ctx, "first"))
+		expectBound(t, "second", "first", node)
 	})
 }

@@ -490,7 +490,15 @@ func startStorageCluster(t *testing.T, name string) *storageCluster {
 // (once).
 func (c *storageCluster) startControllerManager(t *testing.T) func() {
 	t.Helper()
-	kcm, err := c.env.StartControllerManager(testenv.StorageControllers...)
+	return c.startControllers(t, testenv.StorageControllers...)
+}
+
+// startControllers is startControllerManager with the controllers named
+// (testenv.DRAControllers for a DRA test, whose cluster is a storageCluster
+// too: of its own for the same reasons).
+func (c *storageCluster) startControllers(t *testing.T, controllers ...string) func() {
+	t.Helper()
+	kcm, err := c.env.StartControllerManager(controllers...)
 	require.NoError(t, err)
 	var once sync.Once
 	stop := func() {
