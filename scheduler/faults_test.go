@@ -3,19 +3,21 @@ package scheduler_test
 // Faults of the apiserver, of other clients and of the scheduler itself: a
 // bind that loses to another scheduler, an apiserver that goes away in the
 // middle of a backlog and comes back on the same etcd, and a scheduler
-// stopped half way through binding a pod's volume.
+// stopped half way through binding a pod's volume or its device claims.
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,6 +29,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minisched/minisched/builders"
+	"github.com/minisched/minisched/examples/dradriver"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
@@ -643,6 +646,170 @@ func TestSchedulerStoppedInVolumePreBind(t *testing.T) {
 		require.NoError(t, err)
 		if ref := pv.Spec.ClaimRef; pv.Status.Phase != v1.VolumeBound || ref == nil || ref.UID != pvc.UID {
 			t.Errorf("the volume is %s with claimRef %+v, want Bound to the claim (uid %s)", pv.Status.Phase, ref, pvc.UID)
+		}
+	})
+}
+
+// permitHolder is a Permit plugin that makes every pod labelled
+// hold=permit wait (for ten minutes, longer than any test), and sends its
+// name on waiting: the pod is then past Reserve, before PreBind.
+type permitHolder struct{ waiting chan string }
+
+func (p *permitHolder) Name() string { return "PermitHolder" }
+func (p *permitHolder) Permit(_ context.Context, _ *framework.CycleState, pod *v1.Pod,
+	_ string) (*framework.Status, time.Duration) {
+	if pod.Labels["hold"] != "permit" {
+		return nil, 0
+	}
+	p.waiting <- pod.Name
+	return framework.NewStatus(framework.Wait), 10 * time.Minute
+}
+
+// TestSchedulerStoppedWithClaimsInFlight stops a scheduler with three pods
+// half way through their claims: one waiting at Permit (its allocation
+// only in flight, in the scheduler's memory, after Reserve), two in
+// DynamicResources' PreBind, waiting for their devices' binding conditions
+// after writing status.allocation and reservedFor. Stopping waits out the
+// binding cycles' grace period and then cancels them, so that their
+// Unreserve cannot write either: the claims stay as a crash leaves them.
+// Nothing may leak: the claim of the pod stopped at Permit was never
+// written; the claim of a pod deleted while no scheduler runs is freed by
+// the resourceclaim controller; a new scheduler on the same apiserver binds
+// the two others, each with its claim allocated and reserved for it.
+func TestSchedulerStoppedWithClaimsInFlight(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an apiserver and kube-controller-manager of its own")
+	}
+	ctx := context.Background()
+	c := startStorageCluster(t, "dra-stop")
+	c.startControllers(t, testenv.DRAControllers...)
+	const (
+		node     = "n1"
+		gpus     = "gpu.example.com"
+		attached = "attach.example.com"
+	)
+	holder := &permitHolder{waiting: make(chan string, 1)}
+	cfg, err := scheduler.DecodeConfig([]byte(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: false
+profiles:
+- schedulerName: ` + c.name + `
+  plugins:
+    multiPoint:
+      enabled:
+      - name: PermitHolder
+`))
+	require.NoError(t, err)
+	_, _, stopFirst := startService(t, cfg, c.env.Config, scheduler.WithOutOfTreeRegistry(framework.Registry{
+		"PermitHolder": func(context.Context, *runtime.RawExtension, framework.Handle) (framework.Plugin, error) {
+			return holder, nil
+		}}))
+	env := &scenario.Env{Client: c.client, Namespace: c.name, SchedulerName: c.name, Attempts: scenario.NewAttemptLog()}
+	require.NoError(t, env.CreateNodes(ctx, scenario.MakeNode(node).Obj()))
+	slice := func(driver string, conditions ...string) *resourceapi.ResourceSlice {
+		s := builders.MakeResourceSlice().Name(driver).Driver(driver).Node(node)
+		for _, name := range []string{"dev-0", "dev-1"} {
+			d := builders.MakeDevice(name)
+			if len(conditions) > 0 {
+				d.BindingConditions(conditions, []string{"attach-failed"})
+			}
+			s.Device(d)
+		}
+		return s.Obj()
+	}
+	require.NoError(t, env.CreateObjects(ctx, dradriver.DeviceClass(gpus, gpus), dradriver.DeviceClass(attached, attached),
+		slice(gpus), slice(attached, "attached")))
+	claims := c.client.ResourceV1().ResourceClaims(c.name)
+	for name, class := range map[string]string{"held": gpus, "attaching": attached, "deleted": attached} {
+		require.NoError(t, env.CreateObjects(ctx, builders.MakeResourceClaim().Namespace(c.name).Name(name).
+			Request(builders.MakeDeviceRequest("dev", class)).Obj()))
+	}
+	require.NoError(t, env.CreatePods(ctx,
+		scenario.MakePod("held").Label("hold", "permit").ResourceClaim("dev", "held").Obj(),
+		scenario.MakePod("attaching").ResourceClaim("dev", "attaching").Obj(),
+		scenario.MakePod("deleted").ResourceClaim("dev", "deleted").Obj()))
+	// waitForClaim polls until the claim is as ok wants, and returns it.
+	waitForClaim := func(t *testing.T, name, what string, ok func(*resourceapi.ResourceClaim) bool) *resourceapi.ResourceClaim {
+		t.Helper()
+		var last *resourceapi.ResourceClaim
+		err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true,
+			func(ctx context.Context) (bool, error) {
+				var err error
+				last, err = claims.Get(ctx, name, metav1.GetOptions{})
+				return err == nil && ok(last), err
+			})
+		require.NoError(t, err, "waiting for %s; %s", what, scenario.DescribeClaim(last))
+		return last
+	}
+	reservedFor := func(pod string) func(*resourceapi.ResourceClaim) bool {
+		return func(c *resourceapi.ResourceClaim) bool {
+			return c.Status.Allocation != nil && len(c.Status.ReservedFor) == 1 && c.Status.ReservedFor[0].Name == pod
+		}
+	}
+	select {
+	case name := <-holder.waiting:
+		require.Equal(t, "held", name)
+	case <-time.After(scenario.DefaultWait):
+		t.Fatal("held did not reach Permit")
+	}
+	for _, pod := range []string{"attaching", "deleted"} {
+		waitForClaim(t, pod, "PreBind to write claim "+pod, reservedFor(pod))
+	}
+	stopFirst()
+
+	t.Run("the first scheduler left the claims as a crash would", func(t *testing.T) {
+		claim, err := claims.Get(ctx, "held", metav1.GetOptions{})
+		require.NoError(t, err)
+		if claim.Status.Allocation != nil || len(claim.Status.ReservedFor) > 0 || len(claim.Finalizers) > 0 {
+			t.Errorf("%s, finalizers %v; want it as created: Reserve writes nothing", scenario.DescribeClaim(claim),
+				claim.Finalizers)
+		}
+		// Unreserve's patch was cancelled with its binding cycle.
+		for _, pod := range []string{"attaching", "deleted"} {
+			claim, err := claims.Get(ctx, pod, metav1.GetOptions{})
+			require.NoError(t, err)
+			if !reservedFor(pod)(claim) {
+				t.Errorf("%s; want it allocated and reserved for %s, as PreBind wrote it", scenario.DescribeClaim(claim), pod)
+			}
+		}
+		for _, pod := range []string{"held", "attaching", "deleted"} {
+			p, err := c.client.CoreV1().Pods(c.name).Get(ctx, pod, metav1.GetOptions{})
+			require.NoError(t, err)
+			if p.Spec.NodeName != "" {
+				t.Errorf("%s is bound to %s, want it pending", pod, p.Spec.NodeName)
+			}
+		}
+	})
+
+	t.Run("the claim of a pod deleted meanwhile is freed by the resourceclaim controller", func(t *testing.T) {
+		require.NoError(t, env.DeletePod(ctx, "deleted"))
+		// It drops the pod from reservedFor, and the allocation with the
+		// last pod (one status update); then the finalizer (an update).
+		waitForClaim(t, "deleted", "the claim to be freed and its finalizer removed", func(c *resourceapi.ResourceClaim) bool {
+			return c.Status.Allocation == nil && len(c.Status.ReservedFor) == 0 && len(c.Finalizers) == 0
+		})
+	})
+
+	second, _ := c.startScheduler(t, "")
+
+	t.Run("a new scheduler binds the others, with their claims allocated and reserved", func(t *testing.T) {
+		// The new PreBind waits for the device as the first did: the
+		// driver attaches it now.
+		waitForClaim(t, "attaching", "the new scheduler's PreBind", reservedFor("attaching"))
+		require.NoError(t, dradriver.SetDeviceCondition(ctx, c.client, attached, c.name, "attaching",
+			metav1.Condition{Type: "attached", Status: metav1.ConditionTrue, Reason: "Attached", Message: "by the test"}))
+		for _, pod := range []string{"held", "attaching"} {
+			bound, err := second.WaitForPodBound(ctx, pod, scenario.DefaultWait)
+			require.NoError(t, err)
+			require.Equal(t, node, bound.Spec.NodeName)
+			_, err = second.WaitForScheduledAttempt(ctx, pod, scenario.DefaultWait)
+			require.NoError(t, err, "the new scheduler bound %s", pod)
+			claim := waitForClaim(t, pod, "claim "+pod+" reserved for its pod", reservedFor(pod))
+			if claim.Status.ReservedFor[0].UID != bound.UID || !slices.Contains(claim.Finalizers, resourceapi.Finalizer) {
+				t.Errorf("%s, reserved for uid %s, finalizers %v; want %s's uid and %s", scenario.DescribeClaim(claim),
+					claim.Status.ReservedFor[0].UID, claim.Finalizers, pod, resourceapi.Finalizer)
+			}
 		}
 	})
 }
