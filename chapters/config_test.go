@@ -10,11 +10,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2/ktesting"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins"
+	"github.com/minisched/minisched/plugins/dynamicresources/dramanager"
 	"github.com/minisched/minisched/scenario/scenariofile"
 	"github.com/minisched/minisched/scheduler"
 )
@@ -41,8 +43,7 @@ func profilePlugins(t *testing.T, cfg *configv1.KubeSchedulerConfiguration) map[
 		t.Fatalf("want one profile named %s, got %d", scheduler.DefaultSchedulerName, len(cfg.Profiles))
 	}
 	schedFramework, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), &cfg.Profiles[0],
-		framework.WithSnapshotSharedLister(cache.NewEmptySnapshot()),
-		framework.WithInformerFactory(informers.NewSharedInformerFactory(fake.NewClientset(), 0)))
+		handleOptions(t)...)
 	if err != nil {
 		t.Fatalf("the profile: %v", err)
 	}
@@ -118,8 +119,7 @@ func TestChapterConfig(t *testing.T) {
 	}
 	defaults := scheduler.DefaultConfig()
 	defaultFwk, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(),
-		&defaults.Profiles[0], framework.WithSnapshotSharedLister(cache.NewEmptySnapshot()),
-		framework.WithInformerFactory(informers.NewSharedInformerFactory(fake.NewClientset(), 0)))
+		&defaults.Profiles[0], handleOptions(t)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,5 +189,20 @@ func TestChapterScenariosUseChapterConfig(t *testing.T) {
 		if !has[n] {
 			t.Errorf("chapter %d has no scenario", n)
 		}
+	}
+}
+
+// handleOptions are what a framework needs to be built: an empty snapshot,
+// an informer factory over a fake client, and the shared DRA state
+// (DynamicResources needs it; its slice tracker is stopped with the test).
+func handleOptions(t *testing.T) []framework.Option {
+	client := fake.NewClientset()
+	factory := informers.NewSharedInformerFactory(client, 0)
+	draManager := dramanager.New(ktesting.NewLogger(t, ktesting.NewConfig()), factory, client)
+	t.Cleanup(draManager.Stop)
+	return []framework.Option{
+		framework.WithSnapshotSharedLister(cache.NewEmptySnapshot()),
+		framework.WithInformerFactory(factory),
+		framework.WithSharedDRAManager(draManager),
 	}
 }

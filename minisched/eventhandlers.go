@@ -19,6 +19,10 @@ import (
 //	nodes                      → cache + queue moves, one ClusterEvent per kind of change
 //	storage objects (PVs, PVCs, classes, CSI objects), for the plugins that
 //	registered events on them → queue moves only
+//	DRA objects, from the shared DRA state when a plugin uses it → queue moves only:
+//	  ResourceClaims from its assume cache (the scheduler's own writes included),
+//	  ResourceSlices from its tracker (DeviceTaintRule changes arrive as slice updates),
+//	  DeviceClasses after its extended-resource map took them in
 //
 // A pod that gets bound leaves the second filter and enters the first, so the
 // queue sees a Delete and the cache an Add: the informer's Add of a pod we
@@ -40,7 +44,8 @@ func (s *Scheduler) addAllEventHandlers(factory informers.SharedInformerFactory)
 			DeleteFunc: s.deleteNodeFromCache,
 		}},
 	}
-	for resource, actions := range s.registeredActions() {
+	hasInformer := func(r framework.EventResource) bool { _, ok := otherInformers[r]; return ok }
+	for resource, actions := range s.registeredActions(hasInformer) {
 		handlers = append(handlers, informerHandler{otherInformers[resource](factory), s.moveOnEvents(resource, actions)})
 	}
 	for _, h := range handlers {
@@ -50,7 +55,40 @@ func (s *Scheduler) addAllEventHandlers(factory informers.SharedInformerFactory)
 		}
 		s.informersSynced = append(s.informersSynced, reg.HasSynced)
 	}
+	return s.addDRAEventHandlers()
+}
+
+// addDRAEventHandlers connects the shared DRA state's events to the queue,
+// for the DRA resources some plugin registered, with the actions
+// registered. Its informers run only when a plugin used it (InUse); then
+// the scheduler also waits for them before its first cycle.
+func (s *Scheduler) addDRAEventHandlers() error {
+	if !s.draManager.InUse() {
+		return nil
+	}
+	actions := s.registeredActions(func(r framework.EventResource) bool { return draResources[r] })
+	if a, ok := actions[framework.ResourceClaim]; ok {
+		synced := s.draManager.AddClaimEventHandler(s.moveOnEvents(framework.ResourceClaim, a))
+		s.informersSynced = append(s.informersSynced, synced)
+	}
+	if a, ok := actions[framework.ResourceSlice]; ok {
+		synced, err := s.draManager.AddSliceEventHandler(s.moveOnEvents(framework.ResourceSlice, a))
+		if err != nil {
+			return fmt.Errorf("adding ResourceSlice event handler: %w", err)
+		}
+		s.informersSynced = append(s.informersSynced, synced)
+	}
+	if a, ok := actions[framework.DeviceClass]; ok {
+		synced := s.draManager.AddDeviceClassEventHandler(s.moveOnEvents(framework.DeviceClass, a))
+		s.informersSynced = append(s.informersSynced, synced)
+	}
 	return nil
+}
+
+// draResources are the resources whose events come from the shared DRA
+// state rather than from an informer of the factory.
+var draResources = map[framework.EventResource]bool{
+	framework.ResourceClaim: true, framework.ResourceSlice: true, framework.DeviceClass: true,
 }
 
 // assignedPodHandler feeds the cache with bound pods. A tombstone (the
@@ -286,14 +324,14 @@ var otherInformers = map[framework.EventResource]func(informers.SharedInformerFa
 	},
 }
 
-// registeredActions returns, per resource of otherInformers, the union of
-// the actions the profiles' plugins registered for it.
-func (s *Scheduler) registeredActions() map[framework.EventResource]framework.ActionType {
+// registeredActions returns, per resource that handled reports true for,
+// the union of the actions the profiles' plugins registered for it.
+func (s *Scheduler) registeredActions(handled func(framework.EventResource) bool) map[framework.EventResource]framework.ActionType {
 	out := map[framework.EventResource]framework.ActionType{}
 	for _, schedFramework := range s.Profiles {
 		for _, events := range schedFramework.QueueingHints() {
 			for _, e := range events {
-				if _, ok := otherInformers[e.Event.Resource]; ok {
+				if handled(e.Event.Resource) {
 					out[e.Event.Resource] |= e.Event.ActionType
 				}
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/minisched/metrics"
+	"github.com/minisched/minisched/plugins/dynamicresources/dramanager"
 	"github.com/minisched/minisched/queue"
 )
 
@@ -93,6 +94,10 @@ type Scheduler struct {
 	// metrics records attempts, latencies and binding goroutines (nil:
 	// nothing).
 	metrics *metrics.Metrics
+	// draManager is the DRA state every profile shares (nil: none). Its
+	// claim, slice and class events feed the queue when some plugin uses
+	// it; Run stops its slice tracker on the way out.
+	draManager *dramanager.Manager
 
 	// rng breaks ties between equally scored nodes; rngMu guards it.
 	rngMu sync.Mutex
@@ -128,6 +133,10 @@ type Options struct {
 	// Seed makes tie-breaking among equally scored nodes reproducible (0:
 	// random).
 	Seed uint64
+	// DRAManager is the DRA state the profiles were built with
+	// (framework.WithSharedDRAManager), if any. The Scheduler registers
+	// its event handlers and stops it when Run returns.
+	DRAManager *dramanager.Manager
 }
 
 // New builds a Scheduler and registers its event handlers on the factory's
@@ -153,6 +162,7 @@ func New(ctx context.Context, factory informers.SharedInformerFactory, o Options
 		profilePercentage:        o.ProfilePercentage,
 		observer:                 o.Observer,
 		metrics:                  o.Metrics,
+		draManager:               o.DRAManager,
 		rng:                      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		bindSlots:                make(chan struct{}, maxConcurrentBinds),
 	}
@@ -177,6 +187,9 @@ func New(ctx context.Context, factory informers.SharedInformerFactory, o Options
 // cycles in flight finish (bounded by the grace period) and returns.
 func (s *Scheduler) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
+	// The tracker's goroutines end with the scheduler, whatever the
+	// reason it stops.
+	defer s.draManager.Stop()
 	if !toolscache.WaitForCacheSync(ctx.Done(), s.informersSynced...) {
 		return fmt.Errorf("informer caches did not sync: %w", context.Cause(ctx))
 	}

@@ -1320,3 +1320,52 @@ func BenchmarkAddPop(b *testing.B) {
 		}
 	}
 }
+
+// A pod gated until the resourceclaim controller names its generated claim
+// (DynamicResources' PreEnqueue) is admitted by the status update that does
+// so: PodUpdateActions reports UpdatePodGeneratedResourceClaim for it, and
+// the gating plugin's registration for that action re-runs PreEnqueue.
+func TestGatedUntilClaimGenerated(t *testing.T) {
+	logger := testLogger(t)
+	const claimsPlugin = "DynamicResources"
+	claimsGenerated := func(pod *v1.Pod) bool { return len(pod.Status.ResourceClaimStatuses) > 0 }
+	profile := newProfile(map[string][]framework.ClusterEventWithHint{claimsPlugin: {
+		onWithHint(framework.ClusterEvent{Resource: framework.UnscheduledPod,
+			ActionType: framework.UpdatePodGeneratedResourceClaim},
+			func(_ klog.Logger, _ *v1.Pod, _, newObj interface{}) (framework.QueueingHint, error) {
+				if claimsGenerated(newObj.(*v1.Pod)) {
+					return framework.Queue, nil
+				}
+				return framework.QueueSkip, nil
+			}),
+	}})
+	profile.extraGate = func(pod *v1.Pod) *framework.Status {
+		if !claimsGenerated(pod) {
+			return framework.NewStatus(framework.UnschedulableAndUnresolvable,
+				`pod "default/p": ResourceClaim not created yet`).WithPlugin(claimsPlugin)
+		}
+		return nil
+	}
+	q, _ := newTestQueue(profile)
+	pod := makePod("p").Obj()
+	q.Add(logger, pod)
+	if got := q.Locate(pod.UID); got != UnschedulablePods {
+		t.Fatalf("after Add: Locate = %q, want %q", got, UnschedulablePods)
+	}
+
+	// A status change of another kind is no event: the pod stays gated.
+	running := pod.DeepCopy()
+	running.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse}}
+	q.Update(logger, pod, running)
+	if got := q.Locate(pod.UID); got != UnschedulablePods {
+		t.Errorf("after a condition update: Locate = %q, want %q", got, UnschedulablePods)
+	}
+
+	named := running.DeepCopy()
+	name := "p-gpu-x7k2"
+	named.Status.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "gpu", ResourceClaimName: &name}}
+	q.Update(logger, running, named)
+	if got := q.Locate(pod.UID); got != ActiveQ {
+		t.Errorf("after the claim was named: Locate = %q, want %q", got, ActiveQ)
+	}
+}

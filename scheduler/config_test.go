@@ -12,12 +12,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2/ktesting"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins"
+	"github.com/minisched/minisched/plugins/dynamicresources/dramanager"
 )
 
 const header = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
@@ -285,10 +287,10 @@ func TestProfilePlugins(t *testing.T) {
 	}{
 		{
 			// kube-scheduler v1.37's default profile, per extension point and in
-			// its order, without the plugins minisched does not have yet.
+			// its order (as its startup log prints it).
 			name: "defaults",
 			want: map[string][]string{
-				"PreEnqueue": {"SchedulingGates", "DefaultPreemption"},
+				"PreEnqueue": {"SchedulingGates", "DynamicResources", "DefaultPreemption"},
 				"QueueSort":  {"PrioritySort"},
 				"PreFilter": {
 					"TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
@@ -298,7 +300,7 @@ func TestProfilePlugins(t *testing.T) {
 				"Filter": {
 					"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
 					"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
-					"PodTopologySpread", "InterPodAffinity", "NodeDeclaredFeatures",
+					"PodTopologySpread", "InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures",
 				},
 				"PostFilter": {"DynamicResources", "DefaultPreemption"},
 				"PreScore": {
@@ -307,15 +309,16 @@ func TestProfilePlugins(t *testing.T) {
 				},
 				"Score": {
 					"TaintToleration", "NodeAffinity", "NodeResourcesFit", "VolumeBinding", "PodTopologySpread",
-					"InterPodAffinity", "NodeResourcesBalancedAllocation", "ImageLocality",
+					"InterPodAffinity", "DynamicResources", "NodeResourcesBalancedAllocation", "ImageLocality",
 				},
-				"Reserve": {"VolumeBinding"},
-				"PreBind": {"VolumeBinding"},
+				"Reserve": {"VolumeBinding", "DynamicResources"},
+				"PreBind": {"VolumeBinding", "DynamicResources"},
 				"Bind":    {"DefaultBinder"},
 			},
 			wantWeights: map[string]int64{
 				"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "VolumeBinding": 1,
-				"PodTopologySpread": 2, "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1,
+				"PodTopologySpread": 2, "InterPodAffinity": 2, "DynamicResources": 2, "NodeResourcesBalancedAllocation": 1,
+				"ImageLocality": 1,
 			},
 		},
 		{
@@ -448,7 +451,7 @@ func TestProfilePlugins(t *testing.T) {
 				t.Fatalf("DecodeConfig: %v", err)
 			}
 			schedFramework, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), &cfg.Profiles[0],
-				handleOptions()...)
+				handleOptions(t)...)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("NewFramework() error = %v, want it to contain %q", err, tt.wantErr)
@@ -472,10 +475,17 @@ func TestProfilePlugins(t *testing.T) {
 
 // handleOptions gives a framework what every in-tree plugin needs from its
 // Handle: a snapshot and an informer factory.
-func handleOptions() []framework.Option {
+func handleOptions(t *testing.T) []framework.Option {
+	client := fake.NewSimpleClientset()
+	factory := informers.NewSharedInformerFactory(client, 0)
+	// DynamicResources needs the shared DRA state; building it starts the
+	// slice tracker, stopped with the test.
+	draManager := dramanager.New(ktesting.NewLogger(t, ktesting.NewConfig()), factory, client)
+	t.Cleanup(draManager.Stop)
 	return []framework.Option{
 		framework.WithSnapshotSharedLister(cache.NewEmptySnapshot()),
-		framework.WithInformerFactory(informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)),
+		framework.WithInformerFactory(factory),
+		framework.WithSharedDRAManager(draManager),
 	}
 }
 
@@ -527,7 +537,7 @@ func TestPluginArgs(t *testing.T) {
 				t.Fatalf("DecodeConfig: %v", err)
 			}
 			_, err = framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), &cfg.Profiles[0],
-				handleOptions()...)
+				handleOptions(t)...)
 			if tt.wantErr == "" && err != nil {
 				t.Fatalf("NewFramework: %v", err)
 			}

@@ -13,7 +13,6 @@ import (
 // DefaultPlugins is the default profile: kube-scheduler v1.37's default
 // plugins, all 20, in its order and with its weights, enabled through
 // multiPoint so each takes part at every extension point it implements.
-// DynamicResources does only its claim-less part so far (see its package).
 func DefaultPlugins() *configv1.Plugins {
 	return &configv1.Plugins{
 		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{
@@ -33,8 +32,8 @@ func DefaultPlugins() *configv1.Plugins {
 			{Name: "PodTopologySpread", Weight: ptr.To[int32](2)},
 			{Name: "InterPodAffinity", Weight: ptr.To[int32](2)},
 			// Before DefaultPreemption, as upstream puts it: freeing an idle
-			// claim is better than evicting a pod. Its weight is upstream's,
-			// for when it scores.
+			// claim is better than evicting a pod. It scores only pods whose
+			// claims list firstAvailable alternatives.
 			{Name: "DynamicResources", Weight: ptr.To[int32](2)},
 			{Name: "DefaultPreemption"},
 			{Name: "NodeResourcesBalancedAllocation", Weight: ptr.To[int32](1)},

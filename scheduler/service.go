@@ -26,6 +26,7 @@ import (
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/minisched/metrics"
 	"github.com/minisched/minisched/plugins"
+	"github.com/minisched/minisched/plugins/dynamicresources/dramanager"
 	"github.com/minisched/minisched/queue"
 )
 
@@ -70,6 +71,8 @@ type Service struct {
 	factory informers.SharedInformerFactory
 	// broadcaster sends the profiles' events to events.k8s.io/v1.
 	broadcaster events.EventBroadcaster
+	// draManager is the DRA state the profiles share.
+	draManager *dramanager.Manager
 }
 
 // Option adjusts New.
@@ -164,6 +167,9 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 
 	m := metrics.New()
 	snapshot := cache.NewEmptySnapshot()
+	// One DRA state for all profiles; it starts its informers only if a
+	// plugin asks for it, and the Scheduler stops it.
+	draManager := dramanager.New(klog.FromContext(ctx), factory, client)
 	profiles := map[string]*framework.Framework{}
 	queueProfiles := map[string]queue.Profile{}
 	profilePercentage := map[string]*int32{}
@@ -182,6 +188,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 			framework.WithEventRecorder(broadcaster.NewRecorder(scheme.Scheme, name)),
 			framework.WithSnapshotSharedLister(snapshot),
 			framework.WithInformerFactory(factory),
+			framework.WithSharedDRAManager(draManager),
 			framework.WithParallelism(int(*cfg.Parallelism)),
 		)
 		if err != nil {
@@ -224,6 +231,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 		RecordAttempts:           o.recordAttempts,
 		Seed:                     o.seed,
 		Metrics:                  m,
+		DRAManager:               draManager,
 	})
 	if err != nil {
 		return nil, err
@@ -232,7 +240,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 	// queue, so that what it finds different is what the handlers missed.
 	dbg := debugger.New(factory.Core().V1().Nodes().Lister(), factory.Core().V1().Pods().Lister(), c, q)
 	return &Service{Config: cfg, Client: client, Scheduler: sched, Debugger: dbg, Metrics: m, host: rc.Host,
-		factory: factory, broadcaster: broadcaster, restConfig: rc}, nil
+		factory: factory, broadcaster: broadcaster, restConfig: rc, draManager: draManager}, nil
 }
 
 // Run checks that the apiserver answers (giving up after APIServerTimeout),
@@ -257,6 +265,9 @@ func (s *Service) Run(ctx context.Context) error {
 	defer func() {
 		stopInformers()
 		s.factory.Shutdown()
+		// Stopped by the Scheduler already when it ran; a replica that
+		// never led stops it here.
+		s.draManager.Stop()
 	}()
 	// Plugins' listers (namespaces, services...) must be filled before the
 	// first cycle, like the pods and nodes the scheduler waits for itself.

@@ -8,6 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/dynamic-resource-allocation/resourceclaim"
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/minisched/attempt"
@@ -35,8 +36,14 @@ const (
 	CSIDriver             EventResource = "CSIDriver"
 	CSIStorageCapacity    EventResource = "CSIStorageCapacity"
 	VolumeAttachment      EventResource = "VolumeAttachment"
-	// DeviceClass is a resource.k8s.io DeviceClass.
-	DeviceClass EventResource = "DeviceClass"
+	// The objects of dynamic resource allocation, named as kube-scheduler
+	// names them (with their API group), so that event labels
+	// ("resource.k8s.io/ResourceClaimAdd") match its metrics. Claims come
+	// from the scheduler's assume cache, slices from the tracker that
+	// applies DeviceTaintRules (a rule's change arrives as a slice Update).
+	ResourceClaim EventResource = "resource.k8s.io/ResourceClaim"
+	ResourceSlice EventResource = "resource.k8s.io/ResourceSlice"
+	DeviceClass   EventResource = "resource.k8s.io/DeviceClass"
 	// WildCard matches every resource.
 	WildCard EventResource = "*"
 )
@@ -72,6 +79,11 @@ const (
 	UpdatePodToleration
 	// UpdatePodSchedulingGatesEliminated: a pod's last scheduling gate was removed.
 	UpdatePodSchedulingGatesEliminated
+	// UpdatePodGeneratedResourceClaim: the claims generated for a pod
+	// (status.resourceClaimStatuses, status.extendedResourceClaimStatus)
+	// changed, as when the resourceclaim controller names the claim it
+	// created from a template.
+	UpdatePodGeneratedResourceClaim
 	// UpdatePodOther: any other change to a pod's spec or metadata.
 	UpdatePodOther
 
@@ -84,7 +96,8 @@ const (
 var actionNames = []string{"Add", "Delete",
 	"UpdateNodeAllocatable", "UpdateNodeLabel", "UpdateNodeTaint", "UpdateNodeCondition", "UpdateNodeAnnotation",
 	"UpdateNodeUnschedulable", "UpdateNodeDeclaredFeature",
-	"UpdatePodLabel", "UpdatePodScaleDown", "UpdatePodToleration", "UpdatePodSchedulingGatesEliminated", "UpdatePodOther"}
+	"UpdatePodLabel", "UpdatePodScaleDown", "UpdatePodToleration", "UpdatePodSchedulingGatesEliminated",
+	"UpdatePodGeneratedResourceClaim", "UpdatePodOther"}
 
 // String names the bits: "Add|UpdateNodeTaint", "All" or "Update".
 func (a ActionType) String() string {
@@ -228,9 +241,9 @@ func nodeConditionsEqual(a, b []v1.NodeCondition) bool {
 
 // PodUpdateActions lists what changed between two versions of a pod as
 // action bits: labels, requests going down, tolerations, scheduling gates
-// removed, or anything else in the spec or metadata. Status-only updates
-// yield 0, and so do the scheduler's own attempt records (attempt.Annotation
-// and attempt.PreemptionAnnotation).
+// removed, the claims generated for it, or anything else in the spec or
+// metadata. Other status updates yield 0, and so do the scheduler's own
+// attempt records (attempt.Annotation and attempt.PreemptionAnnotation).
 func PodUpdateActions(oldPod, newPod *v1.Pod) ActionType {
 	var a ActionType
 	if !equality.Semantic.DeepEqual(oldPod.Labels, newPod.Labels) {
@@ -241,6 +254,12 @@ func PodUpdateActions(oldPod, newPod *v1.Pod) ActionType {
 	}
 	if len(oldPod.Spec.SchedulingGates) > 0 && len(newPod.Spec.SchedulingGates) == 0 {
 		a |= UpdatePodSchedulingGatesEliminated
+	}
+	// The one status change that counts: the claims a pod was waiting for
+	// (DynamicResources' PreEnqueue) now have names.
+	if !resourceclaim.PodStatusEqual(oldPod.Status.ResourceClaimStatuses, newPod.Status.ResourceClaimStatuses) ||
+		!resourceclaim.PodExtendedStatusEqual(oldPod.Status.ExtendedResourceClaimStatus, newPod.Status.ExtendedResourceClaimStatus) {
+		a |= UpdatePodGeneratedResourceClaim
 	}
 	oldReq, newReq := PodRequests(oldPod), PodRequests(newPod)
 	if scaledDown(&oldReq, &newReq) {

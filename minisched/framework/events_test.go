@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -33,5 +34,69 @@ func TestPodUpdateActionsIgnoreTheAttemptRecord(t *testing.T) {
 				t.Errorf("PodUpdateActions = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestPodUpdateActionsGeneratedResourceClaim(t *testing.T) {
+	withStatuses := func(statuses ...v1.PodResourceClaimStatus) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"},
+			Status: v1.PodStatus{ResourceClaimStatuses: statuses}}
+	}
+	name := "p-gpu-x7k2"
+	tests := []struct {
+		name     string
+		old, new *v1.Pod
+		want     ActionType
+	}{
+		{name: "the controller names the generated claim", old: withStatuses(),
+			new:  withStatuses(v1.PodResourceClaimStatus{Name: "gpu", ResourceClaimName: &name}),
+			want: UpdatePodGeneratedResourceClaim},
+		{name: "the claim needs none (a nil name): still news", old: withStatuses(),
+			new:  withStatuses(v1.PodResourceClaimStatus{Name: "gpu"}),
+			want: UpdatePodGeneratedResourceClaim},
+		{name: "the same statuses: no event",
+			old:  withStatuses(v1.PodResourceClaimStatus{Name: "gpu", ResourceClaimName: &name}),
+			new:  withStatuses(v1.PodResourceClaimStatus{Name: "gpu", ResourceClaimName: &name}),
+			want: 0},
+		{name: "the extended-resource claim status set", old: withStatuses(),
+			new: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: v1.PodStatus{
+				ExtendedResourceClaimStatus: &v1.PodExtendedResourceClaimStatus{ResourceClaimName: "c"}}},
+			want: UpdatePodGeneratedResourceClaim},
+		{name: "another status change: no event", old: withStatuses(),
+			new:  &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: v1.PodStatus{Phase: v1.PodPending}},
+			want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := PodUpdateActions(tt.old, tt.new); got != tt.want {
+				t.Errorf("PodUpdateActions = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestActionTypeString(t *testing.T) {
+	tests := []struct {
+		a    ActionType
+		want string
+	}{
+		{Add | UpdateNodeLabel, "Add|UpdateNodeLabel"},
+		{UpdatePodGeneratedResourceClaim, "UpdatePodGeneratedResourceClaim"},
+		{UpdatePodOther, "UpdatePodOther"},
+		{Update, "Update"},
+		{All, "All"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			if got := tt.a.String(); got != tt.want {
+				t.Errorf("String() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	// Every bit has a name.
+	for bit := ActionType(1); bit < All; bit <<= 1 {
+		if strings.HasPrefix(bit.String(), "ActionType(") {
+			t.Errorf("bit %d has no name", int64(bit))
+		}
 	}
 }

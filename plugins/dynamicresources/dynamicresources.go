@@ -1,32 +1,51 @@
-// Package dynamicresources is kube-scheduler's DynamicResources plugin as far
-// as minisched has come: the part every pod meets. kube-scheduler v1.37.1
-// runs it in the default profile just before DefaultPreemption, so that
-// freeing an idle ResourceClaim is tried before evicting pods; for a pod
-// without claims it records "no claims" in PreFilter and does nothing else.
+// Package dynamicresources is kube-scheduler v1.37.1's DynamicResources
+// plugin: it allocates devices to a pod's ResourceClaims with the
+// structured allocator of k8s.io/dynamic-resource-allocation, as
+// kube-scheduler does with its default feature gates.
 //
-// That record is why it matters to pods with no claims at all. Its
-// PostFilter reads the record back; when an earlier PreFilter (a missing
-// PersistentVolumeClaim, say) rejected the pod as unresolvable, this
-// plugin's PreFilter never ran, the read fails with "not found", and the
-// Error stops the PostFilter chain: preemption is not tried, and ". not found"
-// ends the FailedScheduling message. kube-scheduler does exactly that, so
-// minisched does too (chapter 16 tells the story).
+// A pod meets it at every step:
 //
-// Allocating devices to claims (ResourceSlices, DeviceClasses, CEL) is not
-// here yet: a pod with resource claims is refused with a reason saying so,
-// instead of being bound with claims nobody allocated.
+//	PreEnqueue   the pod's claims exist (a template's claim is created by the
+//	             resourceclaim controller, which names it in the pod's status)
+//	PreFilter    claims checked, classes exist, allocator built over what is
+//	             allocated (claims in the assume cache and in flight)
+//	Filter       per node: allocated claims usable there, the others allocatable
+//	PostFilter   no node fits: free one idle allocated claim
+//	Score        prefer nodes where earlier firstAvailable alternatives fit
+//	Reserve      the chosen node's allocations go in flight
+//	PreBind      finalizer, allocation and reservedFor written; wait for the
+//	             devices' binding conditions
+//	Unreserve    in-flight allocations dropped, the pod's reservation removed
+//
+// The shared state (claims, slices, classes) is the scheduler's, one for
+// all profiles: see package dramanager. Every "unschedulable" outcome is
+// UnschedulableAndUnresolvable, as upstream's statusUnschedulable makes it,
+// so preemption never counts on a node this plugin rejected.
+//
+// For a pod without claims PreFilter records that and skips. That record
+// is why the plugin matters to claim-less pods too: when an earlier
+// PreFilter (a missing PersistentVolumeClaim, say) rejected the pod as
+// unresolvable, this PreFilter never ran, PostFilter's read of the record
+// fails with "not found", and that Error stops the PostFilter chain:
+// preemption is not tried, and ". not found" ends the FailedScheduling
+// message. kube-scheduler does exactly that, so minisched does too (chapter
+// 16 tells the story).
 package dynamicresources
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/dynamic-resource-allocation/resourceclaim"
 	"k8s.io/klog/v2"
-	configv1 "k8s.io/kube-scheduler/config/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/minisched/minisched/minisched/framework"
 )
@@ -34,93 +53,140 @@ import (
 // Name is the plugin's name in the registry and in configurations.
 const Name = "DynamicResources"
 
-// ErrReasonClaimsNotSupported is the reason a pod with resource claims gets.
-const ErrReasonClaimsNotSupported = "minisched does not allocate ResourceClaims yet"
+// celCacheSize is how many compiled CEL expressions are kept across
+// cycles, kube-scheduler's 10.
+const celCacheSize = 10
 
-// stateKey is where PreFilter leaves its stateData.
-const stateKey framework.StateKey = Name
+// DynamicResources allocates devices to the pod's ResourceClaims.
+type DynamicResources struct {
+	// filterTimeout bounds one node's allocation in Filter (0: none);
+	// bindingTimeout bounds PreBind's wait for binding conditions, and
+	// the age of an allocation whose conditions are still unmet.
+	filterTimeout  time.Duration
+	bindingTimeout time.Duration
 
-// stateData is what PreFilter found: the pod's claims, by name.
-type stateData struct {
-	claims []string
+	fh        framework.Handle
+	clientset kubernetes.Interface
+	// draManager is the scheduler's shared DRA state.
+	draManager framework.SharedDRAManager
+	// celCache keeps compiled CEL selectors across cycles.
+	celCache *cel.Cache
+	// clock times allocations and the binding-conditions wait (a fake in
+	// tests).
+	clock clock.WithTicker
 }
-
-// Clone shares the data: nothing changes it after PreFilter.
-func (s *stateData) Clone() framework.StateData { return s }
-
-// DynamicResources records each pod's claims in PreFilter and reads them
-// back in PostFilter.
-type DynamicResources struct{}
 
 var (
-	_ framework.PreFilterPlugin  = &DynamicResources{}
-	_ framework.PostFilterPlugin = &DynamicResources{}
+	_ framework.PreEnqueuePlugin  = &DynamicResources{}
+	_ framework.PreFilterPlugin   = &DynamicResources{}
+	_ framework.FilterPlugin      = &DynamicResources{}
+	_ framework.PostFilterPlugin  = &DynamicResources{}
+	_ framework.ScorePlugin       = &DynamicResources{}
+	_ framework.ReservePlugin     = &DynamicResources{}
+	_ framework.PreBindPlugin     = &DynamicResources{}
+	_ framework.EnqueueExtensions = &DynamicResources{}
 )
 
-// New returns the plugin. Its args, if given, are kube-scheduler's
-// DynamicResourcesArgs, validated as kube-scheduler does although neither
-// timeout is used yet.
-func New(_ context.Context, raw *runtime.RawExtension, _ framework.Handle) (framework.Plugin, error) {
-	args := &configv1.DynamicResourcesArgs{}
-	if err := framework.DecodeArgs(raw, args); err != nil {
-		return nil, fmt.Errorf("decoding DynamicResourcesArgs: %w", err)
-	}
-	if err := validateArgs(field.NewPath("args"), args).ToAggregate(); err != nil {
+// New returns the plugin. Its args are kube-scheduler's
+// DynamicResourcesArgs (see args.go). It asks the handle's shared DRA
+// state for its parts now, so that their informers start with the others.
+func New(_ context.Context, raw *runtime.RawExtension, fh framework.Handle) (framework.Plugin, error) {
+	args, err := decodeArgs(raw)
+	if err != nil {
 		return nil, err
 	}
-	return &DynamicResources{}, nil
-}
-
-// validateArgs checks DynamicResourcesArgs as kube-scheduler v1.37.1 does
-// with its default gates: filterTimeout ≥ 0 (0 turns it off),
-// bindingTimeout ≥ 1s.
-func validateArgs(path *field.Path, args *configv1.DynamicResourcesArgs) field.ErrorList {
-	var errs field.ErrorList
-	if args.FilterTimeout != nil && args.FilterTimeout.Duration < 0 {
-		errs = append(errs, field.Invalid(path.Child("filterTimeout"), args.FilterTimeout.Duration.String(),
-			"must be zero or positive"))
+	if fh == nil || fh.SharedDRAManager() == nil {
+		return nil, errors.New("SharedDRAManager is nil")
 	}
-	if args.BindingTimeout != nil && args.BindingTimeout.Duration < time.Second {
-		errs = append(errs, field.Invalid(path.Child("bindingTimeout"), args.BindingTimeout.Duration.String(),
-			"must be at least 1s"))
-	}
-	return errs
+	dra := fh.SharedDRAManager()
+	// Touch each part: a lazily built manager starts its informers now.
+	dra.ResourceClaims()
+	dra.ResourceSlices()
+	dra.DeviceClasses()
+	return &DynamicResources{
+		filterTimeout:  args.FilterTimeout.Duration,
+		bindingTimeout: args.BindingTimeout.Duration,
+		fh:             fh,
+		clientset:      fh.ClientSet(),
+		draManager:     dra,
+		// Consumable capacity is on in v1.37 (beta), list-type
+		// attributes are not (alpha).
+		celCache: cel.NewCache(celCacheSize, cel.Features{EnableConsumableCapacity: true}),
+		clock:    clock.RealClock{},
+	}, nil
 }
 
 // Name returns Name.
 func (pl *DynamicResources) Name() string { return Name }
 
-// PreFilter records the pod's claims. A pod without claims is done with:
-// Skip, so Filter never runs for it. A pod with claims is rejected as
-// unresolvable, since nothing here can allocate them.
-func (pl *DynamicResources) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
-	_ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	s := &stateData{}
-	for _, c := range pod.Spec.ResourceClaims {
-		s.claims = append(s.claims, c.Name)
+// PreEnqueue keeps a pod out of activeQ while one of its claims is missing,
+// being deleted, or (made from a template) not the pod's. One of the events
+// registered in EventsToRegister lets it try again.
+func (pl *DynamicResources) PreEnqueue(ctx context.Context, pod *v1.Pod) *framework.Status {
+	if err := pl.foreachPodResourceClaim(pod, nil); err != nil {
+		return statusUnschedulable(klog.FromContext(ctx), err.Error())
 	}
-	state.Write(stateKey, s)
-	if len(s.claims) == 0 {
-		return nil, framework.NewStatus(framework.Skip)
-	}
-	klog.FromContext(ctx).V(5).Info("Pod has resource claims", "pod", klog.KObj(pod), "claims", s.claims)
-	return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonClaimsNotSupported)
+	return nil
 }
 
-// PreFilterExtensions returns nil: claims do not change with the pods on a
-// node.
-func (pl *DynamicResources) PreFilterExtensions() framework.PreFilterExtensions { return nil }
+// podResourceClaims returns the pod's claims from the assume cache, in the
+// order of spec.resourceClaims, leaving out those that need no claim (a
+// template whose claim the controller chose not to create).
+func (pl *DynamicResources) podResourceClaims(pod *v1.Pod) ([]*resourceapi.ResourceClaim, error) {
+	claims := make([]*resourceapi.ResourceClaim, 0, len(pod.Spec.ResourceClaims))
+	err := pl.foreachPodResourceClaim(pod, func(claim *resourceapi.ResourceClaim) {
+		// The cache's object is never modified; a change replaces it.
+		claims = append(claims, claim)
+	})
+	return claims, err
+}
 
-// PostFilter would free an idle claim of the pod so it can be allocated
-// elsewhere; with no claims allocated there is none to free, and the pod is
-// left to preemption. If PreFilter never ran (an earlier PreFilter rejected
-// the pod as unresolvable), reading its record fails, and that Error, as in
-// kube-scheduler, stops the PostFilter chain.
-func (pl *DynamicResources) PostFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
-	_ *framework.NodeToStatus) (*framework.PostFilterResult, *framework.Status) {
-	if _, err := state.Read(stateKey); err != nil {
-		return nil, framework.AsStatus(err)
+// foreachPodResourceClaim checks that each claim of the pod exists, is not
+// being deleted and, when made from a template, was made for this pod; it
+// calls cb (if any) on each. The error texts are kube-scheduler's.
+func (pl *DynamicResources) foreachPodResourceClaim(pod *v1.Pod, cb func(*resourceapi.ResourceClaim)) error {
+	for i := range pod.Spec.ResourceClaims {
+		claimName, mustCheckOwner, err := resourceclaim.Name(pod, &pod.Spec.ResourceClaims[i])
+		if err != nil {
+			return err
+		}
+		// A template may legitimately produce no claim.
+		if claimName == nil {
+			continue
+		}
+		claim, err := pl.draManager.ResourceClaims().Get(pod.Namespace, *claimName)
+		if err != nil {
+			return err
+		}
+		if claim.DeletionTimestamp != nil {
+			return fmt.Errorf("resourceclaim %q is being deleted", claim.Name)
+		}
+		if mustCheckOwner {
+			if err := resourceclaim.IsForPod(pod, claim, false); err != nil {
+				return err
+			}
+		}
+		if cb != nil {
+			cb(claim)
+		}
 	}
-	klog.FromContext(ctx).V(5).Info("No claims to deallocate", "pod", klog.KObj(pod))
-	return nil, framework.NewStatus(framework.Unschedulable)
+	return nil
+}
+
+// statusUnschedulable logs the reason where it arises (at V(5)) and
+// returns it as UnschedulableAndUnresolvable: kube-scheduler's helper of
+// that name does, so no node this plugin rejects is a preemption candidate.
+func statusUnschedulable(logger klog.Logger, reason string, kv ...any) *framework.Status {
+	if loggerV := logger.V(5); loggerV.Enabled() {
+		loggerV.Info("Pod unschedulable", append(kv, "reason", reason)...)
+	}
+	return framework.NewStatus(framework.UnschedulableAndUnresolvable, reason)
+}
+
+// statusError logs err where it arises (at V(5)) and returns it as Error.
+func statusError(logger klog.Logger, err error, kv ...any) *framework.Status {
+	if loggerV := logger.V(5); loggerV.Enabled() {
+		loggerV.Error(err, "DynamicResources failed", kv...)
+	}
+	return framework.AsStatus(err)
 }

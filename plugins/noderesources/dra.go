@@ -86,12 +86,20 @@ type draScorer struct {
 }
 
 // sharedDRAManager returns h's DRA manager; nil without a handle (in
-// tests) or without DRA.
+// tests) or without DRA. It asks the manager for its resolver at once: a
+// manager starts its informers on first use, which must come in the
+// factory function, before the informer factory starts (package
+// dramanager). So a profile with this plugin watches DeviceClasses, claims
+// and slices even without DynamicResources, as kube-scheduler always does.
 func sharedDRAManager(h framework.Handle) framework.SharedDRAManager {
 	if h == nil {
 		return nil
 	}
-	return h.SharedDRAManager()
+	m := h.SharedDRAManager()
+	if m != nil {
+		m.DeviceClassResolver()
+	}
+	return m
 }
 
 // newDRAScorer returns a scorer's DRA counter over draManager, or nil when

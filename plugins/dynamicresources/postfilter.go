@@ -1,0 +1,54 @@
+// PostFilter: no node fits; free an allocated claim nobody else uses, so
+// that the next attempt may allocate it where the pod fits.
+
+package dynamicresources
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/minisched/minisched/minisched/framework"
+)
+
+// PostFilter deallocates one claim that Filter found unavailable on some
+// node and that is reserved for no pod but this one: its allocation,
+// reservations and device statuses are cleared. Which one is random (set
+// iteration), as upstream: there is no better heuristic. The claim's update
+// event then brings the pod (and any pod the devices may help) back.
+//
+// It returns Unschedulable either way, so DefaultPreemption still runs. If
+// PreFilter never ran (an earlier PreFilter was unresolvable), reading its
+// state fails, and that Error, as in kube-scheduler, stops the PostFilter
+// chain with "not found".
+func (pl *DynamicResources) PostFilter(ctx context.Context, cs *framework.CycleState, pod *v1.Pod,
+	_ *framework.NodeToStatus) (*framework.PostFilterResult, *framework.Status) {
+	logger := klog.FromContext(ctx)
+	state, err := getStateData(cs)
+	if err != nil {
+		return nil, statusError(logger, err)
+	}
+	if len(state.claims) == 0 {
+		logger.V(5).Info("No new claims to deallocate", "pod", klog.KObj(pod))
+		return nil, framework.NewStatus(framework.Unschedulable)
+	}
+	for index := range state.unavailableClaims {
+		claim := state.claims[index]
+		reserved := claim.Status.ReservedFor
+		if len(reserved) > 1 || (len(reserved) == 1 && reserved[0].UID != pod.UID) {
+			continue // in use by another pod
+		}
+		claim = claim.DeepCopy()
+		claim.Status.ReservedFor = nil
+		claim.Status.Allocation = nil
+		claim.Status.Devices = nil
+		logger.V(5).Info("Deallocation of ResourceClaim", "pod", klog.KObj(pod), "resourceclaim", klog.KObj(claim))
+		if _, err := pl.clientset.ResourceV1().ResourceClaims(claim.Namespace).UpdateStatus(ctx, claim, metav1.UpdateOptions{}); err != nil {
+			return nil, statusError(logger, err)
+		}
+		return nil, framework.NewStatus(framework.Unschedulable, "deallocation of ResourceClaim completed")
+	}
+	return nil, framework.NewStatus(framework.Unschedulable)
+}

@@ -1,0 +1,115 @@
+// Reserve and Unreserve: the chosen node's allocations go in flight, so
+// that the next cycle, of any profile, counts their devices as taken before
+// PreBind writes them; Unreserve takes them back.
+
+package dynamicresources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/dynamic-resource-allocation/resourceclaim"
+	"k8s.io/klog/v2"
+
+	"github.com/minisched/minisched/minisched/framework"
+)
+
+// Reserve signals the allocation Filter found on nodeName for each
+// unallocated claim as pending (in flight), and keeps it for PreBind.
+// Nothing is written to the apiserver: allocated claims are reserved for
+// the pod only in PreBind, and if another pod was faster then, this one
+// tries again.
+func (pl *DynamicResources) Reserve(ctx context.Context, cs *framework.CycleState, pod *v1.Pod,
+	nodeName string) *framework.Status {
+	logger := klog.FromContext(ctx)
+	state, err := getStateData(cs)
+	if err != nil {
+		return statusError(logger, err)
+	}
+	numClaimsToAllocate := 0
+	state.toAllocate(func(int, *resourceapi.ResourceClaim) { numClaimsToAllocate++ })
+	if numClaimsToAllocate == 0 {
+		return nil
+	}
+	allocations, found := state.nodeAllocations[nodeName]
+	if !found || len(allocations) == 0 {
+		// Filter passed this node, so it has allocations: a broken
+		// invariant, reported as an Error.
+		return statusError(logger, errors.New("claim allocation not found for node"))
+	}
+	if len(allocations) != numClaimsToAllocate {
+		return statusError(logger, fmt.Errorf("internal error, have %d allocations, %d claims to allocate, want %d claims",
+			len(allocations), numClaimsToAllocate, numClaimsToAllocate))
+	}
+	next := 0
+	var signalErr error
+	state.toAllocate(func(index int, claim *resourceapi.ResourceClaim) {
+		if signalErr != nil {
+			return
+		}
+		allocation := &allocations[next]
+		next++
+		state.informationsForClaim[index].allocation = allocation
+		// The whole claim, as PreBind will write it, not just the
+		// allocation: it is what the allocator of the next cycles reads.
+		claim = claim.DeepCopy()
+		if !slices.Contains(claim.Finalizers, resourceapi.Finalizer) {
+			claim.Finalizers = append(claim.Finalizers, resourceapi.Finalizer)
+		}
+		claim.Status.Allocation = allocation
+		if err := pl.draManager.ResourceClaims().SignalClaimPendingAllocation(claim.UID, claim); err != nil {
+			signalErr = fmt.Errorf("internal error, couldn't signal allocation for claim %s: %w", claim.Name, err)
+			return
+		}
+		logger.V(5).Info("Reserved resource in allocation result", "claim", klog.KObj(claim), "uid", claim.UID,
+			"resourceVersion", claim.ResourceVersion)
+	})
+	if signalErr != nil {
+		return statusError(logger, signalErr)
+	}
+	return nil
+}
+
+// Unreserve undoes Reserve and the reservations PreBind may have made:
+//
+//  1. An in-flight allocation loses this pod as a sharer; with the last
+//     sharer it is dropped and the claim in the assume cache goes back to
+//     the informer's.
+//  2. An allocated claim reserved for this pod gets the pod removed from
+//     status.reservedFor, by a strategic-merge patch of the status that
+//     needs no fresh copy of the claim. A failure is only logged: the
+//     next attempt comes here again.
+//
+// The claim stays allocated; PostFilter or the resourceclaim controller
+// deallocates it. Unreserve is idempotent: a second call finds nothing in
+// flight and the pod no longer reserved.
+func (pl *DynamicResources) Unreserve(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, _ string) {
+	state, err := getStateData(cs)
+	if err != nil {
+		return
+	}
+	logger := klog.FromContext(ctx)
+	for _, claim := range state.claims {
+		// 1.
+		if deleted := pl.draManager.ResourceClaims().MaybeRemoveClaimPendingAllocation(claim.UID, false); deleted {
+			logger.V(5).Info("Released resource in allocation result", "claim", klog.KObj(claim), "uid", claim.UID)
+			pl.draManager.ResourceClaims().AssumedClaimRestore(claim.Namespace, claim.Name)
+		}
+		// 2.
+		if claim.Status.Allocation != nil && resourceclaim.IsReservedForPod(pod, claim, false) {
+			patch := fmt.Sprintf(`{"metadata": {"uid": %q}, "status": { "reservedFor": [ {"$patch": "delete", "uid": %q} ] }}`,
+				claim.UID, pod.UID)
+			logger.V(5).Info("Unreserve", "resourceclaim", klog.KObj(claim), "pod", klog.KObj(pod))
+			if _, err := pl.clientset.ResourceV1().ResourceClaims(claim.Namespace).Patch(ctx, claim.Name,
+				types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status"); err != nil {
+				logger.Error(err, "Unreserve", "resourceclaim", klog.KObj(claim))
+			}
+		}
+	}
+}
