@@ -90,8 +90,8 @@ func workloads(smoke bool) []Workload {
 // smokeDefault are the workloads the smoke run plays unless told otherwise:
 // one of each way of running (plain; init pods and priority classes;
 // churn; static and provisioned volumes and claims from templates, with
-// kube-controller-manager),
-// since every run costs an apiserver's start, some seconds.
+// kube-controller-manager), since every run costs an apiserver's start,
+// some seconds.
 const smokeDefault = "SchedulingBasic-500,Preemption,Churn,SchedulingCSIPVs-500,SchedulingProvisionedPVs-500," +
 	"SchedulingWithResourceClaimTemplate-500"
 
