@@ -24,6 +24,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
@@ -547,7 +548,7 @@ func (d *moduleDecls) addType(spec *ast.TypeSpec, member func(typ, name string))
 // apiTypes are the Kubernetes types whose fields the docs name: the
 // scheduler's configuration with the in-tree plugins' args, the extender
 // wire types (whose JSON keys are their Go field names), and the objects
-// the scheduler reads and writes (storage ones included).
+// the scheduler reads and writes (storage and DRA ones included).
 var apiTypes = []any{
 	configv1.KubeSchedulerConfiguration{},
 	configv1.DefaultPreemptionArgs{}, configv1.InterPodAffinityArgs{}, configv1.NodeAffinityArgs{},
@@ -559,6 +560,8 @@ var apiTypes = []any{
 	rbacv1.Role{}, rbacv1.ClusterRole{}, coordinationv1.Lease{},
 	configv1.VolumeBindingArgs{}, v1.PersistentVolumeClaim{}, v1.PersistentVolume{}, storagev1.StorageClass{},
 	storagev1.CSINode{}, storagev1.CSIDriver{}, storagev1.CSIStorageCapacity{},
+	configv1.DynamicResourcesArgs{}, resourceapi.DeviceClass{}, resourceapi.ResourceClaim{},
+	resourceapi.ResourceClaimTemplate{}, resourceapi.ResourceSlice{}, resourceapi.DeviceTaintRule{},
 }
 
 // apiFieldNames returns the Go names and JSON names of apiTypes' fields,

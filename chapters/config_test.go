@@ -8,15 +8,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/klog/v2/ktesting"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins"
-	"github.com/minisched/minisched/plugins/dynamicresources/dramanager"
+	"github.com/minisched/minisched/plugins/plugintesting"
 	"github.com/minisched/minisched/scenario/scenariofile"
 	"github.com/minisched/minisched/scheduler"
 )
@@ -196,13 +193,5 @@ func TestChapterScenariosUseChapterConfig(t *testing.T) {
 // an informer factory over a fake client, and the shared DRA state
 // (DynamicResources needs it; its slice tracker is stopped with the test).
 func handleOptions(t *testing.T) []framework.Option {
-	client := fake.NewClientset()
-	factory := informers.NewSharedInformerFactory(client, 0)
-	draManager := dramanager.New(ktesting.NewLogger(t, ktesting.NewConfig()), factory, client)
-	t.Cleanup(draManager.Stop)
-	return []framework.Option{
-		framework.WithSnapshotSharedLister(cache.NewEmptySnapshot()),
-		framework.WithInformerFactory(factory),
-		framework.WithSharedDRAManager(draManager),
-	}
+	return append(plugintesting.InformerOptions(t), framework.WithSnapshotSharedLister(cache.NewEmptySnapshot()))
 }

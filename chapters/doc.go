@@ -26,4 +26,5 @@
 //	ch14_real_cluster.go     ch14-leader-election
 //	ch15_performance.go      ch15-throughput
 //	ch16_volumes.go          the storage plugins, with kube-controller-manager
+//	ch17_devices.go          claims in flight and binding conditions (and scenarios/ch17-*.yaml)
 package chapters

@@ -10,8 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/minisched/minisched/cache"
@@ -21,11 +19,8 @@ import (
 
 // handleOptions gives a framework what every in-tree plugin needs from its
 // Handle: a snapshot and an informer factory.
-func handleOptions() []framework.Option {
-	return []framework.Option{
-		framework.WithSnapshotSharedLister(cache.NewEmptySnapshot()),
-		framework.WithInformerFactory(informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)),
-	}
+func handleOptions(t *testing.T) []framework.Option {
+	return append(plugintesting.InformerOptions(t), framework.WithSnapshotSharedLister(cache.NewEmptySnapshot()))
 }
 
 // requiredArgs are the args of the plugins that cannot be built without
@@ -52,7 +47,7 @@ func requiredPluginConfig() []configv1.PluginConfig {
 
 func TestRegistryNames(t *testing.T) {
 	handle, err := plugintesting.NewFramework(context.Background(), NewInTreeRegistry(),
-		&configv1.Plugins{MultiPoint: plugintesting.Enable("PrioritySort", "DefaultBinder")}, nil, handleOptions()...)
+		&configv1.Plugins{MultiPoint: plugintesting.Enable("PrioritySort", "DefaultBinder")}, nil, handleOptions(t)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +68,7 @@ func TestRegistryNames(t *testing.T) {
 func TestEveryPluginInOneProfile(t *testing.T) {
 	names := NewInTreeRegistry().Names()
 	schedFramework, err := plugintesting.NewFramework(context.Background(), NewInTreeRegistry(),
-		&configv1.Plugins{MultiPoint: plugintesting.Enable(names...)}, requiredPluginConfig(), handleOptions()...)
+		&configv1.Plugins{MultiPoint: plugintesting.Enable(names...)}, requiredPluginConfig(), handleOptions(t)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +95,7 @@ func allPlugins() *configv1.Plugins {
 
 func TestInTreeProfile(t *testing.T) {
 	schedFramework, err := plugintesting.NewFramework(context.Background(), NewInTreeRegistry(), allPlugins(), nil,
-		handleOptions()...)
+		handleOptions(t)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +153,7 @@ func TestInTreeProfileArgs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := plugintesting.NewFramework(context.Background(), NewInTreeRegistry(), allPlugins(), tt.config,
-				handleOptions()...)
+				handleOptions(t)...)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)

@@ -10,16 +10,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/klog/v2/ktesting"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins"
-	"github.com/minisched/minisched/plugins/dynamicresources/dramanager"
+	"github.com/minisched/minisched/plugins/plugintesting"
 )
 
 const header = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
@@ -476,17 +473,7 @@ func TestProfilePlugins(t *testing.T) {
 // handleOptions gives a framework what every in-tree plugin needs from its
 // Handle: a snapshot and an informer factory.
 func handleOptions(t *testing.T) []framework.Option {
-	client := fake.NewSimpleClientset()
-	factory := informers.NewSharedInformerFactory(client, 0)
-	// DynamicResources needs the shared DRA state; building it starts the
-	// slice tracker, stopped with the test.
-	draManager := dramanager.New(ktesting.NewLogger(t, ktesting.NewConfig()), factory, client)
-	t.Cleanup(draManager.Stop)
-	return []framework.Option{
-		framework.WithSnapshotSharedLister(cache.NewEmptySnapshot()),
-		framework.WithInformerFactory(factory),
-		framework.WithSharedDRAManager(draManager),
-	}
+	return append(plugintesting.InformerOptions(t), framework.WithSnapshotSharedLister(cache.NewEmptySnapshot()))
 }
 
 func indent(s, prefix string) string {

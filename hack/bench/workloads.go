@@ -89,9 +89,11 @@ func workloads(smoke bool) []Workload {
 
 // smokeDefault are the workloads the smoke run plays unless told otherwise:
 // one of each way of running (plain; init pods and priority classes;
-// churn; static and provisioned volumes, with kube-controller-manager),
-// since every run costs an apiserver's start, some seconds.
-const smokeDefault = "SchedulingBasic-500,Preemption,Churn,SchedulingCSIPVs-500,SchedulingProvisionedPVs-500"
+// churn; static and provisioned volumes and claims from templates, with
+// kube-controller-manager), since every run costs an apiserver's start,
+// some seconds.
+const smokeDefault = "SchedulingBasic-500,Preemption,Churn,SchedulingCSIPVs-500,SchedulingProvisionedPVs-500," +
+	"SchedulingWithResourceClaimTemplate-500"
 
 // defaultPod is scheduler_perf's pod-default.yaml: 100m CPU, 500Mi.
 func defaultPod(name, role string) *builders.PodWrapper {

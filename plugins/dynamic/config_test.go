@@ -10,13 +10,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins"
 	"github.com/minisched/minisched/plugins/dynamic"
+	"github.com/minisched/minisched/plugins/plugintesting"
 	"github.com/minisched/minisched/scheduler"
 )
 
@@ -38,8 +37,7 @@ func TestCraneSchedulerConfig(t *testing.T) {
 		t.Fatalf("DecodeConfig: %v", err)
 	}
 	schedFramework, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(), &cfg.Profiles[0],
-		framework.WithSnapshotSharedLister(cache.NewEmptySnapshot()),
-		framework.WithInformerFactory(informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)))
+		append(plugintesting.InformerOptions(t), framework.WithSnapshotSharedLister(cache.NewEmptySnapshot()))...)
 	if err != nil {
 		t.Fatalf("NewFramework: %v", err)
 	}
