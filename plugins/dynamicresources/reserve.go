@@ -105,8 +105,9 @@ func (pl *DynamicResources) Reserve(ctx context.Context, cs *framework.CycleStat
 //     PreBind created it (unreserveExtendedResourceClaim).
 //
 // The pod's own claims stay allocated; PostFilter or the resourceclaim
-// controller deallocates them. Unreserve is idempotent: a second call finds nothing in
-// flight and the pod no longer reserved.
+// controller deallocates them. Unreserve is idempotent: a second call
+// finds nothing in flight, the pod no longer reserved, and the created
+// claim gone (the failed update of the missing claim is logged).
 func (pl *DynamicResources) Unreserve(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, _ string) {
 	state, err := getStateData(cs)
 	if err != nil {
