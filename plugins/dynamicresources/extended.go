@@ -31,7 +31,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -106,19 +105,11 @@ func isSpecialClaimName(name string) bool {
 	return name == dramanager.SpecialClaimInMemName
 }
 
-// isDRAExtendedResourceName reports whether a DeviceClass can back name: an
-// extended resource name, or an implicit one,
-// deviceclass.resource.kubernetes.io/<class>. (NodeResourcesFit asks the
-// same question of its own.)
-func isDRAExtendedResourceName(name v1.ResourceName) bool {
-	return framework.IsExtendedResourceName(name) || strings.HasPrefix(string(name), resourceapi.ResourceDeviceClassPrefix)
-}
-
 // hasDeviceClassMappedExtendedResource reports whether reqs has a non-zero
 // request of an extended resource that some DeviceClass backs.
 func hasDeviceClassMappedExtendedResource(reqs v1.ResourceList, resolver framework.DeviceClassResolver) bool {
 	for name, quantity := range reqs {
-		if !quantity.IsZero() && isDRAExtendedResourceName(name) && resolver.GetDeviceClass(name) != nil {
+		if !quantity.IsZero() && framework.IsDRAExtendedResourceName(name) && resolver.GetDeviceClass(name) != nil {
 			return true
 		}
 	}
@@ -212,7 +203,7 @@ func (pl *DynamicResources) filterExtendedResources(state *stateData, pod *v1.Po
 	resolver := pl.draManager.DeviceClassResolver()
 	fromDevices := map[v1.ResourceName]int64{}
 	for name, quantity := range state.draExtendedResource.podScalarResources {
-		if !isDRAExtendedResourceName(name) || quantity == 0 {
+		if !framework.IsDRAExtendedResourceName(name) || quantity == 0 {
 			continue
 		}
 		allocatable, advertised := nodeInfo.Allocatable.ScalarResources[name]
