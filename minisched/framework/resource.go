@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -89,6 +90,15 @@ func IsScalarResourceName(name v1.ResourceName) bool {
 		strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix) ||
 		strings.Contains(string(name), v1.ResourceDefaultNamespacePrefix) ||
 		strings.HasPrefix(string(name), "attachable-volumes-")
+}
+
+// IsDRAExtendedResourceName reports whether a DeviceClass can back name:
+// an extended resource name, or an implicit one,
+// deviceclass.resource.kubernetes.io/<class> (kube-scheduler's
+// util.IsDRAExtendedResourceName). NodeResourcesFit leaves such a request
+// to DynamicResources on a node that has none of it.
+func IsDRAExtendedResourceName(name v1.ResourceName) bool {
+	return IsExtendedResourceName(name) || strings.HasPrefix(string(name), resourceapi.ResourceDeviceClassPrefix)
 }
 
 // IsExtendedResourceName reports whether name is an extended resource: one

@@ -17,6 +17,11 @@
 //	             devices' binding conditions
 //	Unreserve    in-flight allocations dropped, the pod's reservation removed
 //
+// A pod that asks for an extended resource (example.com/gpu) which its
+// node does not advertise but a DeviceClass backs gets devices too, through
+// a claim the plugin makes for it and follows through the same steps
+// (extended.go).
+//
 // The shared state (claims, slices, classes) is the scheduler's, one for
 // all profiles: see package dramanager. Every "unschedulable" outcome is
 // UnschedulableAndUnresolvable, as upstream's statusUnschedulable makes it,

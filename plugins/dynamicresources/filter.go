@@ -32,6 +32,9 @@ var (
 
 // Filter checks the node for every claim of the pod:
 //
+//  0. The pod's extended resources: which the node's device plugins serve,
+//     which need devices (filterExtendedResources). A pod without claims
+//     of its own that needs no devices here is done.
 //  1. An allocated claim is unavailable here if its allocation's node
 //     selector does not match, or if its devices failed to bind or took
 //     longer than bindingTimeout; the claim is remembered for PostFilter.
@@ -51,6 +54,15 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *framework.CycleState
 		return nil
 	}
 	node := nodeInfo.Node()
+
+	// 0.
+	nodeExtendedResourceClaim, mappings, status := pl.filterExtendedResources(state, pod, nodeInfo, logger)
+	if status != nil {
+		return status
+	}
+	if nodeExtendedResourceClaim == nil && len(state.userClaims()) == 0 {
+		return nil
+	}
 
 	// 1.
 	var unavailableClaims []int
@@ -81,7 +93,7 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *framework.CycleState
 	var allocations []resourceapi.AllocationResult
 	if state.allocator != nil {
 		var status *framework.Status
-		if allocations, status = pl.allocate(ctx, state, pod, node); status != nil {
+		if allocations, status = pl.allocate(ctx, state, pod, node, nodeExtendedResourceClaim); status != nil {
 			return status
 		}
 	}
@@ -99,15 +111,21 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *framework.CycleState
 	}
 	// 3.
 	if state.allocator != nil {
-		state.nodeAllocations[node.Name] = allocations
+		state.nodeAllocations[node.Name] = nodeAllocation{
+			allocationResults:                allocations,
+			extendedResourceClaim:            nodeExtendedResourceClaim,
+			containerResourceRequestMappings: mappings,
+		}
 	}
 	return nil
 }
 
 // allocate runs the allocator for the pod's unallocated claims on node and
-// returns one allocation per claim, in order, or the node's status.
+// returns one allocation per claim, in order, or the node's status. The
+// node's copy of the extended-resource claim (if not nil) stands in for
+// the cycle's.
 func (pl *DynamicResources) allocate(ctx context.Context, state *stateData, pod *v1.Pod,
-	node *v1.Node) ([]resourceapi.AllocationResult, *framework.Status) {
+	node *v1.Node, nodeExtendedResourceClaim *resourceapi.ResourceClaim) ([]resourceapi.AllocationResult, *framework.Status) {
 	logger := klog.FromContext(ctx)
 	allocCtx := ctx
 	if loggerV := logger.V(5); loggerV.Enabled() {
@@ -119,7 +137,12 @@ func (pl *DynamicResources) allocate(ctx context.Context, state *stateData, pod 
 		allocCtx = c
 	}
 	var claimsToAllocate []*resourceapi.ResourceClaim
-	state.toAllocate(func(_ int, claim *resourceapi.ResourceClaim) { claimsToAllocate = append(claimsToAllocate, claim) })
+	state.toAllocate(func(index int, claim *resourceapi.ResourceClaim) {
+		if state.isExtendedResourceClaim(index) && nodeExtendedResourceClaim != nil {
+			claim = nodeExtendedResourceClaim
+		}
+		claimsToAllocate = append(claimsToAllocate, claim)
+	})
 
 	result, err := state.allocator.Allocate(allocCtx, node, claimsToAllocate)
 	switch {

@@ -19,6 +19,12 @@ import (
 // iteration), as upstream: there is no better heuristic. The claim's update
 // event then brings the pod (and any pod the devices may help) back.
 //
+// Failing that, an extended-resource claim an earlier attempt created (one
+// Filter rejected everywhere) is deleted, so that the next attempt makes a
+// new one; its delete event brings the pod back. (Should the random pick
+// meet that claim among the unavailable ones first, it is deleted instead
+// of another being deallocated.)
+//
 // It returns Unschedulable either way, so DefaultPreemption still runs. If
 // PreFilter never ran (an earlier PreFilter was unresolvable), reading its
 // state fails, and that Error, as in kube-scheduler, stops the PostFilter
@@ -34,8 +40,16 @@ func (pl *DynamicResources) PostFilter(ctx context.Context, cs *framework.CycleS
 		logger.V(5).Info("No new claims to deallocate", "pod", klog.KObj(pod))
 		return nil, framework.NewStatus(framework.Unschedulable)
 	}
+	extendedResourceClaim := state.extendedResourceClaim()
+	createdExtendedClaim := extendedResourceClaim != nil && !isSpecialClaimName(extendedResourceClaim.Name)
 	for index := range state.unavailableClaims {
 		claim := state.claims[index]
+		if state.isExtendedResourceClaim(index) {
+			if createdExtendedClaim {
+				break
+			}
+			continue
+		}
 		reserved := claim.Status.ReservedFor
 		if len(reserved) > 1 || (len(reserved) == 1 && reserved[0].UID != pod.UID) {
 			continue // in use by another pod
@@ -49,6 +63,12 @@ func (pl *DynamicResources) PostFilter(ctx context.Context, cs *framework.CycleS
 			return nil, statusError(logger, err)
 		}
 		return nil, framework.NewStatus(framework.Unschedulable, "deallocation of ResourceClaim completed")
+	}
+	if createdExtendedClaim {
+		if err := pl.deleteClaim(ctx, extendedResourceClaim.DeepCopy()); err != nil {
+			return nil, statusError(logger, err)
+		}
+		return nil, framework.NewStatus(framework.Unschedulable, "deletion of ResourceClaim completed")
 	}
 	return nil, framework.NewStatus(framework.Unschedulable)
 }

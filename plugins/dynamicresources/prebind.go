@@ -61,6 +61,9 @@ func (pl *DynamicResources) PreBind(ctx context.Context, cs *framework.CycleStat
 		if resourceclaim.IsReservedForPod(pod, claim, false) {
 			continue
 		}
+		// The UID Reserve signalled: the extended-resource claim's
+		// changes when PreBind creates it.
+		inFlightUID := claim.UID
 		claim, err := pl.bindClaim(ctx, state, index, pod, nodeName)
 		if err != nil {
 			return statusError(logger, err)
@@ -68,7 +71,7 @@ func (pl *DynamicResources) PreBind(ctx context.Context, cs *framework.CycleStat
 		// Unreserve works with the written claim from now on.
 		state.claims[index] = claim
 		if state.informationsForClaim[index].allocation != nil {
-			written = append(written, claim.UID)
+			written = append(written, inFlightUID)
 		}
 	}
 	if hasBindingConditions(state) {
@@ -90,15 +93,34 @@ func (pl *DynamicResources) PreBind(ctx context.Context, cs *framework.CycleStat
 // (the start of bindingTimeout). A conflict re-reads the claim and tries
 // again. The claim the apiserver returns is stored in the assume cache, so
 // that the next cycles see it allocated before the informer does.
+//
+// The extended-resource claim is first created (and kept in the state at
+// once, for Unreserve to delete should what follows fail), and at the end
+// named in the pod's status; when the node's device plugins serve the
+// resources, it is left as it is.
 func (pl *DynamicResources) bindClaim(ctx context.Context, state *stateData, index int, pod *v1.Pod,
 	nodeName string) (*resourceapi.ResourceClaim, error) {
 	logger := klog.FromContext(ctx)
 	allocation := state.informationsForClaim[index].allocation
 	claims := pl.clientset.ResourceV1().ResourceClaims(pod.Namespace)
-	claim := state.claims[index].DeepCopy()
+	claim := state.claims[index]
+	isExtendedResourceClaim := state.isExtendedResourceClaim(index)
+	if isExtendedResourceClaim && allocation == nil && claim.Spec.Devices.Requests == nil {
+		return claim, nil
+	}
+	modified := false
+	if isExtendedResourceClaim && isSpecialClaimName(claim.Name) {
+		created, err := pl.createExtendedResourceClaimInAPI(ctx, pod, nodeName, state)
+		if err != nil {
+			return nil, err
+		}
+		claim = created
+		modified = true
+		state.claims[index] = created
+	}
+	claim = claim.DeepCopy()
 	logger.V(5).Info("Preparing claim status update", "claim", klog.KObj(claim), "allocation", klog.Format(allocation))
 
-	modified := false
 	refresh := false
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if refresh {
@@ -150,7 +172,10 @@ func (pl *DynamicResources) bindClaim(ctx context.Context, state *stateData, ind
 		modified = true
 		return nil
 	})
-	if modified {
+	switch {
+	case modified && isExtendedResourceClaim:
+		pl.waitForExtendedClaimInAssumeCache(ctx, claim)
+	case modified:
 		// Fails only on a concurrent delete or a newer informer object,
 		// both harmless.
 		if err := pl.draManager.ResourceClaims().AssumeClaimAfterAPICall(claim); err != nil {
@@ -163,6 +188,11 @@ func (pl *DynamicResources) bindClaim(ctx context.Context, state *stateData, ind
 		return nil, err
 	}
 	logger.V(5).Info("Reserved", "pod", klog.KObj(pod), "node", nodeName, "resourceclaim", klog.KObj(claim))
+	if isExtendedResourceClaim {
+		if err := pl.patchPodExtendedResourceClaimStatus(ctx, pod, claim, nodeName, state); err != nil {
+			return nil, err
+		}
+	}
 	return claim, nil
 }
 

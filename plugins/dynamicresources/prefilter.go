@@ -29,9 +29,14 @@ const stateKey framework.StateKey = Name
 // place.
 type stateData struct {
 	// claims are the pod's claims (empty: nothing to do), as the cycle
-	// began; PreBind replaces an entry with the claim it wrote. The
-	// objects are read-only: they may be the cache's.
+	// began, followed by the claim for its extended resources if
+	// draExtendedResource says so (extended.go); PreBind replaces an entry
+	// with the claim it wrote. The objects are read-only: they may be the
+	// cache's.
 	claims []*resourceapi.ResourceClaim
+	// draExtendedResource is what PreFilter found of the pod's extended
+	// resources backed by DeviceClasses.
+	draExtendedResource draExtendedResource
 	// informationsForClaim has one entry per claim.
 	informationsForClaim []informationForClaim
 	// allocator is set when some claim needs allocating.
@@ -42,9 +47,22 @@ type stateData struct {
 	// unavailableClaims are the indexes of allocated claims that some node
 	// could not use, for PostFilter to pick from.
 	unavailableClaims sets.Set[int]
-	// nodeAllocations are Filter's results per node name: one allocation
-	// per unallocated claim, in the order of claims.
-	nodeAllocations map[string][]resourceapi.AllocationResult
+	// nodeAllocations are Filter's results per node name.
+	nodeAllocations map[string]nodeAllocation
+}
+
+// nodeAllocation is what Filter found on one node, for Score, Reserve and
+// PreBind.
+type nodeAllocation struct {
+	// allocationResults has one allocation per unallocated claim, in the
+	// order of claims.
+	allocationResults []resourceapi.AllocationResult
+	// extendedResourceClaim is the node's copy of the extended-resource
+	// claim, with the requests this node needs (nil: none).
+	extendedResourceClaim *resourceapi.ResourceClaim
+	// containerResourceRequestMappings map each container's extended
+	// resources to the requests of extendedResourceClaim.
+	containerResourceRequestMappings []v1.ContainerExtendedResourceRequest
 }
 
 // informationForClaim is what the plugin knows of one claim.
@@ -89,8 +107,11 @@ func getStateData(cs *framework.CycleState) (*stateData, error) {
 // PreFilter checks the pod's claims and prepares their allocation:
 //
 //  1. It records an empty state first, so that later steps (PostFilter
-//     above all) find one; a pod without claims is then done: Skip.
-//  2. A missing, deleted or foreign claim is unresolvable (PreEnqueue's texts).
+//     above all) find one.
+//  2. A missing, deleted or foreign claim is unresolvable (PreEnqueue's
+//     texts). A DeviceClass backing an extended resource the pod asks for
+//     adds a claim for those (extended.go). A pod without claims is then
+//     done: Skip.
 //  3. An allocated claim restricts the pod to its allocation's nodes.
 //  4. An unallocated claim another pod's Reserve is allocating makes this
 //     pod wait; each of its requests must name classes that exist.
@@ -101,12 +122,19 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleSt
 	_ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	logger := klog.FromContext(ctx)
 	// 1.
-	s := &stateData{nodeAllocations: map[string][]resourceapi.AllocationResult{}}
+	s := &stateData{nodeAllocations: map[string]nodeAllocation{}}
 	cs.Write(stateKey, s)
 	// 2.
 	claims, err := pl.podResourceClaims(pod)
 	if err != nil {
 		return nil, statusUnschedulable(logger, err.Error())
+	}
+	extendedResourceClaim, status := pl.preFilterExtendedResources(pod, logger, s)
+	if status != nil {
+		return nil, status
+	}
+	if extendedResourceClaim != nil {
+		claims = append(claims, extendedResourceClaim)
 	}
 	if len(claims) == 0 {
 		return nil, framework.NewStatus(framework.Skip)
@@ -132,6 +160,11 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleSt
 			return nil, statusUnschedulable(logger,
 				fmt.Sprintf("resource claim %s is in the process of being allocated", klog.KObj(claim)))
 		}
+		// The extended-resource claim has no requests yet, or is an
+		// earlier attempt's, which Filter rejects.
+		if extendedResourceClaim != nil && i == len(claims)-1 {
+			continue
+		}
 		if status := pl.validateRequests(logger, claim); status != nil {
 			return nil, status
 		}
@@ -145,6 +178,10 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleSt
 		s.allocator = allocator
 	}
 	s.claims = claims
+	if extendedResourceClaim != nil {
+		s.draExtendedResource.hasClaim = true
+		s.draExtendedResource.initialClaimUID = extendedResourceClaim.UID
+	}
 	return nil, nil
 }
 

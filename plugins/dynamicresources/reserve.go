@@ -24,7 +24,10 @@ import (
 // unallocated claim as pending (in flight), and keeps it for PreBind.
 // Nothing is written to the apiserver: allocated claims are reserved for
 // the pod only in PreBind, and if another pod was faster then, this one
-// tries again.
+// tries again. The extended-resource claim goes in flight as the node's
+// copy, with the requests the node needs; if it was the only claim to
+// allocate and the node's device plugins serve the resources, there is
+// nothing to do.
 func (pl *DynamicResources) Reserve(ctx context.Context, cs *framework.CycleState, pod *v1.Pod,
 	nodeName string) *framework.Status {
 	logger := klog.FromContext(ctx)
@@ -33,12 +36,22 @@ func (pl *DynamicResources) Reserve(ctx context.Context, cs *framework.CycleStat
 		return statusError(logger, err)
 	}
 	numClaimsToAllocate := 0
-	state.toAllocate(func(int, *resourceapi.ResourceClaim) { numClaimsToAllocate++ })
+	needToAllocateUserClaims := false
+	state.toAllocate(func(index int, _ *resourceapi.ResourceClaim) {
+		numClaimsToAllocate++
+		if !state.isExtendedResourceClaim(index) {
+			needToAllocateUserClaims = true
+		}
+	})
 	if numClaimsToAllocate == 0 {
 		return nil
 	}
-	allocations, found := state.nodeAllocations[nodeName]
+	nodeAllocation, found := state.nodeAllocations[nodeName]
+	allocations := nodeAllocation.allocationResults
 	if !found || len(allocations) == 0 {
+		if !needToAllocateUserClaims {
+			return nil
+		}
 		// Filter passed this node, so it has allocations: a broken
 		// invariant, reported as an Error.
 		return statusError(logger, errors.New("claim allocation not found for node"))
@@ -56,6 +69,9 @@ func (pl *DynamicResources) Reserve(ctx context.Context, cs *framework.CycleStat
 		allocation := &allocations[next]
 		next++
 		state.informationsForClaim[index].allocation = allocation
+		if state.isExtendedResourceClaim(index) {
+			claim = nodeAllocation.extendedResourceClaim
+		}
 		// The whole claim, as PreBind will write it, not just the
 		// allocation: it is what the allocator of the next cycles reads.
 		claim = claim.DeepCopy()
@@ -85,17 +101,20 @@ func (pl *DynamicResources) Reserve(ctx context.Context, cs *framework.CycleStat
 //     status.reservedFor, by a strategic-merge patch of the status that
 //     needs no fresh copy of the claim. A failure is only logged: the
 //     next attempt comes here again.
+//  3. The extended-resource claim leaves flight too, and is deleted if
+//     PreBind created it (unreserveExtendedResourceClaim).
 //
-// The claim stays allocated; PostFilter or the resourceclaim controller
-// deallocates it. Unreserve is idempotent: a second call finds nothing in
-// flight and the pod no longer reserved.
+// The pod's own claims stay allocated; PostFilter or the resourceclaim
+// controller deallocates them. Unreserve is idempotent: a second call
+// finds nothing in flight, the pod no longer reserved, and the created
+// claim gone (the failed update of the missing claim is logged).
 func (pl *DynamicResources) Unreserve(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, _ string) {
 	state, err := getStateData(cs)
 	if err != nil {
 		return
 	}
 	logger := klog.FromContext(ctx)
-	for _, claim := range state.claims {
+	for _, claim := range state.userClaims() {
 		// 1.
 		if deleted := pl.draManager.ResourceClaims().MaybeRemoveClaimPendingAllocation(claim.UID, false); deleted {
 			logger.V(5).Info("Released resource in allocation result", "claim", klog.KObj(claim), "uid", claim.UID)
@@ -112,4 +131,6 @@ func (pl *DynamicResources) Unreserve(ctx context.Context, cs *framework.CycleSt
 			}
 		}
 	}
+	// 3.
+	pl.unreserveExtendedResourceClaim(ctx, pod, state)
 }

@@ -33,7 +33,7 @@ func (pl *DynamicResources) Score(ctx context.Context, cs *framework.CycleState,
 	if !found {
 		return 0, nil
 	}
-	score, err := computeScore(state.claims, allocations)
+	score, err := computeScore(state.claims, allocations.allocationResults)
 	if err != nil {
 		return 0, statusError(klog.FromContext(ctx), err)
 	}

@@ -27,13 +27,6 @@ import (
 	"github.com/minisched/minisched/minisched/framework"
 )
 
-// isDRAExtendedResourceName reports whether a DeviceClass can back name: an
-// extended resource name, or an implicit one,
-// deviceclass.resource.kubernetes.io/<class>.
-func isDRAExtendedResourceName(name v1.ResourceName) bool {
-	return framework.IsExtendedResourceName(name) || strings.HasPrefix(string(name), resourceapi.ResourceDeviceClassPrefix)
-}
-
 // deviceClassFor returns the DeviceClass that backs the extended resource
 // name, or nil: none does, or the profile was built without DRA.
 func deviceClassFor(draManager framework.SharedDRAManager, name v1.ResourceName) *resourceapi.DeviceClass {
@@ -128,7 +121,7 @@ func (d *draScorer) getDRAPreScoredParams(resources []configv1.ResourceSpec) (*d
 	anyBackedByDRA := false
 	for _, r := range resources {
 		name := v1.ResourceName(r.Name)
-		if isDRAExtendedResourceName(name) && deviceClassFor(d.draManager, name) != nil {
+		if framework.IsDRAExtendedResourceName(name) && deviceClassFor(d.draManager, name) != nil {
 			anyBackedByDRA = true
 			break
 		}

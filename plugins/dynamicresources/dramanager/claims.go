@@ -51,6 +51,13 @@ type inFlightAllocation struct {
 
 var _ framework.ResourceClaimTracker = &claimTracker{}
 
+// SpecialClaimInMemName is the name of the claim for a pod's extended
+// resources backed by DeviceClasses while DynamicResources holds it in
+// memory, between PreFilter and PreBind (which creates it with a generated
+// name). It is deliberately not a valid object name: no claim of the
+// apiserver, and so none of the cache, ever has it.
+const SpecialClaimInMemName = "<extended-resources>"
+
 func newClaimTracker(logger klog.Logger, cache *AssumeCache) *claimTracker {
 	return &claimTracker{logger: logger, cache: cache, inFlight: map[types.UID]inFlightAllocation{}}
 }
@@ -79,7 +86,9 @@ func (c *claimTracker) GetPendingAllocation(claimUID types.UID) *resourceapi.All
 // SignalClaimPendingAllocation records allocatedClaim as in flight, or adds
 // a sharer to the allocation already in flight. A claim the cache already
 // shows allocated is not recorded: the pod's cycle state was older than
-// that allocation, and PreBind will find it allocated.
+// that allocation, and PreBind will find it allocated. The in-memory claim
+// for extended resources (SpecialClaimInMemName) is not in the cache, and
+// no other pod shares it: it is recorded without that check.
 func (c *claimTracker) SignalClaimPendingAllocation(claimUID types.UID, allocatedClaim *resourceapi.ResourceClaim) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -90,13 +99,15 @@ func (c *claimTracker) SignalClaimPendingAllocation(claimUID types.UID, allocate
 			"sharers", inFlight.sharers)
 		return nil
 	}
-	assumed, err := c.cache.Get(allocatedClaim.Namespace, allocatedClaim.Name)
-	if err != nil {
-		return fmt.Errorf("look up assumed claim %s/%s, UID=%s: %w", allocatedClaim.Namespace, allocatedClaim.Name, claimUID, err)
-	}
-	if assumed.UID == claimUID && assumed.Status.Allocation != nil {
-		c.logger.V(6).Info("Claim is already allocated, not creating in-flight", "claim", klog.KObj(assumed), "uid", claimUID)
-		return nil
+	if allocatedClaim.Name != SpecialClaimInMemName {
+		assumed, err := c.cache.Get(allocatedClaim.Namespace, allocatedClaim.Name)
+		if err != nil {
+			return fmt.Errorf("look up assumed claim %s/%s, UID=%s: %w", allocatedClaim.Namespace, allocatedClaim.Name, claimUID, err)
+		}
+		if assumed.UID == claimUID && assumed.Status.Allocation != nil {
+			c.logger.V(6).Info("Claim is already allocated, not creating in-flight", "claim", klog.KObj(assumed), "uid", claimUID)
+			return nil
+		}
 	}
 	c.inFlight[claimUID] = inFlightAllocation{claim: allocatedClaim, sharers: 1}
 	c.logger.V(5).Info("Added in-flight claim", "claim", klog.KObj(allocatedClaim), "uid", claimUID,
