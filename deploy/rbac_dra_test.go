@@ -52,19 +52,26 @@ func bindingGrantsOf(reqs []request) []request {
 // fails: PreBind gives up, Unreserve takes the pod out of reservedFor (a
 // status patch), the next attempt's PostFilter frees the claim (a status
 // update), and the attempt after it binds the pod once the device is
-// attached. The resourceclaim controller runs beside it (as an
+// attached; and the same failure of a claim the scheduler makes for an
+// extended resource (create), which Unreserve deletes (delete) before the
+// next attempt makes another (and names it in the pod's status). The resourceclaim controller runs beside it (as an
 // administrator) to make the template's claim.
 func runDRAStories(ctx context.Context, t *testing.T, env *scenario.Env, admin kubernetes.Interface, node string,
 	log *requestLog) {
 	ns := env.Namespace
 	// Classes and slices are cluster-wide: their names carry ns.
 	gpus, attachable := ns+".gpu.example.com", ns+".attach.example.com"
+	// The extended resource an attachable device serves, through a claim
+	// the scheduler makes.
+	extended := v1.ResourceName("example.com/" + ns + "-gpu")
 	require.NoError(t, env.CreateObjects(ctx,
 		dradriver.DeviceClass(gpus, gpus), dradriver.DeviceClass(attachable, attachable),
 		builders.MakeResourceSlice().Name(ns+"-gpus").Driver(gpus).Pool(node).Node(node).
 			Device(builders.MakeDevice("gpu-0")).Device(builders.MakeDevice("gpu-1")).Obj(),
+		dradriver.ExtendedResourceClass(ns+"-extended", attachable, string(extended)),
 		builders.MakeResourceSlice().Name(ns+"-attachable").Driver(attachable).Pool(node).Node(node).
-			Device(builders.MakeDevice("gpu-0").BindingConditions([]string{"attached"}, []string{"attach-failed"})).Obj()))
+			Device(builders.MakeDevice("gpu-0").BindingConditions([]string{"attached"}, []string{"attach-failed"})).
+			Device(builders.MakeDevice("gpu-1").BindingConditions([]string{"attached"}, []string{"attach-failed"})).Obj()))
 	claimOf := func(class string) *builders.ResourceClaimWrapper {
 		return builders.MakeResourceClaim().Namespace(ns).Request(builders.MakeDeviceRequest("gpu", class))
 	}
@@ -112,20 +119,15 @@ func runDRAStories(ctx context.Context, t *testing.T, env *scenario.Env, admin k
 		require.NoError(t, env.CreatePods(ctx, scenario.MakePod("attach").ResourceClaim("gpu", "attach").Obj()))
 		pod, err := admin.CoreV1().Pods(ns).Get(ctx, "attach", metav1.GetOptions{})
 		require.NoError(t, err)
-		setCondition := func(cond string) {
-			t.Helper()
-			require.NoError(t, dradriver.SetDeviceCondition(ctx, admin, attachable, ns, "attach", metav1.Condition{
-				Type: cond, Status: metav1.ConditionTrue, Reason: "Test", Message: "set by the test"}))
-		}
 		// PreBind wrote the claim and waits for "attached".
 		waitForClaim(ctx, t, admin, ns, "attach", "PreBind's reservation", reservedFor(pod))
-		setCondition("attach-failed")
+		setCondition(ctx, t, admin, attachable, ns, "attach", "attach-failed")
 		// The first PreBind fails (Unreserve patches the reservation away);
 		// the next attempt's PostFilter deallocates the claim, and the one
 		// after it allocates it afresh: no device status yet.
 		waitForClaim(ctx, t, admin, ns, "attach", "a second reservation after the failure",
 			func(c *resourceapi.ResourceClaim) bool { return reservedFor(pod)(c) && len(c.Status.Devices) == 0 })
-		setCondition("attached")
+		setCondition(ctx, t, admin, attachable, ns, "attach", "attached")
 		expectBoundWithClaim(t, "attach", "attach")
 		_, err = env.WaitForScheduledAttempt(ctx, "attach", scenario.DefaultWait)
 		require.NoError(t, err)
@@ -137,6 +139,70 @@ func runDRAStories(ctx context.Context, t *testing.T, env *scenario.Env, admin k
 			t.Errorf("attempts %v, want SchedulerError (PreBind), Unschedulable (PostFilter's deallocation), ..., Scheduled", got)
 		}
 	})
+
+	t.Run("an extended resource backed by a class gets a claim the scheduler makes, deletes and makes again", func(t *testing.T) {
+		require.NoError(t, env.CreatePods(ctx, scenario.MakePod("extended").Req(map[v1.ResourceName]string{extended: "1"}).Obj()))
+		pod, err := admin.CoreV1().Pods(ns).Get(ctx, "extended", metav1.GetOptions{})
+		require.NoError(t, err)
+		// PreBind created the claim, wrote it and waits for "attached";
+		// the attachment fails, Unreserve deletes the claim, and the next
+		// attempt makes another.
+		first := waitForExtendedClaim(ctx, t, admin, pod, "")
+		setCondition(ctx, t, admin, attachable, ns, first, "attach-failed")
+		second := waitForExtendedClaim(ctx, t, admin, pod, first)
+		_, err = admin.ResourceV1().ResourceClaims(ns).Get(ctx, first, metav1.GetOptions{})
+		require.True(t, apierrors.IsNotFound(err), "the first claim %s: err = %v, want NotFound", first, err)
+		setCondition(ctx, t, admin, attachable, ns, second, "attached")
+		expectBoundWithClaim(t, "extended", second)
+		p, err := admin.CoreV1().Pods(ns).Get(ctx, "extended", metav1.GetOptions{})
+		require.NoError(t, err)
+		if s := p.Status.ExtendedResourceClaimStatus; s == nil || s.ResourceClaimName != second {
+			t.Errorf("the pod's extendedResourceClaimStatus is %+v, want it to name %s", s, second)
+		}
+	})
+}
+
+// setCondition sets the condition cond of driver's devices in the claim
+// ns/name true, as the driver would.
+func setCondition(ctx context.Context, t *testing.T, admin kubernetes.Interface, driver, ns, name, cond string) {
+	t.Helper()
+	require.NoError(t, dradriver.SetDeviceCondition(ctx, admin, driver, ns, name, metav1.Condition{
+		Type: cond, Status: metav1.ConditionTrue, Reason: "Test", Message: "set by the test"}))
+}
+
+// waitForExtendedClaim polls until the scheduler has made a claim for the
+// pod's extended resources (other than the claim named not) and reserved
+// it for the pod, and returns its name.
+func waitForExtendedClaim(ctx context.Context, t *testing.T, admin kubernetes.Interface, pod *v1.Pod, not string) string {
+	t.Helper()
+	var name string
+	var seen []string
+	err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true,
+		func(ctx context.Context) (bool, error) {
+			list, err := admin.ResourceV1().ResourceClaims(pod.Namespace).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err
+			}
+			seen = nil
+			for i := range list.Items {
+				c := &list.Items[i]
+				seen = append(seen, scenario.DescribeClaim(c))
+				owner := metav1.GetControllerOf(c)
+				if c.Name == not || c.Annotations[resourceapi.ExtendedResourceClaimAnnotation] != "true" ||
+					owner == nil || owner.UID != pod.UID || c.Status.Allocation == nil {
+					continue
+				}
+				if slices.ContainsFunc(c.Status.ReservedFor, func(r resourceapi.ResourceClaimConsumerReference) bool {
+					return r.UID == pod.UID
+				}) {
+					name = c.Name
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+	require.NoError(t, err, "waiting for an extended-resource claim of %s other than %q; claims: %v", pod.Name, not, seen)
+	return name
 }
 
 // waitForClaim polls until the claim ns/name is as ok wants, and returns it.
