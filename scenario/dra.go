@@ -15,7 +15,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
@@ -226,13 +225,8 @@ func cleanDRA(ctx context.Context, client kubernetes.Interface, namespaces []v1.
 			errs = append(errs, err)
 			continue
 		}
-		for _, c := range list.Items {
-			if len(c.Finalizers) > 0 {
-				_, err := claims.Patch(ctx, c.Name, types.MergePatchType, noFinalizers, metav1.PatchOptions{})
-				errs = append(errs, ignoreNotFound(err))
-			}
-		}
-		errs = append(errs, claims.DeleteCollection(ctx, metav1.DeleteOptions{}, all),
+		errs = append(errs, stripFinalizers(ctx, list.Items, claims.Patch),
+			claims.DeleteCollection(ctx, metav1.DeleteOptions{}, all),
 			resource.ResourceClaimTemplates(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, all))
 	}
 	errs = append(errs,

@@ -154,6 +154,25 @@ func (e *Env) WaitForStorageCapacity(ctx context.Context, class string, nodes ..
 // noFinalizers is a merge patch that removes an object's finalizers.
 var noFinalizers = []byte(`{"metadata":{"finalizers":null}}`)
 
+// stripFinalizers removes the finalizers of those of items that have any,
+// with patch (a typed client's Patch), so that deleting them is immediate.
+// An item already gone is no error.
+func stripFinalizers[T any, PT interface {
+	*T
+	metav1.Object
+}](ctx context.Context, items []T, patch func(ctx context.Context, name string, pt types.PatchType, data []byte,
+	opts metav1.PatchOptions, subresources ...string) (PT, error)) error {
+	var errs []error
+	for i := range items {
+		obj := PT(&items[i])
+		if len(obj.GetFinalizers()) > 0 {
+			_, err := patch(ctx, obj.GetName(), types.MergePatchType, noFinalizers, metav1.PatchOptions{})
+			errs = append(errs, ignoreNotFound(err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // cleanStorage deletes every claim (in namespaces), volume, StorageClass,
 // CSINode, CSIDriver, CSIStorageCapacity and VolumeAttachment. The
 // apiserver puts a protection finalizer on every claim and volume, which
@@ -170,25 +189,14 @@ func cleanStorage(ctx context.Context, client kubernetes.Interface, namespaces [
 			errs = append(errs, err)
 			continue
 		}
-		for _, c := range list.Items {
-			if len(c.Finalizers) > 0 {
-				_, err := claims.Patch(ctx, c.Name, types.MergePatchType, noFinalizers, metav1.PatchOptions{})
-				errs = append(errs, ignoreNotFound(err))
-			}
-		}
-		errs = append(errs, claims.DeleteCollection(ctx, metav1.DeleteOptions{}, all),
+		errs = append(errs, stripFinalizers(ctx, list.Items, claims.Patch),
+			claims.DeleteCollection(ctx, metav1.DeleteOptions{}, all),
 			client.StorageV1().CSIStorageCapacities(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, all))
 	}
 	volumes, err := client.CoreV1().PersistentVolumes().List(ctx, all)
 	errs = append(errs, err)
 	if err == nil {
-		for _, pv := range volumes.Items {
-			if len(pv.Finalizers) > 0 {
-				_, err := client.CoreV1().PersistentVolumes().Patch(ctx, pv.Name, types.MergePatchType, noFinalizers,
-					metav1.PatchOptions{})
-				errs = append(errs, ignoreNotFound(err))
-			}
-		}
+		errs = append(errs, stripFinalizers(ctx, volumes.Items, client.CoreV1().PersistentVolumes().Patch))
 	}
 	storage := client.StorageV1()
 	errs = append(errs,

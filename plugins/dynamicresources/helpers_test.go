@@ -26,10 +26,8 @@ import (
 
 	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	"github.com/minisched/minisched/plugins/defaultbinder"
 	"github.com/minisched/minisched/plugins/dynamicresources/dramanager"
 	"github.com/minisched/minisched/plugins/plugintesting"
-	"github.com/minisched/minisched/plugins/prioritysort"
 )
 
 // The names of kube-scheduler's DRA plugin tests.
@@ -162,24 +160,7 @@ func newPluginEnv(t *testing.T, args *runtime.RawExtension, objs ...runtime.Obje
 	manager := dramanager.New(logger, factory, client)
 	t.Cleanup(manager.Stop)
 	recorder := events.NewFakeRecorder(10)
-	var pl *DynamicResources
-	registry := framework.Registry{
-		prioritysort.Name:  prioritysort.New,
-		defaultbinder.Name: defaultbinder.New,
-		Name: func(ctx context.Context, raw *runtime.RawExtension, h framework.Handle) (framework.Plugin, error) {
-			p, err := New(ctx, raw, h)
-			if err == nil {
-				pl = p.(*DynamicResources)
-			}
-			return p, err
-		},
-	}
-	var pluginConfig []configv1.PluginConfig
-	if args != nil {
-		pluginConfig = []configv1.PluginConfig{{Name: Name, Args: *args}}
-	}
-	fw, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
-		QueueSort:  plugintesting.Enable(prioritysort.Name),
+	fw, pl, err := plugintesting.NewPluginFramework[*DynamicResources](ctx, Name, New, &configv1.Plugins{
 		PreEnqueue: plugintesting.Enable(Name),
 		PreFilter:  plugintesting.Enable(Name),
 		Filter:     plugintesting.Enable(Name),
@@ -187,8 +168,7 @@ func newPluginEnv(t *testing.T, args *runtime.RawExtension, objs ...runtime.Obje
 		Score:      plugintesting.Enable(Name),
 		Reserve:    plugintesting.Enable(Name),
 		PreBind:    plugintesting.Enable(Name),
-		Bind:       plugintesting.Enable(defaultbinder.Name),
-	}, pluginConfig, framework.WithClientSet(client), framework.WithInformerFactory(factory),
+	}, args, framework.WithClientSet(client), framework.WithInformerFactory(factory),
 		framework.WithSharedDRAManager(manager), framework.WithEventRecorder(recorder))
 	if err != nil {
 		t.Fatalf("NewFramework: %v", err)

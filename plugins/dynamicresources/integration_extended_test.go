@@ -19,12 +19,9 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
 	"github.com/minisched/minisched/scenario"
-	"github.com/minisched/minisched/scheduler"
-	"github.com/minisched/minisched/testenv"
 )
 
 // The driver of this test's devices, and the extended resource they serve.
@@ -34,40 +31,8 @@ const (
 )
 
 func TestSchedulerCreatesExtendedResourceClaims(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts an apiserver")
-	}
-	apiOnce.Do(func() { apiEnv, apiErr = testenv.StartEnvironment() })
-	if apiErr != nil {
-		t.Fatalf("starting envtest: %v", apiErr)
-	}
-	_, ctx := ktesting.NewTestContext(t)
-	client, err := kubernetes.NewForConfig(apiEnv.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const ns = "dra-extended"
-	if _, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-
-	cfg := scheduler.DefaultConfig()
-	cfg.Profiles[0].SchedulerName = ptr.To(ns)
-	runCtx, stop := context.WithCancel(ctx)
-	svc, err := scheduler.New(runCtx, cfg, apiEnv.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runErr := make(chan error, 1)
-	go func() { runErr <- svc.Run(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-runErr; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	env := &scenario.Env{Client: client, Namespace: ns, SchedulerName: ns}
+	ctx, client, env := startScheduler(t, ns)
 
 	// Two nodes, neither advertising example.com/gpu; two devices on
 	// ext-node-2, of a class that backs it.

@@ -47,7 +47,12 @@ func TestMain(m *testing.M) {
 // The driver of the test's devices.
 const driver = "gpu.example.com"
 
-func TestSchedulerAllocatesClaims(t *testing.T) {
+// startScheduler starts the package's apiserver (once), creates namespace
+// ns and runs the scheduler, the default profile under the namespace's
+// name, until the test ends. It returns the test's context, a client and
+// the Env of ns. It skips the test with -short.
+func startScheduler(t *testing.T, ns string) (context.Context, *kubernetes.Clientset, *scenario.Env) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts an apiserver")
 	}
@@ -60,13 +65,11 @@ func TestSchedulerAllocatesClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const ns = "dra"
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
 		metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
-	// The scheduler: the default profile, under the namespace's name.
 	cfg := scheduler.DefaultConfig()
 	cfg.Profiles[0].SchedulerName = ptr.To(ns)
 	runCtx, stop := context.WithCancel(ctx)
@@ -82,7 +85,12 @@ func TestSchedulerAllocatesClaims(t *testing.T) {
 			t.Errorf("Run: %v", err)
 		}
 	})
-	env := &scenario.Env{Client: client, Namespace: ns, SchedulerName: ns}
+	return ctx, client, &scenario.Env{Client: client, Namespace: ns, SchedulerName: ns}
+}
+
+func TestSchedulerAllocatesClaims(t *testing.T) {
+	const ns = "dra"
+	ctx, client, env := startScheduler(t, ns)
 
 	// Two nodes; one device, on node-2.
 	cpu := map[v1.ResourceName]string{v1.ResourceCPU: "2"}

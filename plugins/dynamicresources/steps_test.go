@@ -65,16 +65,7 @@ func TestReserveUnreserve(t *testing.T) {
 	shared := reservedFor(allocatedOn(makeClaim("shared"), nodeName, "device-1"), pod)
 	env := newPluginEnv(t, nil, makeClaim(claimName), shared, makeSlice(nodeName, "device-0", "device-1"), deviceClass)
 	_, ctx := ktesting.NewTestContext(t)
-	cs := framework.NewCycleState()
-	if _, s := env.pl.PreFilter(ctx, cs, pod, nil); !s.IsSuccess() {
-		t.Fatalf("PreFilter: %v", s)
-	}
-	if s := env.pl.Filter(ctx, cs, pod, makeNode(nodeName)); !s.IsSuccess() {
-		t.Fatalf("Filter: %v", s)
-	}
-	if s := env.pl.Reserve(ctx, cs, pod, nodeName); !s.IsSuccess() {
-		t.Fatalf("Reserve: %v", s)
-	}
+	cs := reserve(t, ctx, env, pod)
 	claimUID := makeClaim(claimName).UID
 	if env.manager.ResourceClaims().GetPendingAllocation(claimUID) == nil {
 		t.Fatal("after Reserve: no allocation in flight")
@@ -96,6 +87,24 @@ func TestReserveUnreserve(t *testing.T) {
 	}
 }
 
+// reserve runs PreFilter, Filter on nodeName and Reserve for pod, as a
+// scheduling cycle that picks nodeName does, failing the test unless each
+// succeeds, and returns the cycle's state.
+func reserve(t *testing.T, ctx context.Context, env *pluginEnv, pod *v1.Pod) *framework.CycleState {
+	t.Helper()
+	cs := framework.NewCycleState()
+	if _, s := env.pl.PreFilter(ctx, cs, pod, nil); !s.IsSuccess() {
+		t.Fatalf("PreFilter: %v", s)
+	}
+	if s := env.pl.Filter(ctx, cs, pod, makeNode(nodeName)); !s.IsSuccess() {
+		t.Fatalf("Filter: %v", s)
+	}
+	if s := env.pl.Reserve(ctx, cs, pod, nodeName); !s.IsSuccess() {
+		t.Fatalf("Reserve: %v", s)
+	}
+	return cs
+}
+
 // bindingEnv is a pod whose claim is allocated a device with a binding
 // condition "ready" and a failure condition "failed", through PreFilter,
 // Filter and Reserve; the test then runs PreBind.
@@ -108,16 +117,7 @@ func bindingEnv(t *testing.T) (*pluginEnv, *framework.CycleState, *v1.Pod) {
 		makeClaim(claimName), slice, deviceClass)
 	_, ctx := ktesting.NewTestContext(t)
 	pod := makePod(claimName)
-	cs := framework.NewCycleState()
-	if _, s := env.pl.PreFilter(ctx, cs, pod, nil); !s.IsSuccess() {
-		t.Fatalf("PreFilter: %v", s)
-	}
-	if s := env.pl.Filter(ctx, cs, pod, makeNode(nodeName)); !s.IsSuccess() {
-		t.Fatalf("Filter: %v", s)
-	}
-	if s := env.pl.Reserve(ctx, cs, pod, nodeName); !s.IsSuccess() {
-		t.Fatalf("Reserve: %v", s)
-	}
+	cs := reserve(t, ctx, env, pod)
 	return env, cs, pod
 }
 

@@ -16,9 +16,7 @@ import (
 	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
-	"github.com/minisched/minisched/plugins/defaultbinder"
 	"github.com/minisched/minisched/plugins/plugintesting"
-	"github.com/minisched/minisched/plugins/prioritysort"
 )
 
 // node returns a node holding one image per name, each of sizeMB megabytes.
@@ -49,16 +47,9 @@ func withImageVolume(pod *v1.Pod, image string) *v1.Pod {
 // snapshot of nodes.
 func newFramework(t *testing.T, ctx context.Context, nodes []*v1.Node) *framework.Framework {
 	t.Helper()
-	registry := framework.Registry{
-		prioritysort.Name:  prioritysort.New,
-		defaultbinder.Name: defaultbinder.New,
-		Name:               New,
-	}
-	schedFramework, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
-		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{
-			{Name: prioritysort.Name}, {Name: defaultbinder.Name}, {Name: Name},
-		}},
-	}, nil, framework.WithSnapshotSharedLister(cache.NewSnapshot(nil, nodes)))
+	schedFramework, _, err := plugintesting.NewPluginFramework[framework.Plugin](ctx, Name, New,
+		&configv1.Plugins{MultiPoint: plugintesting.Enable(Name)}, nil,
+		framework.WithSnapshotSharedLister(cache.NewSnapshot(nil, nodes)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,7 @@ import (
 
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
-	"github.com/minisched/minisched/plugins/defaultbinder"
 	"github.com/minisched/minisched/plugins/plugintesting"
-	"github.com/minisched/minisched/plugins/prioritysort"
 )
 
 func TestDecodeArgs(t *testing.T) {
@@ -148,12 +146,8 @@ func TestNewErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			registry := framework.Registry{prioritysort.Name: prioritysort.New, defaultbinder.Name: defaultbinder.New, Name: New}
-			_, err := plugintesting.NewFramework(context.Background(), registry, &configv1.Plugins{
-				QueueSort: plugintesting.Enable(prioritysort.Name),
-				Filter:    plugintesting.Enable(Name),
-				Bind:      plugintesting.Enable(defaultbinder.Name),
-			}, nil, tt.opts...)
+			_, _, err := plugintesting.NewPluginFramework[*InterPodAffinity](context.Background(), Name, New,
+				&configv1.Plugins{Filter: plugintesting.Enable(Name)}, nil, tt.opts...)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("NewFramework error = %v, want one containing %q", err, tt.wantErr)
 			}

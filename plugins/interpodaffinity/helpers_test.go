@@ -17,9 +17,7 @@ import (
 	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
-	"github.com/minisched/minisched/plugins/defaultbinder"
 	"github.com/minisched/minisched/plugins/plugintesting"
-	"github.com/minisched/minisched/plugins/prioritysort"
 )
 
 // Label keys the tests use for domains.
@@ -70,30 +68,12 @@ func newTestEnv(t *testing.T, args *runtime.RawExtension, pods []*v1.Pod, nodes 
 	factory := informers.NewSharedInformerFactory(fake.NewSimpleClientset(objs...), 0)
 	snapshot := cache.NewSnapshot(pods, nodes)
 
-	var pl *InterPodAffinity
-	registry := framework.Registry{
-		prioritysort.Name:  prioritysort.New,
-		defaultbinder.Name: defaultbinder.New,
-		Name: func(ctx context.Context, raw *runtime.RawExtension, h framework.Handle) (framework.Plugin, error) {
-			p, err := New(ctx, raw, h)
-			if err == nil {
-				pl = p.(*InterPodAffinity)
-			}
-			return p, err
-		},
-	}
-	var pluginConfig []configv1.PluginConfig
-	if args != nil {
-		pluginConfig = []configv1.PluginConfig{{Name: Name, Args: *args}}
-	}
-	schedFramework, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
-		QueueSort: plugintesting.Enable(prioritysort.Name),
+	schedFramework, pl, err := plugintesting.NewPluginFramework[*InterPodAffinity](ctx, Name, New, &configv1.Plugins{
 		PreFilter: plugintesting.Enable(Name),
 		Filter:    plugintesting.Enable(Name),
 		PreScore:  plugintesting.Enable(Name),
 		Score:     plugintesting.Enable(Name),
-		Bind:      plugintesting.Enable(defaultbinder.Name),
-	}, pluginConfig, framework.WithSnapshotSharedLister(snapshot), framework.WithInformerFactory(factory),
+	}, args, framework.WithSnapshotSharedLister(snapshot), framework.WithInformerFactory(factory),
 		framework.WithParallelism(2))
 	if err != nil {
 		t.Fatalf("NewFramework: %v", err)

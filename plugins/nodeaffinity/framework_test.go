@@ -19,10 +19,8 @@ import (
 	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
-	"github.com/minisched/minisched/plugins/defaultbinder"
 	"github.com/minisched/minisched/plugins/nodeaffinity"
 	"github.com/minisched/minisched/plugins/plugintesting"
-	"github.com/minisched/minisched/plugins/prioritysort"
 )
 
 // The cluster: node1 zone=a,tier=gold; node2 zone=b,tier=gold; node3 zone=a.
@@ -40,24 +38,18 @@ const addedTierExists = `{"addedAffinity": {"requiredDuringSchedulingIgnoredDuri
 // implements, Score weighted 2, over a snapshot of nodes.
 func newFramework(t *testing.T, args string) (*framework.Framework, []*framework.NodeInfo) {
 	t.Helper()
-	registry := framework.Registry{
-		prioritysort.Name:  prioritysort.New,
-		defaultbinder.Name: defaultbinder.New,
-		nodeaffinity.Name:  nodeaffinity.New,
-	}
-	var pluginConfig []configv1.PluginConfig
+	var rawArgs *runtime.RawExtension
 	if args != "" {
-		pluginConfig = []configv1.PluginConfig{{Name: nodeaffinity.Name, Args: runtime.RawExtension{Raw: []byte(args)}}}
+		rawArgs = &runtime.RawExtension{Raw: []byte(args)}
 	}
 	snapshot := cache.NewSnapshot(nil, nodes)
-	schedFramework, err := plugintesting.NewFramework(context.Background(), registry, &configv1.Plugins{
-		QueueSort: plugintesting.Enable(prioritysort.Name),
-		PreFilter: plugintesting.Enable(nodeaffinity.Name),
-		Filter:    plugintesting.Enable(nodeaffinity.Name),
-		PreScore:  plugintesting.Enable(nodeaffinity.Name),
-		Score:     configv1.PluginSet{Enabled: []configv1.Plugin{{Name: nodeaffinity.Name, Weight: ptr.To[int32](2)}}},
-		Bind:      plugintesting.Enable(defaultbinder.Name),
-	}, pluginConfig, framework.WithSnapshotSharedLister(snapshot))
+	schedFramework, _, err := plugintesting.NewPluginFramework[framework.Plugin](context.Background(), nodeaffinity.Name,
+		nodeaffinity.New, &configv1.Plugins{
+			PreFilter: plugintesting.Enable(nodeaffinity.Name),
+			Filter:    plugintesting.Enable(nodeaffinity.Name),
+			PreScore:  plugintesting.Enable(nodeaffinity.Name),
+			Score:     configv1.PluginSet{Enabled: []configv1.Plugin{{Name: nodeaffinity.Name, Weight: ptr.To[int32](2)}}},
+		}, rawArgs, framework.WithSnapshotSharedLister(snapshot))
 	if err != nil {
 		t.Fatal(err)
 	}

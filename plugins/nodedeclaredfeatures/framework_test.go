@@ -14,21 +14,14 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/minisched/minisched/minisched/framework"
-	"github.com/minisched/minisched/plugins/defaultbinder"
 	"github.com/minisched/minisched/plugins/plugintesting"
-	"github.com/minisched/minisched/plugins/prioritysort"
 )
 
 // newFramework builds a profile with NodeDeclaredFeatures in multiPoint.
 func newFramework(t *testing.T, ctx context.Context) *framework.Framework {
 	t.Helper()
-	registry := framework.Registry{
-		prioritysort.Name:  prioritysort.New,
-		defaultbinder.Name: defaultbinder.New,
-		Name:               New,
-	}
-	schedFramework, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
-		MultiPoint: plugintesting.Enable(prioritysort.Name, defaultbinder.Name, Name),
+	schedFramework, _, err := plugintesting.NewPluginFramework[framework.Plugin](ctx, Name, New, &configv1.Plugins{
+		MultiPoint: plugintesting.Enable(Name),
 	}, nil)
 	if err != nil {
 		t.Fatal(err)

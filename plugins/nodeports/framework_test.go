@@ -12,22 +12,14 @@ import (
 
 	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	"github.com/minisched/minisched/plugins/defaultbinder"
 	"github.com/minisched/minisched/plugins/nodeports"
 	"github.com/minisched/minisched/plugins/plugintesting"
-	"github.com/minisched/minisched/plugins/prioritysort"
 )
 
 func newFramework(t *testing.T, ctx context.Context) *framework.Framework {
 	t.Helper()
-	registry := framework.Registry{
-		prioritysort.Name:  prioritysort.New,
-		defaultbinder.Name: defaultbinder.New,
-		nodeports.Name:     nodeports.New,
-	}
-	schedFramework, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
-		MultiPoint: plugintesting.Enable(prioritysort.Name, defaultbinder.Name, nodeports.Name),
-	}, nil)
+	schedFramework, _, err := plugintesting.NewPluginFramework[framework.Plugin](ctx, nodeports.Name, nodeports.New,
+		&configv1.Plugins{MultiPoint: plugintesting.Enable(nodeports.Name)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,9 +18,7 @@ import (
 	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
-	"github.com/minisched/minisched/plugins/defaultbinder"
 	"github.com/minisched/minisched/plugins/plugintesting"
-	"github.com/minisched/minisched/plugins/prioritysort"
 )
 
 var _ framework.PluginFactory = NewBalancedAllocation
@@ -308,22 +306,14 @@ func TestBalancedAllocationRegistersNoEvents(t *testing.T) {
 // best-effort pod is skipped (no score entry), others are scored per node.
 func TestBalancedAllocationInFramework(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	registry := framework.Registry{
-		prioritysort.Name:      prioritysort.New,
-		defaultbinder.Name:     defaultbinder.New,
-		BalancedAllocationName: NewBalancedAllocation,
-	}
 	nodes := []*v1.Node{
 		st.MakeNode().Name("a").Capacity(res{v1.ResourceCPU: "4", v1.ResourceMemory: "10000"}).Obj(),
 		st.MakeNode().Name("b").Capacity(res{v1.ResourceCPU: "6", v1.ResourceMemory: "10000"}).Obj(),
 	}
 	snapshot := cache.NewSnapshot(nil, nodes)
-	schedFramework, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
-		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{
-			{Name: prioritysort.Name}, {Name: defaultbinder.Name}, {Name: BalancedAllocationName},
-		}},
-	}, []configv1.PluginConfig{{Name: BalancedAllocationName, Args: runtime.RawExtension{Raw: []byte(`{}`)}}},
-		framework.WithSnapshotSharedLister(snapshot))
+	schedFramework, _, err := plugintesting.NewPluginFramework[framework.Plugin](ctx, BalancedAllocationName,
+		NewBalancedAllocation, &configv1.Plugins{MultiPoint: plugintesting.Enable(BalancedAllocationName)},
+		&runtime.RawExtension{Raw: []byte(`{}`)}, framework.WithSnapshotSharedLister(snapshot))
 	if err != nil {
 		t.Fatal(err)
 	}

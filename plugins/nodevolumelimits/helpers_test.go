@@ -6,7 +6,6 @@
 package nodevolumelimits
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -21,9 +20,7 @@ import (
 
 	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	"github.com/minisched/minisched/plugins/defaultbinder"
 	"github.com/minisched/minisched/plugins/plugintesting"
-	"github.com/minisched/minisched/plugins/prioritysort"
 )
 
 // The drivers and in-tree plugins of the tests.
@@ -176,20 +173,8 @@ func newTestEnv(t *testing.T, objs ...runtime.Object) *testEnv {
 // factory, and returns it with the plugin.
 func newFramework(t *testing.T, factory informers.SharedInformerFactory) (*framework.Framework, *CSILimits) {
 	t.Helper()
-	var pl *CSILimits
-	registry := framework.Registry{
-		prioritysort.Name:  prioritysort.New,
-		defaultbinder.Name: defaultbinder.New,
-		Name: func(ctx context.Context, raw *runtime.RawExtension, h framework.Handle) (framework.Plugin, error) {
-			p, err := New(ctx, raw, h)
-			if err == nil {
-				pl = p.(*CSILimits)
-			}
-			return p, err
-		},
-	}
-	schedFramework, err := plugintesting.NewFramework(t.Context(), registry, &configv1.Plugins{
-		MultiPoint: plugintesting.Enable(prioritysort.Name, defaultbinder.Name, Name),
+	schedFramework, pl, err := plugintesting.NewPluginFramework[*CSILimits](t.Context(), Name, New, &configv1.Plugins{
+		MultiPoint: plugintesting.Enable(Name),
 	}, nil, framework.WithInformerFactory(factory))
 	if err != nil {
 		t.Fatalf("NewFramework: %v", err)

@@ -1,6 +1,7 @@
 // Package plugintesting helps plugin tests run plugins as the scheduler
 // does: a real framework.Framework built from a few plugins (NewFramework,
-// Enable, InformerOptions), Filter run over nodes (RunFilter), NodeInfos
+// Enable, InformerOptions) or around one plugin under test
+// (NewPluginFramework), Filter run over nodes (RunFilter), NodeInfos
 // (MakeNodeInfo) and the events a plugin registers (HintedEvents). Pods and
 // nodes come from package builders. It is imported by tests only.
 package plugintesting

@@ -19,10 +19,8 @@ import (
 	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
-	"github.com/minisched/minisched/plugins/defaultbinder"
 	"github.com/minisched/minisched/plugins/plugintesting"
 	"github.com/minisched/minisched/plugins/podtopologyspread"
-	"github.com/minisched/minisched/plugins/prioritysort"
 )
 
 // newFramework builds a profile with PodTopologySpread in multiPoint at
@@ -30,19 +28,13 @@ import (
 func newFramework(t *testing.T, ctx context.Context, pods []*v1.Pod, nodes []*v1.Node) (*framework.Framework,
 	[]*framework.NodeInfo) {
 	t.Helper()
-	registry := framework.Registry{
-		prioritysort.Name:      prioritysort.New,
-		defaultbinder.Name:     defaultbinder.New,
-		podtopologyspread.Name: podtopologyspread.New,
-	}
 	snapshot := cache.NewSnapshot(pods, nodes)
 	factory := informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)
 	weight := int32(2)
-	schedFramework, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
-		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{
-			{Name: prioritysort.Name}, {Name: defaultbinder.Name}, {Name: podtopologyspread.Name, Weight: &weight},
-		}},
-	}, nil, framework.WithSnapshotSharedLister(snapshot), framework.WithInformerFactory(factory))
+	schedFramework, _, err := plugintesting.NewPluginFramework[framework.Plugin](ctx, podtopologyspread.Name,
+		podtopologyspread.New, &configv1.Plugins{
+			MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: podtopologyspread.Name, Weight: &weight}}},
+		}, nil, framework.WithSnapshotSharedLister(snapshot), framework.WithInformerFactory(factory))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,7 @@ import (
 
 	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	"github.com/minisched/minisched/plugins/defaultbinder"
 	"github.com/minisched/minisched/plugins/plugintesting"
-	"github.com/minisched/minisched/plugins/prioritysort"
 	"github.com/minisched/minisched/plugins/tainttoleration"
 )
 
@@ -24,17 +22,11 @@ import (
 // kube-scheduler's default weight of 3.
 func newFramework(t *testing.T, ctx context.Context) *framework.Framework {
 	t.Helper()
-	registry := framework.Registry{
-		prioritysort.Name:    prioritysort.New,
-		defaultbinder.Name:   defaultbinder.New,
-		tainttoleration.Name: tainttoleration.New,
-	}
 	weight := int32(3)
-	schedFramework, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
-		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{
-			{Name: prioritysort.Name}, {Name: defaultbinder.Name}, {Name: tainttoleration.Name, Weight: &weight},
-		}},
-	}, nil)
+	schedFramework, _, err := plugintesting.NewPluginFramework[framework.Plugin](ctx, tainttoleration.Name,
+		tainttoleration.New, &configv1.Plugins{
+			MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: tainttoleration.Name, Weight: &weight}}},
+		}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,9 +24,7 @@ import (
 
 	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	"github.com/minisched/minisched/plugins/defaultbinder"
 	"github.com/minisched/minisched/plugins/plugintesting"
-	"github.com/minisched/minisched/plugins/prioritysort"
 )
 
 // nodeLabelKey is the node label the binder tests' PVs and classes select.
@@ -252,32 +250,14 @@ func buildFramework(t *testing.T, client kubernetes.Interface, factory informers
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
-	var pl *VolumeBinding
-	registry := framework.Registry{
-		prioritysort.Name:  prioritysort.New,
-		defaultbinder.Name: defaultbinder.New,
-		Name: func(ctx context.Context, raw *runtime.RawExtension, h framework.Handle) (framework.Plugin, error) {
-			p, err := New(ctx, raw, h)
-			if err == nil {
-				pl = p.(*VolumeBinding)
-			}
-			return p, err
-		},
-	}
-	var pluginConfig []configv1.PluginConfig
-	if args != nil {
-		pluginConfig = []configv1.PluginConfig{{Name: Name, Args: *args}}
-	}
-	fw, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
-		QueueSort: plugintesting.Enable(prioritysort.Name),
+	fw, pl, err := plugintesting.NewPluginFramework[*VolumeBinding](ctx, Name, New, &configv1.Plugins{
 		PreFilter: plugintesting.Enable(Name),
 		Filter:    plugintesting.Enable(Name),
 		PreScore:  plugintesting.Enable(Name),
 		Score:     plugintesting.Enable(Name),
 		Reserve:   plugintesting.Enable(Name),
 		PreBind:   plugintesting.Enable(Name),
-		Bind:      plugintesting.Enable(defaultbinder.Name),
-	}, pluginConfig, framework.WithClientSet(client), framework.WithInformerFactory(factory))
+	}, args, framework.WithClientSet(client), framework.WithInformerFactory(factory))
 	if err != nil {
 		return nil, nil, err
 	}

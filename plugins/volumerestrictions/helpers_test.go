@@ -15,9 +15,7 @@ import (
 	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
-	"github.com/minisched/minisched/plugins/defaultbinder"
 	"github.com/minisched/minisched/plugins/plugintesting"
-	"github.com/minisched/minisched/plugins/prioritysort"
 )
 
 // The nodes every test environment has; existing pods run on node1.
@@ -58,23 +56,9 @@ func newTestEnv(t *testing.T, pods []*v1.Pod, pvcs ...*v1.PersistentVolumeClaim)
 	factory := informers.NewSharedInformerFactory(fake.NewSimpleClientset(objs...), 0)
 	snapshot := cache.NewSnapshot(pods, []*v1.Node{st.MakeNode().Name(node1).Obj(), st.MakeNode().Name(node2).Obj()})
 
-	var pl *VolumeRestrictions
-	registry := framework.Registry{
-		prioritysort.Name:  prioritysort.New,
-		defaultbinder.Name: defaultbinder.New,
-		Name: func(ctx context.Context, raw *runtime.RawExtension, h framework.Handle) (framework.Plugin, error) {
-			p, err := New(ctx, raw, h)
-			if err == nil {
-				pl = p.(*VolumeRestrictions)
-			}
-			return p, err
-		},
-	}
-	schedFramework, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
-		QueueSort: plugintesting.Enable(prioritysort.Name),
+	schedFramework, pl, err := plugintesting.NewPluginFramework[*VolumeRestrictions](ctx, Name, New, &configv1.Plugins{
 		PreFilter: plugintesting.Enable(Name),
 		Filter:    plugintesting.Enable(Name),
-		Bind:      plugintesting.Enable(defaultbinder.Name),
 	}, nil, framework.WithSnapshotSharedLister(snapshot), framework.WithInformerFactory(factory))
 	if err != nil {
 		t.Fatalf("NewFramework: %v", err)

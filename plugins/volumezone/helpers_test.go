@@ -21,9 +21,7 @@ import (
 
 	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
-	"github.com/minisched/minisched/plugins/defaultbinder"
 	"github.com/minisched/minisched/plugins/plugintesting"
-	"github.com/minisched/minisched/plugins/prioritysort"
 )
 
 // Label keys, short.
@@ -48,23 +46,9 @@ func newTestEnv(t testing.TB, objs ...runtime.Object) *testEnv {
 	t.Cleanup(cancel)
 
 	factory := informers.NewSharedInformerFactory(fake.NewSimpleClientset(objs...), 0)
-	var pl *VolumeZone
-	registry := framework.Registry{
-		prioritysort.Name:  prioritysort.New,
-		defaultbinder.Name: defaultbinder.New,
-		Name: func(ctx context.Context, raw *runtime.RawExtension, h framework.Handle) (framework.Plugin, error) {
-			p, err := New(ctx, raw, h)
-			if err == nil {
-				pl = p.(*VolumeZone)
-			}
-			return p, err
-		},
-	}
-	schedFramework, err := plugintesting.NewFramework(ctx, registry, &configv1.Plugins{
-		QueueSort: plugintesting.Enable(prioritysort.Name),
+	schedFramework, pl, err := plugintesting.NewPluginFramework[*VolumeZone](ctx, Name, New, &configv1.Plugins{
 		PreFilter: plugintesting.Enable(Name),
 		Filter:    plugintesting.Enable(Name),
-		Bind:      plugintesting.Enable(defaultbinder.Name),
 	}, nil, framework.WithInformerFactory(factory))
 	if err != nil {
 		t.Fatalf("NewFramework: %v", err)

@@ -112,9 +112,8 @@ func (c *AssumeCache) HasSynced() bool {
 
 // add stores an informer object if it is newer than the latest one.
 func (c *AssumeCache) add(obj any) {
-	claim, ok := obj.(*resourceapi.ResourceClaim)
+	claim, ok := c.claim(obj)
 	if !ok {
-		c.logger.Error(nil, "Unexpected object in the assume cache", "description", description, "type", fmt.Sprintf("%T", obj))
 		return
 	}
 	key := key(claim.Namespace, claim.Name)
@@ -123,12 +122,7 @@ func (c *AssumeCache) add(obj any) {
 	defer c.mu.Unlock()
 	var old *resourceapi.ResourceClaim
 	if info, found := c.objects[key]; found {
-		newVersion, err := version(claim)
-		if err != nil {
-			c.logger.Error(err, "Ignoring an informer object", "description", description, "key", key)
-			return
-		}
-		storedVersion, err := version(info.latest)
+		newVersion, storedVersion, err := versions(claim, info.latest)
 		if err != nil {
 			c.logger.Error(err, "Ignoring an informer object", "description", description, "key", key)
 			return
@@ -149,9 +143,8 @@ func (c *AssumeCache) delete(obj any) {
 	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
-	claim, ok := obj.(*resourceapi.ResourceClaim)
+	claim, ok := c.claim(obj)
 	if !ok {
-		c.logger.Error(nil, "Unexpected object in the assume cache", "description", description, "type", fmt.Sprintf("%T", obj))
 		return
 	}
 	key := key(claim.Namespace, claim.Name)
@@ -212,11 +205,7 @@ func (c *AssumeCache) Assume(claim *resourceapi.ResourceClaim) error {
 	if !found {
 		return &NotFoundError{Key: key}
 	}
-	newVersion, err := version(claim)
-	if err != nil {
-		return err
-	}
-	storedVersion, err := version(info.latest)
+	newVersion, storedVersion, err := versions(claim, info.latest)
 	if err != nil {
 		return err
 	}
@@ -307,6 +296,16 @@ func (c *AssumeCache) emitEvents() {
 	}
 }
 
+// claim returns obj, an informer's object, as a claim; anything else is
+// logged and refused.
+func (c *AssumeCache) claim(obj any) (*resourceapi.ResourceClaim, bool) {
+	claim, ok := obj.(*resourceapi.ResourceClaim)
+	if !ok {
+		c.logger.Error(nil, "Unexpected object in the assume cache", "description", description, "type", fmt.Sprintf("%T", obj))
+	}
+	return claim, ok
+}
+
 // key is the cache key of a namespaced object.
 func key(namespace, name string) string { return namespace + "/" + name }
 
@@ -319,4 +318,16 @@ func version(claim *resourceapi.ResourceClaim) (int64, error) {
 			claim.ResourceVersion, description, key(claim.Namespace, claim.Name), err)
 	}
 	return v, nil
+}
+
+// versions parses the resourceVersions of a new claim and of the stored
+// one, to tell which is newer.
+func versions(newClaim, stored *resourceapi.ResourceClaim) (newVersion, storedVersion int64, err error) {
+	if newVersion, err = version(newClaim); err != nil {
+		return -1, -1, err
+	}
+	if storedVersion, err = version(stored); err != nil {
+		return -1, -1, err
+	}
+	return newVersion, storedVersion, nil
 }
