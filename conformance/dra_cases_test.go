@@ -65,6 +65,17 @@ func gpuSlice(node string, devices ...*builders.DeviceWrapper) *resourceapi.Reso
 	return s.Obj()
 }
 
+// rackANICs is a network-attached pool of NICs, pool rack-a of nicDriver:
+// every node labelled rack=a reaches it (the slice's node selector).
+func rackANICs(devices ...*builders.DeviceWrapper) *resourceapi.ResourceSlice {
+	s := builders.MakeResourceSlice().Name("rack-a-nics").Driver(nicDriver).Pool("rack-a").
+		NodeSelector(&v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{matchExpr("rack", v1.NodeSelectorOpIn, "a")}})
+	for _, d := range devices {
+		s.Device(d)
+	}
+	return s.Obj()
+}
+
 // gpus are devices named <prefix>-0, <prefix>-1, ... of memory each.
 func gpus(prefix string, n int, memory string) []*builders.DeviceWrapper {
 	out := make([]*builders.DeviceWrapper, n)
@@ -305,9 +316,7 @@ func draCases() []Case {
 		{Name: "dra-network-attached", DRA: true, Backlog: []Step{
 			nodes(node("n1").Label("rack", "a"), node("n2").Label("rack", "b")),
 			objects(nicClass, oneNIC,
-				builders.MakeResourceSlice().Name("rack-a-nics").Driver(nicDriver).Pool("rack-a").
-					NodeSelector(&v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{matchExpr("rack", v1.NodeSelectorOpIn, "a")}}).
-					Device(builders.MakeDevice("nic-0")).Obj())},
+				rackANICs(builders.MakeDevice("nic-0")))},
 			Steps: []Step{
 				pods(pod("p").ResourceClaimTemplate("nic", "one-nic")), waitBound("p"),
 				pods(pod("q").ResourceClaimTemplate("nic", "one-nic"))}},
@@ -319,10 +328,8 @@ func draCases() []Case {
 		{Name: "dra-binding-conditions", DRA: true, Backlog: []Step{
 			nodes(node("n1").Label("rack", "a"), node("n2").Label("rack", "b")),
 			objects(nicClass, oneNIC,
-				builders.MakeResourceSlice().Name("rack-a-nics").Driver(nicDriver).Pool("rack-a").
-					NodeSelector(&v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{matchExpr("rack", v1.NodeSelectorOpIn, "a")}}).
-					Device(builders.MakeDevice("nic-0").BindsToNode().
-						BindingConditions([]string{"attached"}, []string{"attach-failed"})).Obj())},
+				rackANICs(builders.MakeDevice("nic-0").BindsToNode().
+					BindingConditions([]string{"attached"}, []string{"attach-failed"})))},
 			Steps: []Step{pods(pod("p").ResourceClaimTemplate("nic", "one-nic")), attach("attached")}},
 		// PostFilter: a claim allocated on n1 but reserved for no pod, and a
 		// pod that must run on n2. Nowhere fits (n1 by node selector, n2

@@ -273,9 +273,7 @@ func draHeldoutCases() []Case {
 		{Name: "dra-h-network-attached-wrong-rack", DRA: true, Backlog: []Step{
 			nodes(node("n1").Label("rack", "a"), node("n2").Label("rack", "b"), node("n3").Label("rack", "b")),
 			objects(nicClass, oneNIC,
-				builders.MakeResourceSlice().Name("rack-a-nics").Driver(nicDriver).Pool("rack-a").
-					NodeSelector(&v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{matchExpr("rack", v1.NodeSelectorOpIn, "a")}}).
-					Device(builders.MakeDevice("nic-0")).Obj())},
+				rackANICs(builders.MakeDevice("nic-0")))},
 			Steps: []Step{pods(pod("p").ResourceClaimTemplate("nic", "one-nic").NodeSelector("rack", "b"))}},
 		// A pod-scoped claim and a shared one in one pod: both on n2, the
 		// only node with two GPUs.
@@ -347,9 +345,7 @@ func draHeldoutCases() []Case {
 		{Name: "dra-h-node-added", DRA: true, Backlog: []Step{
 			nodes(node("n1").Label("rack", "b")),
 			objects(nicClass, oneNIC,
-				builders.MakeResourceSlice().Name("rack-a-nics").Driver(nicDriver).Pool("rack-a").
-					NodeSelector(&v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{matchExpr("rack", v1.NodeSelectorOpIn, "a")}}).
-					Device(builders.MakeDevice("nic-0")).Obj())},
+				rackANICs(builders.MakeDevice("nic-0")))},
 			Steps: []Step{
 				pods(pod("p").ResourceClaimTemplate("nic", "one-nic")), waitPending("p"),
 				nodes(node("n2").Label("rack", "a"))}},
