@@ -94,39 +94,43 @@ func (e *Env) WaitForPodClaim(ctx context.Context, pod, podClaim string, timeout
 	return name, nil
 }
 
-// WaitForSlices polls until driver has published at least one
-// ResourceSlice for each of the nodes, and returns how many devices each
-// has, as "node-1=2 devices" sorted by node.
+// WaitForSlices polls until driver has published the whole pool of each
+// of the nodes (every slice of its newest generation: a pool with shared
+// counters has a slice for them before the one with its devices), and
+// returns how many devices each has, as "node-1=2 devices" sorted by node.
 func (e *Env) WaitForSlices(ctx context.Context, driver string, nodes ...string) (string, error) {
-	var found map[string]int
-	err := wait.PollUntilContextTimeout(ctx, PollInterval, DefaultWait, true, func(ctx context.Context) (bool, error) {
-		list, err := e.Client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{
-			FieldSelector: resourceapi.ResourceSliceSelectorDriver + "=" + driver})
-		if err != nil {
-			return false, err
-		}
-		found = map[string]int{}
-		for _, s := range list.Items {
-			node := ptr.Deref(s.Spec.NodeName, "")
-			found[node] += len(s.Spec.Devices)
-		}
-		for _, n := range nodes {
-			if _, ok := found[n]; !ok {
-				return false, nil
+	return waitForNodes(ctx, "driver "+driver+" published no complete pool", nodes,
+		func(ctx context.Context) (map[string]string, error) {
+			list, err := e.Client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{
+				FieldSelector: resourceapi.ResourceSliceSelectorDriver + "=" + driver})
+			if err != nil {
+				return nil, err
 			}
-		}
-		return true, nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("driver %s published no ResourceSlice for each of %v within %v (found %v): %w", driver,
-			nodes, DefaultWait, found, err)
-	}
-	parts := make([]string, 0, len(nodes))
-	for _, n := range nodes {
-		parts = append(parts, fmt.Sprintf("%s=%d devices", n, found[n]))
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ", "), nil
+			type pool struct {
+				generation, want, slices int64
+				devices                  int
+			}
+			pools := map[string]*pool{}
+			for _, s := range list.Items {
+				node := ptr.Deref(s.Spec.NodeName, "")
+				p := pools[node]
+				if p == nil || s.Spec.Pool.Generation > p.generation {
+					p = &pool{generation: s.Spec.Pool.Generation, want: s.Spec.Pool.ResourceSliceCount}
+					pools[node] = p
+				} else if s.Spec.Pool.Generation < p.generation {
+					continue
+				}
+				p.slices++
+				p.devices += len(s.Spec.Devices)
+			}
+			found := map[string]string{}
+			for node, p := range pools {
+				if p.slices == p.want {
+					found[node] = fmt.Sprintf("%d devices", p.devices)
+				}
+			}
+			return found, nil
+		})
 }
 
 // DescribeClaim tells a claim in one line: its name (a generated claim's as

@@ -119,18 +119,34 @@ func (e *Env) WaitForClaimBound(ctx context.Context, name string, timeout time.D
 // class as it sees them) and returns each node's capacity, as "node=8Gi"
 // sorted by node.
 func (e *Env) WaitForStorageCapacity(ctx context.Context, class string, nodes ...string) (string, error) {
+	return waitForNodes(ctx, "no CSIStorageCapacity of class "+class, nodes,
+		func(ctx context.Context) (map[string]string, error) {
+			list, err := e.Client.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return nil, err
+			}
+			found := map[string]string{}
+			for _, c := range list.Items {
+				if c.StorageClassName != class || c.NodeTopology == nil || c.Capacity == nil {
+					continue
+				}
+				found[c.NodeTopology.MatchLabels[v1.LabelHostname]] = c.Capacity.String()
+			}
+			return found, nil
+		})
+}
+
+// waitForNodes polls perNode, which tells what each node has (a capacity,
+// a number of devices), until it covers every one of nodes, and returns
+// theirs as "node=value", sorted by node. On timeout the error starts with
+// missing and shows what was found last.
+func waitForNodes(ctx context.Context, missing string, nodes []string,
+	perNode func(context.Context) (map[string]string, error)) (string, error) {
 	var found map[string]string
 	err := wait.PollUntilContextTimeout(ctx, PollInterval, DefaultWait, true, func(ctx context.Context) (bool, error) {
-		list, err := e.Client.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-		if err != nil {
+		var err error
+		if found, err = perNode(ctx); err != nil {
 			return false, err
-		}
-		found = map[string]string{}
-		for _, c := range list.Items {
-			if c.StorageClassName != class || c.NodeTopology == nil || c.Capacity == nil {
-				continue
-			}
-			found[c.NodeTopology.MatchLabels[v1.LabelHostname]] = c.Capacity.String()
 		}
 		for _, n := range nodes {
 			if _, ok := found[n]; !ok {
@@ -140,10 +156,9 @@ func (e *Env) WaitForStorageCapacity(ctx context.Context, class string, nodes ..
 		return true, nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("no CSIStorageCapacity of class %s for each of %v within %v (found %v): %w", class,
-			nodes, DefaultWait, found, err)
+		return "", fmt.Errorf("%s for each of %v within %v (found %v): %w", missing, nodes, DefaultWait, found, err)
 	}
-	var parts []string
+	parts := make([]string, 0, len(nodes))
 	for _, n := range nodes {
 		parts = append(parts, n+"="+found[n])
 	}
