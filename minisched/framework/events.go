@@ -23,7 +23,8 @@ const (
 	// deleted: it changes what is on a node.
 	Pod EventResource = "Pod"
 	// UnscheduledPod is the pending pod itself being updated (its labels,
-	// requests, tolerations or scheduling gates).
+	// requests, tolerations, scheduling gates, or the claims generated for
+	// it).
 	UnscheduledPod EventResource = "UnscheduledPod"
 	// Node is a node being added, updated or deleted.
 	Node EventResource = "Node"
