@@ -17,7 +17,7 @@ import (
 // This file is the scheduling framework's contract: one interface per
 // extension point, in the order a pod meets them.
 //
-//	queue:      PreEnqueue → QueueSort
+//	queue:      PreEnqueue → QueueSort (and Sign, for OpportunisticBatching)
 //	scheduling: PreFilter → Filter → (PostFilter) → PreScore → Score → NormalizeScore → Reserve → Permit
 //	binding:    (WaitOnPermit) → PreBind → Bind → PostBind
 //	on failure after Reserve: Unreserve, in reverse order
@@ -57,6 +57,28 @@ type Plugin interface {
 type PreEnqueuePlugin interface {
 	Plugin
 	PreEnqueue(ctx context.Context, pod *v1.Pod) *Status
+}
+
+// SignPlugin lets OpportunisticBatching (KEP-5598, batch.go) tell when two
+// pods are alike enough to share one ranking of the nodes. The queue asks
+// every PreFilter, Filter, PreScore and Score plugin of the profile to sign a
+// pod when the pod is added or updated; the fragments (one per key: plugins
+// that read the same part of the pod give the same key) together with
+// spec.schedulerName make the pod's signature. Two pods with equal signatures
+// must get the same Filter verdict and the same score from the plugin on
+// every node, in the same cluster state: a fragment holds everything of the
+// pod the plugin reads.
+//
+// A profile in which one such plugin does not implement SignPlugin, or with
+// extenders, signs no pod. SignPod must be cheap: it runs in event handlers.
+//
+// Codes: Success (the fragments, possibly none); Unschedulable (the plugin
+// refuses: what it decides for this pod depends on more than the pod and the
+// node, on where other pods go, so the pod is never batched); Error (the
+// same, and the error is logged).
+type SignPlugin interface {
+	Plugin
+	SignPod(ctx context.Context, pod *v1.Pod) ([]SignFragment, *Status)
 }
 
 // LessFunc orders two queued pods: true if a should be scheduled before b.
@@ -147,7 +169,7 @@ type ScoreExtensions interface {
 // ScorePlugin ranks one feasible node. It is called for many nodes in
 // parallel. After NormalizeScore each score must be within [0, 100]; the
 // framework multiplies it by the plugin's weight and sums over plugins. The
-// node with the highest total wins, ties broken at random.
+// node with the highest total wins (see SortedScoredNodes for ties).
 //
 // Codes: Success or Error (the cycle fails).
 type ScorePlugin interface {
