@@ -7,6 +7,7 @@ package minisched
 import (
 	"context"
 	"math/rand/v2"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -53,7 +54,7 @@ func (s *Scheduler) ScheduleAndUndo(ctx context.Context, schedFramework *framewo
 // the current snapshot, and returns how many nodes were feasible.
 func (s *Scheduler) FilterAndScore(ctx context.Context, schedFramework *framework.Framework, pod *v1.Pod) (int, error) {
 	state := framework.NewCycleState()
-	feasible, _, err := s.findNodesThatFitPod(ctx, schedFramework, state, pod)
+	feasible, _, _, err := s.findNodesThatFitPod(ctx, schedFramework, state, queuedPod(pod))
 	if err != nil {
 		return 0, err
 	}
@@ -61,4 +62,16 @@ func (s *Scheduler) FilterAndScore(ctx context.Context, schedFramework *framewor
 		return 0, err
 	}
 	return len(feasible), nil
+}
+
+// testQueue is a queue for a test Scheduler of the one profile
+// schedFramework: the cycle reads its count of pops.
+func testQueue(schedFramework *framework.Framework) *queue.PriorityQueue {
+	return queue.New(schedFramework.QueueSortFunc(), map[string]queue.Profile{schedFramework.ProfileName(): schedFramework})
+}
+
+// queuedPod is pod as the queue would hand it to a cycle: signed by no
+// profile, so never batched.
+func queuedPod(pod *v1.Pod) *framework.QueuedPodInfo {
+	return framework.NewQueuedPodInfo(pod, time.Now())
 }

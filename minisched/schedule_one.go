@@ -6,10 +6,12 @@
 //	  newCycleState            the cycle's CycleState, plugin-metric sampling     4, 15
 //	schedulingCycle            algorithm → assume → Reserve → Permit              5, 6
 //	  schedulingAlgorithm      schedulePod; PostFilter when nothing fits          10
-//	  schedulePod              snapshot → Filter → Score → selectHost             1, 2, 3
-//	    findNodesThatFitPod    PreFilter, the nominated node, Filter, extenders   2, 10, 12
+//	  schedulePod              snapshot → Filter → Score → the best node          1, 2, 3
+//	    findNodesThatFitPod    PreFilter, a nominated or hinted node, Filter,     2, 10, 12, 15
+//	                           extenders
 //	    prioritizeNodes        PreScore, Score, extenders' Prioritize             3, 4, 12
-//	    selectHost             the best total, ties broken at random              3
+//	    selectHost             the best total, from a heap; the rest is kept      3, 15
+//	                           for OpportunisticBatching
 //	  assumeAndReserve         the cache counts the pod on its node               6
 //	runBindingCycle            nominated-node patch → WaitOnPermit → bind         5
 //	  bindingCycle → bind      PreBind, Bind (or a binding extender), PostBind    5, 12
@@ -20,10 +22,12 @@
 package minisched
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -186,7 +190,7 @@ func newCycleState() *framework.CycleState {
 // an error.
 func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleState,
 	schedFramework *framework.Framework, podInfo *framework.QueuedPodInfo) (scheduleResult, *framework.QueuedPodInfo, *framework.Status) {
-	result, status := s.schedulingAlgorithm(ctx, schedFramework, state, podInfo.Pod)
+	result, status := s.schedulingAlgorithm(ctx, schedFramework, state, podInfo)
 	if !status.IsSuccess() {
 		return result, podInfo, status
 	}
@@ -211,10 +215,11 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleS
 // into the cycle's status, and is timed for
 // scheduler_scheduling_algorithm_duration_seconds.
 func (s *Scheduler) schedulingAlgorithm(ctx context.Context, schedFramework *framework.Framework,
-	state *framework.CycleState, pod *v1.Pod) (scheduleResult, *framework.Status) {
+	state *framework.CycleState, podInfo *framework.QueuedPodInfo) (scheduleResult, *framework.Status) {
 	start := time.Now()
 	defer func() { s.metrics.Algorithm(time.Since(start)) }()
-	result, err := s.schedulePod(ctx, schedFramework, state, pod)
+	pod := podInfo.Pod
+	result, err := s.schedulePod(ctx, schedFramework, state, podInfo)
 	if err == nil {
 		return result, nil
 	}
@@ -237,15 +242,18 @@ func (s *Scheduler) schedulingAlgorithm(ctx context.Context, schedFramework *fra
 // nodes (findNodesThatFitPod), Score ranks them (prioritizeNodes), selectHost
 // takes the best. It returns what it saw as far as it got, with an error
 // when it found no node: ErrNoNodesAvailable, a *FitError, or a failure.
+// When it found one, it tells OpportunisticBatching what it chose and keeps
+// the ranking of the rest for the next pod (StoreScheduleResults).
 func (s *Scheduler) schedulePod(ctx context.Context, schedFramework *framework.Framework,
-	state *framework.CycleState, pod *v1.Pod) (result scheduleResult, err error) {
+	state *framework.CycleState, podInfo *framework.QueuedPodInfo) (result scheduleResult, err error) {
+	pod := podInfo.Pod
 	if err := s.Cache.UpdateSnapshot(klog.FromContext(ctx), s.snapshot); err != nil {
 		return result, err
 	}
 	if s.snapshot.NumNodes() == 0 {
 		return result, ErrNoNodesAvailable
 	}
-	feasible, diagnosis, err := s.findNodesThatFitPod(ctx, schedFramework, state, pod)
+	feasible, diagnosis, hint, err := s.findNodesThatFitPod(ctx, schedFramework, state, podInfo)
 	if err != nil {
 		return result, err
 	}
@@ -255,16 +263,21 @@ func (s *Scheduler) schedulePod(ctx context.Context, schedFramework *framework.F
 	}
 	result.evaluatedNodes = len(feasible) + diagnosis.NodeToStatus.Len()
 	result.feasibleNodes = len(feasible)
-	// One feasible node: nothing to rank.
+	cycle := s.Queue.SchedulingCycle()
+	// One feasible node (the nominated or hinted one, often): nothing to
+	// rank, and no ranking to keep.
 	if len(feasible) == 1 {
 		result.suggestedHost = feasible[0].Node().Name
+		schedFramework.StoreScheduleResults(ctx, podInfo.PodSignature, hint, result.suggestedHost, nil, cycle)
 		return result, nil
 	}
 	result.seen.scores, result.seen.extenderWeights, err = s.prioritizeNodes(ctx, schedFramework, state, pod, feasible)
 	if err != nil {
 		return result, err
 	}
-	result.suggestedHost = s.selectHost(result.seen.scores)
+	ranking := selectHost(result.seen.scores)
+	result.suggestedHost = ranking.Pop().Name
+	schedFramework.StoreScheduleResults(ctx, podInfo.PodSignature, hint, result.suggestedHost, ranking, cycle)
 	return result, nil
 }
 
@@ -285,14 +298,16 @@ const (
 )
 
 // findNodesThatFitPod runs PreFilter once, then Filter and the filtering
-// extenders over the candidate nodes (the nominated node first), recording
-// in the diagnosis why each rejected node failed.
+// extenders over the candidate nodes (a nominated or hinted node first),
+// recording in the diagnosis why each rejected node failed. It also returns
+// the node OpportunisticBatching hinted at ("" if none).
 func (s *Scheduler) findNodesThatFitPod(ctx context.Context, schedFramework *framework.Framework,
-	state *framework.CycleState, pod *v1.Pod) ([]*framework.NodeInfo, framework.Diagnosis, error) {
+	state *framework.CycleState, podInfo *framework.QueuedPodInfo) ([]*framework.NodeInfo, framework.Diagnosis, string, error) {
+	pod := podInfo.Pod
 	diagnosis := framework.NewDiagnosis()
 	allNodes, err := s.snapshot.NodeInfos().List()
 	if err != nil {
-		return nil, diagnosis, err
+		return nil, diagnosis, "", err
 	}
 
 	// Step 1: PreFilter. A rejection here rejects every node for the same
@@ -301,23 +316,27 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, schedFramework *fra
 	diagnosis.UnschedulablePlugins = narrowing
 	if !sts.IsSuccess() {
 		if !sts.IsRejected() {
-			return nil, diagnosis, sts.AsError()
+			return nil, diagnosis, "", sts.AsError()
 		}
 		diagnosis.NodeToStatus.SetAbsentNodesStatus(sts)
 		diagnosis.PreFilterMsg = sts.Message()
 		diagnosis.AddPluginStatus(sts)
-		return nil, diagnosis, nil
+		return nil, diagnosis, "", nil
 	}
 
 	// Step 2: a pod nominated to a node (a preemption made room there) tries
-	// that node first; if it fits, the search is over.
-	if pod.Status.NominatedNodeName != "" {
-		feasible, err := s.evaluateNominatedNode(ctx, schedFramework, state, pod, &diagnosis)
+	// that node first; so does a pod alike the one scheduled just before,
+	// on the node OpportunisticBatching hints at: the best that cycle did
+	// not take. If it fits, the search is over. (A nominated pod never gets
+	// a hint: GetNodeHint refuses it.)
+	hint := schedFramework.GetNodeHint(ctx, pod, podInfo.PodSignature, state, s.Queue.SchedulingCycle())
+	if first := cmp.Or(pod.Status.NominatedNodeName, hint); first != "" {
+		feasible, err := s.evaluateNominatedNode(ctx, schedFramework, state, pod, first, &diagnosis)
 		if err != nil {
-			klog.FromContext(ctx).Error(err, "Evaluation failed on nominated node", "node", pod.Status.NominatedNodeName)
+			klog.FromContext(ctx).Error(err, "Evaluation failed on nominated node", "node", first)
 		}
 		if len(feasible) != 0 {
-			return feasible, diagnosis, nil
+			return feasible, diagnosis, hint, nil
 		}
 	}
 
@@ -338,7 +357,7 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, schedFramework *fra
 	// Step 4: Filter, in parallel, until enough feasible nodes are found.
 	feasible, err := s.findNodesThatPassFilters(ctx, schedFramework, state, pod, &diagnosis, nodes)
 	if err != nil {
-		return nil, diagnosis, err
+		return nil, diagnosis, hint, err
 	}
 
 	// Step 5: the next search starts after the nodes this one examined (the
@@ -353,20 +372,21 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, schedFramework *fra
 	// events, so a pod they turned nodes away for is retried on any event.
 	passed, err := findNodesThatPassExtenders(ctx, schedFramework.Extenders(), pod, feasible, diagnosis.NodeToStatus)
 	if err != nil {
-		return nil, diagnosis, err
+		return nil, diagnosis, hint, err
 	}
 	if len(passed) != len(feasible) {
 		diagnosis.UnschedulablePlugins.Insert(framework.ExtenderName)
 	}
-	return passed, diagnosis, nil
+	return passed, diagnosis, hint, nil
 }
 
-// evaluateNominatedNode runs Filter and the extenders on the pod's nominated
-// node alone. A rejection is recorded in diagnosis; the full search that
-// follows sets it again if it reaches that node, and keeps it otherwise.
+// evaluateNominatedNode runs Filter and the extenders on one node alone: the
+// pod's nominated node, or the node OpportunisticBatching hinted at. A
+// rejection is recorded in diagnosis; the full search that follows sets it
+// again if it reaches that node, and keeps it otherwise.
 func (s *Scheduler) evaluateNominatedNode(ctx context.Context, schedFramework *framework.Framework,
-	state *framework.CycleState, pod *v1.Pod, diagnosis *framework.Diagnosis) ([]*framework.NodeInfo, error) {
-	nodeInfo, err := s.snapshot.NodeInfos().Get(pod.Status.NominatedNodeName)
+	state *framework.CycleState, pod *v1.Pod, node string, diagnosis *framework.Diagnosis) ([]*framework.NodeInfo, error) {
+	nodeInfo, err := s.snapshot.NodeInfos().Get(node)
 	if err != nil {
 		return nil, err
 	}
@@ -545,7 +565,7 @@ func (s *Scheduler) prioritizeNodes(ctx context.Context, schedFramework *framewo
 	if !sts.IsSuccess() {
 		return nil, nil, sts.AsError()
 	}
-	weights := addExtenderScores(ctx, schedFramework.Extenders(), pod, nodes, scores)
+	weights := addExtenderScores(ctx, schedFramework.Extenders(), pod, nodes, scores, s.randInt)
 	if logger := klog.FromContext(ctx); logger.V(10).Enabled() {
 		for _, ns := range scores {
 			logger.V(10).Info("Node scored", "node", ns.Name, "score", ns.TotalScore)
@@ -556,11 +576,13 @@ func (s *Scheduler) prioritizeNodes(ctx context.Context, schedFramework *framewo
 
 // addExtenderScores asks the interested extenders, in parallel, to score
 // nodes, and adds score × weight × (MaxNodeScore / MaxExtenderPriority) to
-// each node's total: an extender scores 0–10, plugins 0–100. An extender
+// each node's total: an extender scores 0–10, plugins 0–100. A node an
+// extender scored gets a Randomizer from randomizer, so that ties between
+// such nodes are broken at random (as kube-scheduler does). An extender
 // that fails only loses its say. It returns the weight of each prioritizing
 // extender that answered (nil if none did).
 func addExtenderScores(ctx context.Context, extenders []framework.Extender, pod *v1.Pod,
-	nodes []*framework.NodeInfo, scores []framework.NodePluginScores) map[string]int64 {
+	nodes []*framework.NodeInfo, scores []framework.NodePluginScores, randomizer func() int) map[string]int64 {
 	logger := klog.FromContext(ctx)
 	byNode := make(map[string]*framework.NodePluginScores, len(scores))
 	for i := range scores {
@@ -598,6 +620,7 @@ func addExtenderScores(ctx context.Context, extenders []framework.Extender, pod 
 				score := hp.Score * weight * (framework.MaxNodeScore / extenderv1.MaxExtenderPriority)
 				ns.Scores = append(ns.Scores, framework.PluginScore{Name: ext.Name(), Score: score, Raw: hp.Score})
 				ns.TotalScore += score
+				ns.Randomizer = randomizer()
 			}
 		})
 	}
@@ -605,22 +628,15 @@ func addExtenderScores(ctx context.Context, extenders []framework.Extender, pod 
 	return weights
 }
 
-// selectHost picks the node with the highest total score, breaking ties
-// uniformly at random (reservoir sampling over the tied nodes).
-func (s *Scheduler) selectHost(scores []framework.NodePluginScores) string {
-	best, ties := 0, 1
-	for i := 1; i < len(scores); i++ {
-		switch {
-		case scores[i].TotalScore > scores[best].TotalScore:
-			best, ties = i, 1
-		case scores[i].TotalScore == scores[best].TotalScore:
-			ties++
-			if s.randIntN(ties) == 0 {
-				best = i
-			}
-		}
-	}
-	return scores[best].Name
+// selectHost ranks the scored nodes in a heap, best first (as kube-scheduler
+// v1.37 does); the caller pops the winner, and the rest are the ranking
+// OpportunisticBatching keeps. Ties go to the node with the higher
+// Randomizer, set only where an extender scored; without extenders, to
+// whichever tied node the heap puts on top, which depends on the order
+// Filter found them in (see framework.SortedScoredNodes). scores is copied:
+// the attempt record reads it in its own order.
+func selectHost(scores []framework.NodePluginScores) *framework.SortedScoredNodes {
+	return framework.NewSortedScoredNodes(slices.Clone(scores))
 }
 
 // runPostFilter gives PostFilter plugins (preemption) a chance to make room,

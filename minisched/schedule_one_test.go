@@ -2,8 +2,11 @@ package minisched
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"k8s.io/utils/ptr"
 
@@ -14,26 +17,38 @@ func newTestScheduler() *Scheduler {
 	return &Scheduler{rng: rand.New(rand.NewPCG(1, 2))}
 }
 
+// TestSelectHost checks the ranking kube-scheduler v1.37 selects from: a
+// heap by total score, ties going to the higher Randomizer (extenders set
+// it), and otherwise to the tied node the heap holds first, which is the
+// first of them in the order given.
 func TestSelectHost(t *testing.T) {
 	tests := []struct {
 		name   string
 		scores []framework.NodePluginScores
-		// want lists the nodes that may be chosen.
+		// want is the order the nodes are popped in.
 		want []string
 	}{
 		{
-			name: "unique best",
+			name: "best first",
 			scores: []framework.NodePluginScores{
-				{Name: "a", TotalScore: 1}, {Name: "b", TotalScore: 30}, {Name: "c", TotalScore: 2},
+				{Name: "a", TotalScore: 1}, {Name: "b", TotalScore: 30}, {Name: "c", TotalScore: 2}, {Name: "d", TotalScore: 20},
 			},
-			want: []string{"b"},
+			want: []string{"b", "d", "c", "a"},
 		},
 		{
-			name: "tie among the best",
+			name: "a tie without extenders goes to the first found",
 			scores: []framework.NodePluginScores{
 				{Name: "a", TotalScore: 5}, {Name: "b", TotalScore: 9}, {Name: "c", TotalScore: 9},
 			},
-			want: []string{"b", "c"},
+			want: []string{"b", "c", "a"},
+		},
+		{
+			name: "a tie between nodes extenders scored goes to the higher randomizer",
+			scores: []framework.NodePluginScores{
+				{Name: "a", TotalScore: 9, Randomizer: 3}, {Name: "b", TotalScore: 9, Randomizer: 7},
+				{Name: "c", TotalScore: 9, Randomizer: 5},
+			},
+			want: []string{"b", "c", "a"},
 		},
 		{
 			name:   "single node",
@@ -43,39 +58,19 @@ func TestSelectHost(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newTestScheduler()
-			seen := map[string]bool{}
-			for range 200 {
-				host := s.selectHost(tt.scores)
-				seen[host] = true
+			given := slices.Clone(tt.scores)
+			ranking := selectHost(tt.scores)
+			var got []string
+			for ranking.Len() > 0 {
+				got = append(got, ranking.Pop().Name)
 			}
-			if len(seen) != len(tt.want) {
-				t.Errorf("chose %v, want each of %v", seen, tt.want)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("popped order (-want +got):\n%s", diff)
 			}
-			for _, w := range tt.want {
-				if !seen[w] {
-					t.Errorf("never chose %s", w)
-				}
+			if diff := cmp.Diff(given, tt.scores); diff != "" {
+				t.Errorf("selectHost changed the scores the record reads (-before +after):\n%s", diff)
 			}
 		})
-	}
-}
-
-// TestSelectHostIsUniform checks ties are broken uniformly: each of four
-// tied nodes gets about a quarter of 40,000 draws.
-func TestSelectHostIsUniform(t *testing.T) {
-	s := newTestScheduler()
-	scores := []framework.NodePluginScores{{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}}
-	counts := map[string]int{}
-	const draws = 40000
-	for range draws {
-		host := s.selectHost(scores)
-		counts[host]++
-	}
-	for _, n := range []string{"a", "b", "c", "d"} {
-		if c := counts[n]; c < draws/4*9/10 || c > draws/4*11/10 {
-			t.Errorf("node %s chosen %d times of %d, want about %d", n, c, draws, draws/4)
-		}
 	}
 }
 

@@ -99,7 +99,8 @@ type Scheduler struct {
 	// it; Run stops its slice tracker on the way out.
 	draManager *dramanager.Manager
 
-	// rng breaks ties between equally scored nodes; rngMu guards it.
+	// rng breaks ties between equally scored nodes that extenders scored;
+	// rngMu guards it (prioritizing extenders answer in parallel).
 	rngMu sync.Mutex
 	rng   *rand.Rand
 }
@@ -250,8 +251,9 @@ func (s *Scheduler) responsibleForPod(pod *v1.Pod) bool {
 	return ok
 }
 
-func (s *Scheduler) randIntN(n int) int {
+// randInt draws a tie-breaker for a node an extender scored.
+func (s *Scheduler) randInt() int {
 	s.rngMu.Lock()
 	defer s.rngMu.Unlock()
-	return s.rng.IntN(n)
+	return s.rng.Int()
 }

@@ -76,6 +76,17 @@ func (f *fakeProfile) QueueingHints() map[string][]framework.ClusterEventWithHin
 	return f.hints
 }
 
+// signatureLabel is the label whose value fakeProfile.SignPod returns as the
+// pod's signature (none: the pod is not signed).
+const signatureLabel = "signature"
+
+func (f *fakeProfile) SignPod(_ context.Context, pod *v1.Pod) framework.PodSignature {
+	if sig, ok := pod.Labels[signatureLabel]; ok {
+		return framework.PodSignature(sig)
+	}
+	return nil
+}
+
 // gatesHint is what the scheduling-gates plugin registers.
 var gatesHint = framework.ClusterEventWithHint{Event: framework.ClusterEvent{
 	Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodSchedulingGatesEliminated}}

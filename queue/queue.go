@@ -28,6 +28,10 @@ type Profile interface {
 	// QueueingHints maps each plugin that can reject a pod to the events it
 	// registered (a plugin without EnqueueExtensions registers the wildcard).
 	QueueingHints() map[string][]framework.ClusterEventWithHint
+	// SignPod returns the pod's signature for OpportunisticBatching (nil:
+	// never batched). The queue signs a pod when it receives or updates it,
+	// so that a scheduling cycle only compares bytes.
+	SignPod(ctx context.Context, pod *v1.Pod) framework.PodSignature
 }
 
 var _ Profile = (*framework.Framework)(nil)
@@ -91,6 +95,10 @@ type PriorityQueue struct {
 
 	// closed is set by Close; Pop then returns ErrClosed.
 	closed bool
+	// schedulingCycle counts the pods popped: the number of the scheduling
+	// cycle under way. OpportunisticBatching uses a stored ranking only in
+	// the cycle right after the one that stored it.
+	schedulingCycle int64
 
 	// metrics counts pods entering activeQ, backoffQ and the unschedulable
 	// pods (nil: none).
@@ -176,6 +184,7 @@ func (p *PriorityQueue) add(logger klog.Logger, pod *v1.Pod) {
 	now := p.clock.Now()
 	pInfo := framework.NewQueuedPodInfo(pod, now)
 	pInfo.InitialAttemptTimestamp = &now
+	pInfo.PodSignature = p.signPod(logger, pod)
 	// Nominate before the pod can be popped, even if it is gated.
 	p.nominator.add(logger, pInfo.PodInfo, nil)
 	if p.moveToActiveQ(logger, pInfo, "PodAdd") {
@@ -247,18 +256,21 @@ func (p *PriorityQueue) update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 	}()
 	if pInfo, ok := p.activeQ.Get(key); ok {
 		pInfo.PodInfo = framework.NewPodInfo(newPod)
+		pInfo.PodSignature = p.signPod(logger, newPod)
 		p.activeQ.Fix(key)
 		logger.V(5).Info("Updated pod in activeQ", "pod", klog.KObj(newPod))
 		return
 	}
 	if pInfo, ok := p.backoffQ.get(key); ok {
 		pInfo.PodInfo = framework.NewPodInfo(newPod)
+		pInfo.PodSignature = p.signPod(logger, newPod)
 		p.backoffQ.fix(key)
 		logger.V(5).Info("Updated pod in backoffQ", "pod", klog.KObj(newPod))
 		return
 	}
 	if pInfo := p.unschedulablePods.get(newPod.UID); pInfo != nil {
 		pInfo.PodInfo = framework.NewPodInfo(newPod)
+		pInfo.PodSignature = p.signPod(logger, newPod)
 		actions := framework.PodUpdateActions(oldPod, newPod)
 		if actions == 0 {
 			return // status only: nothing a plugin could care about
@@ -321,9 +333,24 @@ func (p *PriorityQueue) Pop(logger klog.Logger) (*framework.QueuedPodInfo, error
 		p.metrics.QueueIncoming(metrics.ActiveQ, "PopFromBackoffQ")
 	}
 	pInfo.Attempts++
+	p.schedulingCycle++
 	p.inFlight.add(pInfo.Pod)
 	logger.V(4).Info("Popped pod", "pod", klog.KObj(pInfo.Pod), "attempts", pInfo.Attempts)
 	return pInfo, nil
+}
+
+// SchedulingCycle returns the number of pods popped so far: during a
+// scheduling cycle, that cycle's number.
+func (p *PriorityQueue) SchedulingCycle() int64 {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	return p.schedulingCycle
+}
+
+// signPod asks the pod's profile for its signature (the caller checked the
+// profile exists).
+func (p *PriorityQueue) signPod(logger klog.Logger, pod *v1.Pod) framework.PodSignature {
+	return p.profiles[pod.Spec.SchedulerName].SignPod(klog.NewContext(context.Background(), logger), pod)
 }
 
 // Done ends the in-flight period of a popped pod and drops the events kept

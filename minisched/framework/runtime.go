@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -64,6 +65,14 @@ type Framework struct {
 	// nominator and activator are the scheduling queue, set once it exists.
 	nominator PodNominator
 	activator PodActivator
+
+	// signPlugins sign pods for OpportunisticBatching, each once although
+	// it may sit at several extension points; signatures says whether this
+	// profile signs pods at all (computeSignPlugins says when it does not).
+	signPlugins []SignPlugin
+	signatures  bool
+	// batch is OpportunisticBatching's stored ranking (batch.go).
+	batch *OpportunisticBatch
 }
 
 var _ Handle = &Framework{}
@@ -269,7 +278,100 @@ func NewFramework(ctx context.Context, r Registry, profile *configv1.KubeSchedul
 	if err := f.collectQueueingHints(ctx, points); err != nil {
 		return nil, err
 	}
+	f.computeSignPlugins(klog.FromContext(ctx))
+	f.batch = newOpportunisticBatch(f)
 	return f, nil
+}
+
+// computeSignPlugins collects the plugins that sign pods: every PreFilter,
+// Filter, PreScore and Score plugin must, since a signature must capture all
+// that decides where the pod fits and how nodes rank. If one does not, or if
+// extenders are configured (they see the pod as they like), the profile signs
+// no pod and OpportunisticBatching never fires for it.
+func (f *Framework) computeSignPlugins(logger klog.Logger) {
+	f.signatures = true
+	if len(f.extenders) > 0 {
+		logger.Info("Disabling signatures for profile because it has extenders configured.", "profile", f.profileName)
+		f.signatures = false
+	}
+	var candidates []Plugin
+	for _, pl := range f.preFilterPlugins {
+		candidates = append(candidates, pl)
+	}
+	for _, pl := range f.filterPlugins {
+		candidates = append(candidates, pl)
+	}
+	for _, pl := range f.preScorePlugins {
+		candidates = append(candidates, pl)
+	}
+	for _, pl := range f.scorePlugins {
+		candidates = append(candidates, pl)
+	}
+	seen, unsigned := sets.New[string](), sets.New[string]()
+	for _, pl := range candidates {
+		if seen.Has(pl.Name()) {
+			continue
+		}
+		seen.Insert(pl.Name())
+		if sp, ok := pl.(SignPlugin); ok {
+			f.signPlugins = append(f.signPlugins, sp)
+		} else {
+			unsigned.Insert(pl.Name())
+			f.signatures = false
+		}
+	}
+	if unsigned.Len() > 0 {
+		logger.Info("Disabling signatures for profile because plugins do not support it.", "profile", f.profileName,
+			"plugins", sets.List(unsigned))
+	}
+}
+
+// SignPod returns the pod's signature: spec.schedulerName and every sign
+// plugin's fragments, by key, as JSON (a key two plugins give is kept once).
+// It is nil when the profile signs no pod or a plugin refuses this one; the
+// queue calls it when the pod is added or updated (see SignPlugin).
+func (f *Framework) SignPod(ctx context.Context, pod *v1.Pod) (sig PodSignature) {
+	var status *Status
+	defer f.observe(signPoint, time.Now(), &status)
+	if !f.signatures {
+		return nil
+	}
+	logger := klog.FromContext(ctx)
+	fragments := map[string]any{SchedulerNameSignerName: pod.Spec.SchedulerName}
+	for _, pl := range f.signPlugins {
+		parts, s := pl.SignPod(ctx, pod)
+		if !s.IsSuccess() {
+			if s.Code() == Error {
+				logger.Error(s.AsError(), "SignPod failed for plugin", "plugin", pl.Name())
+			}
+			logger.V(5).Info("SignPod can't sign pod due to plugin", "pod", klog.KObj(pod), "plugin", pl.Name(),
+				"status", s.Message())
+			return nil
+		}
+		for _, p := range parts {
+			fragments[p.Key] = p.Value
+		}
+	}
+	out, err := json.Marshal(fragments)
+	if err != nil {
+		status = AsStatus(err)
+		logger.Error(err, "SignPod failed to marshal signature object", "pod", klog.KObj(pod))
+		return nil
+	}
+	return out
+}
+
+// GetNodeHint asks OpportunisticBatching for a node to try first (batch.go).
+func (f *Framework) GetNodeHint(ctx context.Context, pod *v1.Pod, signature PodSignature, state *CycleState,
+	cycleCount int64) string {
+	return f.batch.GetNodeHint(ctx, pod, signature, state, cycleCount)
+}
+
+// StoreScheduleResults tells OpportunisticBatching what a cycle chose
+// (batch.go).
+func (f *Framework) StoreScheduleResults(ctx context.Context, signature PodSignature, hintedNode, chosenNode string,
+	otherNodes *SortedScoredNodes, cycleCount int64) {
+	f.batch.StoreScheduleResults(ctx, signature, hintedNode, chosenNode, otherNodes, cycleCount)
 }
 
 // expandMultiPoint fills each extension point's list from its own enabled
@@ -502,6 +604,7 @@ const (
 	preFilterPoint  = "PreFilter"
 	filterPoint     = "Filter"
 	postFilterPoint = "PostFilter"
+	signPoint       = "Sign"
 	preScorePoint   = "PreScore"
 	scorePoint      = "Score"
 	reservePoint    = "Reserve"
@@ -703,12 +806,7 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, p
 func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
 	nodes []*NodeInfo) (_ []NodePluginScores, status *Status) {
 	defer f.observe(scorePoint, time.Now(), &status)
-	var active []ScorePlugin
-	for _, pl := range f.scorePlugins {
-		if !state.SkipScorePlugins.Has(pl.Name()) {
-			active = append(active, pl)
-		}
-	}
+	active := f.activeScorePlugins(state)
 	result := make([]NodePluginScores, len(nodes))
 	for i, n := range nodes {
 		result[i] = NodePluginScores{Name: n.Node().Name, Scores: make([]PluginScore, len(active))}
@@ -716,46 +814,122 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	if len(active) == 0 {
 		return result, nil
 	}
-	perPlugin := make([]NodeScoreList, len(active))
-	for j := range active {
-		perPlugin[j] = make(NodeScoreList, len(nodes))
-	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var errOnce sync.Once
 	var failed *Status
-	fail := func(s *Status) {
-		errOnce.Do(func() { failed = s })
-		cancel()
-	}
 	f.parallelizer.Until(ctx, len(nodes), func(i int) {
-		for j, pl := range active {
-			start := f.sampleStart(state)
-			score, s := pl.Score(ctx, state, pod, nodes[i])
-			f.recordPlugin(pl.Name(), scorePoint, start, s)
-			if !s.IsSuccess() {
-				fail(pluginError("Score", pl, s))
-				return
-			}
-			perPlugin[j][i] = NodeScore{Name: nodes[i].Node().Name, Score: score}
-			result[i].Scores[j].Raw = score
+		if s := f.runRawScorePlugins(ctx, state, pod, nodes[i], active, result[i].Scores); s != nil {
+			errOnce.Do(func() { failed = s })
+			cancel()
 		}
 	})
 	if failed != nil {
 		return nil, failed
 	}
+	if s := f.normalizeAndWeigh(ctx, state, pod, active, result); s != nil {
+		return nil, s
+	}
+	return result, nil
+}
+
+// RunRawScorePlugins scores one node with the Score plugins the cycle did
+// not skip, without normalising or weighing: each PluginScore has its Name
+// and Raw score only. OpportunisticBatching rescores the last chosen node
+// with it, then NormalizeScores ranks it among the stored nodes.
+func (f *Framework) RunRawScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
+	nodeInfo *NodeInfo) ([]PluginScore, *Status) {
+	active := f.activeScorePlugins(state)
+	scores := make([]PluginScore, len(active))
+	if s := f.runRawScorePlugins(ctx, state, pod, nodeInfo, active, scores); s != nil {
+		return nil, s
+	}
+	return scores, nil
+}
+
+// NormalizeScores recomputes, from the raw scores each node keeps, every
+// node's normalised and weighted scores and its total, over exactly these
+// nodes: a plugin's NormalizeScore sees the whole list at once. It rewrites
+// the entries' Scores as new slices (never in place: the attempt record of
+// the cycle that first scored them may still hold the old ones).
+func (f *Framework) NormalizeScores(ctx context.Context, state *CycleState, pod *v1.Pod,
+	scores []NodePluginScores) *Status {
+	active := f.activeScorePlugins(state)
+	for i := range scores {
+		raw := make([]PluginScore, len(active))
+		for j, pl := range active {
+			raw[j].Name = pl.Name()
+			for _, ps := range scores[i].Scores {
+				if ps.Name == pl.Name() {
+					raw[j].Raw = ps.Raw
+				}
+			}
+		}
+		scores[i].Scores = raw
+	}
+	return f.normalizeAndWeigh(ctx, state, pod, active, scores)
+}
+
+// activeScorePlugins are the Score plugins PreScore did not skip.
+func (f *Framework) activeScorePlugins(state *CycleState) []ScorePlugin {
+	var active []ScorePlugin
+	for _, pl := range f.scorePlugins {
+		if !state.SkipScorePlugins.Has(pl.Name()) {
+			active = append(active, pl)
+		}
+	}
+	return active
+}
+
+// runRawScorePlugins has each plugin of active score one node, into
+// out[j].Name and out[j].Raw; it returns the first failure.
+func (f *Framework) runRawScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
+	nodeInfo *NodeInfo, active []ScorePlugin, out []PluginScore) *Status {
+	for j, pl := range active {
+		start := f.sampleStart(state)
+		score, s := pl.Score(ctx, state, pod, nodeInfo)
+		f.recordPlugin(pl.Name(), scorePoint, start, s)
+		if !s.IsSuccess() {
+			return pluginError("Score", pl, s)
+		}
+		out[j] = PluginScore{Name: pl.Name(), Raw: score}
+	}
+	return nil
+}
+
+// normalizeAndWeigh turns the raw scores of active's plugins (scores[i].
+// Scores[j].Raw) into each node's weighted scores and total: each plugin's
+// NormalizeScore over all nodes (plugins in parallel), the range check, the
+// weight.
+func (f *Framework) normalizeAndWeigh(ctx context.Context, state *CycleState, pod *v1.Pod,
+	active []ScorePlugin, scores []NodePluginScores) *Status {
+	perPlugin := make([]NodeScoreList, len(active))
+	for j := range active {
+		perPlugin[j] = make(NodeScoreList, len(scores))
+		for i := range scores {
+			perPlugin[j][i] = NodeScore{Name: scores[i].Name, Score: scores[i].Scores[j].Raw}
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var errOnce sync.Once
+	var failed *Status
 	f.parallelizer.Until(ctx, len(active), func(j int) {
 		ext := active[j].ScoreExtensions()
 		if ext == nil {
 			return
 		}
 		if s := ext.NormalizeScore(ctx, state, pod, perPlugin[j]); !s.IsSuccess() {
-			fail(pluginError("Normalize on Score", active[j], s))
+			errOnce.Do(func() { failed = pluginError("Normalize on Score", active[j], s) })
+			cancel()
 		}
 	})
 	if failed != nil {
-		return nil, failed
+		return failed
+	}
+	for i := range scores {
+		scores[i].TotalScore = 0
 	}
 	for j, pl := range active {
 		w := f.scoreWeights[pl.Name()]
@@ -763,14 +937,14 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 			if ns.Score > MaxNodeScore || ns.Score < MinNodeScore {
 				err := fmt.Errorf("plugin %q returns an invalid score %v, it should in the range of [%v, %v] "+
 					"after normalizing", pl.Name(), ns.Score, MinNodeScore, MaxNodeScore)
-				return nil, AsStatus(err).WithPlugin(pl.Name())
+				return AsStatus(err).WithPlugin(pl.Name())
 			}
 			weighted := ns.Score * w
-			result[i].Scores[j].Name, result[i].Scores[j].Score = pl.Name(), weighted
-			result[i].TotalScore += weighted
+			scores[i].Scores[j].Name, scores[i].Scores[j].Score = pl.Name(), weighted
+			scores[i].TotalScore += weighted
 		}
 	}
-	return result, nil
+	return nil
 }
 
 // RunReservePluginsReserve runs Reserve in order; the first failure is

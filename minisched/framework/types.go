@@ -140,6 +140,10 @@ type QueuedPodInfo struct {
 	// GatingPluginEvents are the events that may lift the gate (those the
 	// gating plugin registered).
 	GatingPluginEvents []ClusterEvent
+	// PodSignature is the pod's signature for OpportunisticBatching, made
+	// by its profile when the queue received or updated the pod (nil: the
+	// pod is never batched). See SignPlugin.
+	PodSignature PodSignature
 }
 
 // Gated reports whether a PreEnqueue plugin keeps the pod out of activeQ.
@@ -197,8 +201,10 @@ type PluginScore struct {
 	Name  string
 	Score int64
 	// Raw is the score as the plugin gave it, before NormalizeScore and the
-	// weight (an extender's: 0–10, before scaling and its weight). Only the
-	// attempt record reads it; kube-scheduler does not keep it.
+	// weight (an extender's: 0–10, before scaling and its weight). The
+	// attempt record reads it, and OpportunisticBatching normalises stored
+	// rankings again from it (kube-scheduler keeps plugins' raw scores in a
+	// list of their own for that).
 	Raw int64
 }
 
@@ -207,6 +213,10 @@ type NodePluginScores struct {
 	Name       string
 	Scores     []PluginScore
 	TotalScore int64
+	// Randomizer breaks ties between equal totals in SortedScoredNodes
+	// (higher first). It is set only when an extender scored the node, as
+	// kube-scheduler does; otherwise every node has 0.
+	Randomizer int
 }
 
 // Score bounds, as in kube-scheduler. A Score plugin returns 0..MaxNodeScore

@@ -15,6 +15,12 @@
 //	scheduler_preemption_attempts_total, scheduler_preemption_victims
 //	scheduler_goroutines{operation}                                   binding goroutines in flight
 //	scheduler_event_handling_duration_seconds{event}                  histogram, informer event handlers
+//	scheduler_batch_attempts_total{profile,result}                    counter: no_hint, hint_used, hint_not_used
+//	scheduler_batch_cache_flushed_total{profile,reason}               counter: why a stored ranking was dropped
+//	scheduler_batch_rescore_attempts_total{profile}                   counter: last chosen nodes rescored
+//	scheduler_get_node_hint_duration_seconds{hinted,profile}          histogram
+//	scheduler_store_schedule_results_duration_seconds{profile}        histogram
+//	scheduler_batch_rescore_duration_seconds{profile}                 histogram
 //
 // plus the Go runtime's and the process's own metrics. A *Metrics is made
 // once per scheduler (New) and handed to the framework, the queue and the
@@ -46,6 +52,30 @@ const Binding = "binding"
 // calls are timed one by one, as in kube-scheduler.
 const PluginMetricsSamplePercent = 10
 
+// Values of the result label of scheduler_batch_attempts_total.
+const (
+	BatchAttemptNoHint      = "no_hint"
+	BatchAttemptHintUsed    = "hint_used"
+	BatchAttemptHintNotUsed = "hint_not_used"
+)
+
+// Values of the reason label of scheduler_batch_cache_flushed_total: why
+// OpportunisticBatching dropped its stored ranking.
+const (
+	BatchFlushPodFailed       = "pod_failed"
+	BatchFlushPodSkipped      = "pod_skipped"
+	BatchFlushPodNominated    = "pod_nominated"
+	BatchFlushNodeMissing     = "node_missing"
+	BatchFlushEmptyList       = "empty_list"
+	BatchFlushExpired         = "expired"
+	BatchFlushPodIncompatible = "pod_incompatible"
+	BatchFlushPodNotBatchable = "pod_not_batchable"
+	BatchFlushFilterError     = "filter_error"
+	BatchFlushPreScoreError   = "prescore_error"
+	BatchFlushRescoreError    = "rescore_error"
+	BatchFlushNormalizeError  = "normalize_error"
+)
+
 // Values of the queue label.
 const (
 	ActiveQ       = "active"
@@ -73,7 +103,18 @@ type Metrics struct {
 	podAttempts        prometheus.Histogram
 	goroutines         *prometheus.GaugeVec
 	eventHandling      *prometheus.HistogramVec
+
+	batchAttempts       *prometheus.CounterVec
+	batchFlushed        *prometheus.CounterVec
+	batchRescores       *prometheus.CounterVec
+	getNodeHintLatency  *prometheus.HistogramVec
+	storeResultsLatency *prometheus.HistogramVec
+	batchRescoreLatency *prometheus.HistogramVec
 }
+
+// batchBuckets are the buckets of the batching latencies: from 10 µs,
+// doubling, the last one from about 20 ms on, as kube-scheduler's.
+var batchBuckets = prometheus.ExponentialBuckets(0.00001, 2, 12)
 
 // New returns the collectors, registered with a fresh registry together
 // with the Go and process collectors.
@@ -136,10 +177,36 @@ func New() *Metrics {
 			Help:    "Event handling latency in seconds.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 12),
 		}, []string{"event"}),
+		batchAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Subsystem: subsystem, Name: "batch_attempts_total",
+			Help: "Counts of results when we attempt to use batching.",
+		}, []string{"profile", "result"}),
+		batchFlushed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Subsystem: subsystem, Name: "batch_cache_flushed_total",
+			Help: "Counts of cache flushes by reason.",
+		}, []string{"profile", "reason"}),
+		batchRescores: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Subsystem: subsystem, Name: "batch_rescore_attempts_total",
+			Help: "Counts of rescore attempts during opportunistic batching.",
+		}, []string{"profile"}),
+		getNodeHintLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Subsystem: subsystem, Name: "get_node_hint_duration_seconds",
+			Help: "Latency for getting a node hint.", Buckets: batchBuckets,
+		}, []string{"hinted", "profile"}),
+		storeResultsLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Subsystem: subsystem, Name: "store_schedule_results_duration_seconds",
+			Help: "Latency for storing scheduling results.", Buckets: batchBuckets,
+		}, []string{"profile"}),
+		batchRescoreLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Subsystem: subsystem, Name: "batch_rescore_duration_seconds",
+			Help: "Latency for rescoring a node during opportunistic batching.", Buckets: batchBuckets,
+		}, []string{"profile"}),
 	}
 	m.registry.MustRegister(m.scheduleAttempts, m.schedulingLatency, m.algorithmLatency, m.preemptionVictims,
 		m.preemptionAttempts, m.queueIncomingPods, m.extensionPoint, m.pluginExecution, m.podSchedulingSLI,
 		m.podAttempts, m.goroutines, m.eventHandling,
+		m.batchAttempts, m.batchFlushed, m.batchRescores, m.getNodeHintLatency, m.storeResultsLatency,
+		m.batchRescoreLatency,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -249,6 +316,51 @@ func (m *Metrics) EventHandled(event string, d time.Duration) {
 		return
 	}
 	m.eventHandling.WithLabelValues(event).Observe(d.Seconds())
+}
+
+// BatchAttempt counts an OpportunisticBatching outcome (BatchAttemptNoHint,
+// BatchAttemptHintUsed, BatchAttemptHintNotUsed) of profile.
+func (m *Metrics) BatchAttempt(profile, result string) {
+	if m == nil {
+		return
+	}
+	m.batchAttempts.WithLabelValues(profile, result).Inc()
+}
+
+// BatchFlushed counts a stored ranking of profile dropped for reason (one
+// of the BatchFlush values).
+func (m *Metrics) BatchFlushed(profile, reason string) {
+	if m == nil {
+		return
+	}
+	m.batchFlushed.WithLabelValues(profile, reason).Inc()
+}
+
+// NodeHint records how long looking for a node hint took; hinted says
+// whether one was found ("hint" or "no_hint").
+func (m *Metrics) NodeHint(hinted, profile string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.getNodeHintLatency.WithLabelValues(hinted, profile).Observe(d.Seconds())
+}
+
+// ScheduleResultsStored records how long storing a cycle's ranking took.
+func (m *Metrics) ScheduleResultsStored(profile string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.storeResultsLatency.WithLabelValues(profile).Observe(d.Seconds())
+}
+
+// BatchRescore counts a rescoring of the last chosen node and records how
+// long it took.
+func (m *Metrics) BatchRescore(profile string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.batchRescores.WithLabelValues(profile).Inc()
+	m.batchRescoreLatency.WithLabelValues(profile).Observe(d.Seconds())
 }
 
 // QueueStats is what the scheduling queue reports at each scrape: the pods

@@ -1,0 +1,258 @@
+package framework
+
+// OpportunisticBatching (KEP-5598; beta and on by default in kube-scheduler
+// since 1.35, with rescoring since 1.37): when pods that are alike come one
+// after another, the ranking one full cycle computed serves the next ones.
+// The first pod is filtered and scored on every node as usual; the cycle
+// keeps the nodes it did not pick, best first. The next pod with the same
+// signature gets the best remaining node as a hint, which the scheduler
+// tries the way it tries a nominated node: Filter on that one node, and if
+// it passes, that is the pod's node, with no other Filter and no Score.
+//
+// It pays for workloads of one pod per node (a batch or ML job asking for a
+// whole node, or the same host port): once a pod took node X, X no longer
+// fits the next one, and the next best node of the old ranking is the next
+// pod's best. A search over N nodes becomes a check of one or two.
+//
+// What it trades away: the ranking is frozen. Nodes added or changed since
+// the full cycle are not considered, the other nodes' scores are not brought
+// up to date, and with percentageOfNodesToScore only the nodes sampled then
+// are candidates. Feasibility is never traded: the hint passes every Filter
+// plugin. So the rules below keep the stored ranking short-lived.
+//
+// The rules, in the order GetNodeHint checks them (each failure means no
+// hint for this pod, and is counted in scheduler_batch_cache_flushed_total
+// by reason; the ranking it could not use is replaced or dropped when the
+// cycle stores its own results, and a failed cycle stores none, so that the
+// next pod fails rule 2):
+//
+//  1. a ranking is stored (the previous cycle was a full one that ranked
+//     more than one node, or a hinted one whose hint was used);
+//  2. this cycle immediately follows the one that stored or used it: any
+//     other pod popped in between, of any profile, even one that failed,
+//     means the cluster may have changed (pod_skipped);
+//  3. the previous cycle found a node (pod_failed);
+//  4. the pod has no nominated node: preemption made room for it on a
+//     particular node, which it tries first instead (pod_nominated);
+//  5. its signature is not nil and equals the stored one byte for byte
+//     (pod_incompatible);
+//  6. the ranking is at most maxBatchAge old, counted from the full cycle
+//     that built it (expired);
+//  7. the node chosen last still exists (node_missing). It is filtered
+//     again for this pod: if it still fits (several pods per node), it is
+//     rescored and ranked again among the stored nodes, each of which keeps
+//     its old raw scores; if Filter rejects it, it is left out; an Error
+//     means no hint (filter_error).
+//
+// Then the hint is the best node of the ranking, popped. After the cycle,
+// StoreScheduleResults keeps the ranking if the hint was chosen, replaces it
+// with this cycle's leftovers if a full cycle ranked more than one node of
+// a signed pod, and drops it otherwise.
+
+import (
+	"bytes"
+	"context"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/minisched/minisched/minisched/metrics"
+)
+
+// maxBatchAge is how long a stored ranking may be used, from the full cycle
+// that built it, as in kube-scheduler.
+const maxBatchAge = 500 * time.Millisecond
+
+// OpportunisticBatch is one profile's batching state: the ranking kept from
+// the last full cycle and what the last cycle decided. Scheduling cycles
+// run one at a time, so it needs no lock.
+type OpportunisticBatch struct {
+	// fw runs the Filter and Score plugins for the refresh of the last node.
+	fw *Framework
+	// state is the stored ranking; nil when there is none.
+	state *batchState
+	// lastCycle is the last cycle that stored its results.
+	lastCycle batchCycle
+}
+
+// batchState is a stored ranking.
+type batchState struct {
+	signature    PodSignature
+	sortedNodes  *SortedScoredNodes
+	creationTime time.Time
+}
+
+// batchCycle is what a cycle that stored its results decided.
+type batchCycle struct {
+	cycleCount int64
+	chosenNode string
+	succeeded  bool
+}
+
+func newOpportunisticBatch(fw *Framework) *OpportunisticBatch {
+	return &OpportunisticBatch{fw: fw}
+}
+
+// GetNodeHint returns the node the pod should try first, or "" if the
+// stored ranking cannot be used for it (the rules in the file's comment).
+// It runs after PreFilter, with the cycle's state; cycleCount is the
+// queue's count of pops, this pod's included.
+func (b *OpportunisticBatch) GetNodeHint(ctx context.Context, pod *v1.Pod, signature PodSignature,
+	state *CycleState, cycleCount int64) string {
+	logger := klog.FromContext(ctx)
+	start := time.Now()
+	hint := b.nodeHint(ctx, pod, signature, state, cycleCount)
+	profile := b.fw.profileName
+	if hint == "" {
+		b.fw.metrics.BatchAttempt(profile, metrics.BatchAttemptNoHint)
+		b.fw.metrics.NodeHint("no_hint", profile, time.Since(start))
+		logger.V(4).Info("OpportunisticBatch no node hint available for pod", "profile", profile,
+			"pod", klog.KObj(pod), "cycleCount", cycleCount)
+		return ""
+	}
+	b.fw.metrics.NodeHint("hint", profile, time.Since(start))
+	logger.V(3).Info("OpportunisticBatch provided node hint", "profile", profile, "pod", klog.KObj(pod),
+		"cycleCount", cycleCount, "hint", hint, "remainingNodes", b.state.sortedNodes.Len())
+	return hint
+}
+
+// nodeHint applies the rules and pops the hint.
+func (b *OpportunisticBatch) nodeHint(ctx context.Context, pod *v1.Pod, signature PodSignature,
+	state *CycleState, cycleCount int64) string {
+	if !b.compatible(ctx, pod, signature, cycleCount) {
+		return ""
+	}
+	if !b.refreshLastChosenNode(ctx, pod, state, cycleCount) {
+		return ""
+	}
+	return b.state.sortedNodes.Pop().Name
+}
+
+// compatible checks rules 1–6.
+func (b *OpportunisticBatch) compatible(ctx context.Context, pod *v1.Pod, signature PodSignature, cycleCount int64) bool {
+	if b.state == nil || b.state.sortedNodes.Len() == 0 {
+		return false // rule 1: nothing stored, nothing to count
+	}
+	var reason string
+	switch {
+	case cycleCount != b.lastCycle.cycleCount+1:
+		reason = metrics.BatchFlushPodSkipped // rule 2
+	case !b.lastCycle.succeeded:
+		reason = metrics.BatchFlushPodFailed // rule 3
+	case pod.Status.NominatedNodeName != "":
+		reason = metrics.BatchFlushPodNominated // rule 4
+	case signature == nil || !bytes.Equal(signature, b.state.signature):
+		reason = metrics.BatchFlushPodIncompatible // rule 5
+	case b.fw.clock.Now().After(b.state.creationTime.Add(maxBatchAge)):
+		reason = metrics.BatchFlushExpired // rule 6
+	default:
+		return true
+	}
+	b.unusable(ctx, cycleCount, reason)
+	return false
+}
+
+// refreshLastChosenNode is rule 7: the node the last cycle chose is filtered
+// again for this pod, and if it still fits, rescored and put back among the
+// candidates. It reports whether the ranking can give a hint.
+func (b *OpportunisticBatch) refreshLastChosenNode(ctx context.Context, pod *v1.Pod, state *CycleState,
+	cycleCount int64) bool {
+	last, err := b.fw.snapshot.NodeInfos().Get(b.lastCycle.chosenNode)
+	if err != nil || last == nil {
+		b.unusable(ctx, cycleCount, metrics.BatchFlushNodeMissing)
+		return false
+	}
+	sts := b.fw.RunFilterPlugins(ctx, state, pod, last)
+	switch {
+	case sts.IsSuccess():
+		return b.rescore(ctx, pod, state, cycleCount, last)
+	case sts.IsRejected():
+		return true // full: the next node of the ranking is the hint
+	default:
+		b.unusable(ctx, cycleCount, metrics.BatchFlushFilterError)
+		return false
+	}
+}
+
+// rescore scores the last chosen node again and ranks it among the stored
+// nodes. PreScore sees all the candidates, the last node included, on a
+// clone of the cycle's state (what it writes is for this ranking only);
+// Score runs on the last node alone; NormalizeScore and the weights are
+// applied again over every candidate, from the raw scores each keeps.
+func (b *OpportunisticBatch) rescore(ctx context.Context, pod *v1.Pod, state *CycleState, cycleCount int64,
+	last *NodeInfo) bool {
+	start := time.Now()
+	defer func() { b.fw.metrics.BatchRescore(b.fw.profileName, time.Since(start)) }()
+	cached := b.state.sortedNodes.UnorderedList()
+	nodes := make([]*NodeInfo, 0, len(cached)+1)
+	for _, ns := range cached {
+		ni, err := b.fw.snapshot.NodeInfos().Get(ns.Name)
+		if err != nil || ni == nil {
+			b.unusable(ctx, cycleCount, metrics.BatchFlushNodeMissing)
+			return false
+		}
+		nodes = append(nodes, ni)
+	}
+	nodes = append(nodes, last)
+	rescoreState := state.Clone()
+	if sts := b.fw.RunPreScorePlugins(ctx, rescoreState, pod, nodes); !sts.IsSuccess() {
+		b.unusable(ctx, cycleCount, metrics.BatchFlushPreScoreError)
+		return false
+	}
+	fresh, sts := b.fw.RunRawScorePlugins(ctx, rescoreState, pod, last)
+	if !sts.IsSuccess() {
+		b.unusable(ctx, cycleCount, metrics.BatchFlushRescoreError)
+		return false
+	}
+	scores := append(cached, NodePluginScores{Name: last.Node().Name, Scores: fresh})
+	if sts := b.fw.NormalizeScores(ctx, rescoreState, pod, scores); !sts.IsSuccess() {
+		b.unusable(ctx, cycleCount, metrics.BatchFlushNormalizeError)
+		return false
+	}
+	b.state.sortedNodes = NewSortedScoredNodes(scores)
+	return true
+}
+
+// StoreScheduleResults is told what a cycle that found a node decided:
+// hintedNode is the hint it was given ("" if none), chosenNode the node it
+// chose, otherNodes the ranking of the nodes it did not choose (nil when it
+// ranked none: a hint used, or a single feasible node).
+func (b *OpportunisticBatch) StoreScheduleResults(ctx context.Context, signature PodSignature, hintedNode,
+	chosenNode string, otherNodes *SortedScoredNodes, cycleCount int64) {
+	logger := klog.FromContext(ctx)
+	start := time.Now()
+	profile := b.fw.profileName
+	defer func() { b.fw.metrics.ScheduleResultsStored(profile, time.Since(start)) }()
+	b.lastCycle = batchCycle{cycleCount: cycleCount, chosenNode: chosenNode, succeeded: true}
+
+	if hintedNode == chosenNode {
+		// The hint was used: the ranking it came from stays, one shorter.
+		b.fw.metrics.BatchAttempt(profile, metrics.BatchAttemptHintUsed)
+		return
+	}
+	if hintedNode != "" {
+		b.fw.metrics.BatchAttempt(profile, metrics.BatchAttemptHintNotUsed)
+		logger.V(4).Info("OpportunisticBatch hint not used", "profile", profile, "cycleCount", cycleCount,
+			"hint", hintedNode, "chosen", chosenNode)
+	}
+	switch {
+	case otherNodes.Len() == 0:
+		b.unusable(ctx, cycleCount, metrics.BatchFlushEmptyList)
+		b.state = nil
+	case signature == nil:
+		b.unusable(ctx, cycleCount, metrics.BatchFlushPodNotBatchable)
+		b.state = nil
+	default:
+		b.state = &batchState{signature: signature, sortedNodes: otherNodes, creationTime: b.fw.clock.Now()}
+		logger.V(4).Info("OpportunisticBatch set batch information", "profile", profile,
+			"nodes", otherNodes.Len(), "cycleCount", cycleCount)
+	}
+}
+
+// unusable counts and logs why the stored ranking cannot serve (reason).
+func (b *OpportunisticBatch) unusable(ctx context.Context, cycleCount int64, reason string) {
+	b.fw.metrics.BatchFlushed(b.fw.profileName, reason)
+	klog.FromContext(ctx).V(4).Info("OpportunisticBatch found unusable state", "profile", b.fw.profileName,
+		"cycleCount", cycleCount, "reason", reason)
+}
