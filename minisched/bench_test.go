@@ -23,6 +23,7 @@ import (
 	"github.com/minisched/minisched/minisched"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins"
+	"github.com/minisched/minisched/plugins/dynamicresources/dramanager"
 	"github.com/minisched/minisched/queue"
 	"github.com/minisched/minisched/scheduler"
 )
@@ -193,9 +194,14 @@ func newBenchSchedulerWith(b testing.TB, nodes []*v1.Node, pods []*v1.Pod, batch
 	if batching {
 		profile.PluginConfig = []configv1.PluginConfig{batchingArgs}
 	}
+	// The factory is never started: the listers plugins ask for, the DRA
+	// state's included, stay empty.
+	factory := informers.NewSharedInformerFactory(client, 0)
+	draManager := dramanager.New(logger, factory, client)
+	b.Cleanup(draManager.Stop)
 	schedFramework, err := framework.NewFramework(ctx, plugins.NewInTreeRegistry(), profile,
 		framework.WithSnapshotSharedLister(snapshot), framework.WithClientSet(client),
-		framework.WithInformerFactory(informers.NewSharedInformerFactory(client, 0)))
+		framework.WithInformerFactory(factory), framework.WithSharedDRAManager(draManager))
 	if err != nil {
 		b.Fatal(err)
 	}
