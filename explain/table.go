@@ -194,15 +194,21 @@ func renderOutcome(w io.Writer, r *attempt.Record, nodes []attempt.NodeRecord) {
 	fmt.Fprintln(w)
 	if r.NotEvaluated > 0 {
 		fmt.Fprintf(w, "Not evaluated: %d of %d nodes (the search stops once it has found enough feasible "+
-			"nodes, percentageOfNodesToScore, or at a nominated node that fits).\n", r.NotEvaluated, r.NumNodes)
+			"nodes, percentageOfNodesToScore, or at a nominated or hinted node that fits).\n", r.NotEvaluated, r.NumNodes)
 	}
 	if o := r.Omitted; o != nil {
 		fmt.Fprintf(w, "Left out of the record to bound its size: %d nodes (%s).\n", o.Nodes, reasonCounts(o.Reasons))
 	}
-	switch r.Result {
-	case attempt.Scheduled:
+	switch {
+	case r.Result == attempt.Scheduled && r.Hint == r.Node:
+		fmt.Fprintf(w, "Selected: %s (OpportunisticBatching's hint: the best node left of the ranking an "+
+			"alike pod's cycle kept; no other node was filtered or scored)\n", r.Node)
+	case r.Result == attempt.Scheduled:
 		fmt.Fprintf(w, "Selected: %s%s\n", r.Node, runnerUp(r.Node, nodes))
-	case attempt.Unschedulable:
+		if r.Hint != "" {
+			fmt.Fprintf(w, "Hint: %s, from OpportunisticBatching, no longer fitted: every node was searched\n", r.Hint)
+		}
+	case r.Result == attempt.Unschedulable:
 		fmt.Fprintf(w, "No node: %s\n", r.Message)
 	default:
 		fmt.Fprintf(w, "Error: %s\n", r.Message)
@@ -234,7 +240,8 @@ func runnerUp(selected string, nodes []attempt.NodeRecord) string {
 	case next == nil:
 		return fmt.Sprintf(" (total %d)", best.Total)
 	case next.Total == best.Total:
-		return fmt.Sprintf(" (total %d, tied with %s: ties are broken at random)", best.Total, next.Name)
+		return fmt.Sprintf(" (total %d, tied with %s: a tie goes to the node found first, "+
+			"or at random among nodes an extender scored)", best.Total, next.Name)
 	}
 	return fmt.Sprintf(" (total %d; next best %s, %d)", best.Total, next.Name, next.Total)
 }

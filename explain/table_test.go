@@ -96,7 +96,7 @@ NODE  NodeResourcesFit×1  TaintToleration×3  TOTAL
 n2    90                  300                390
 n1    40                  300                340
 
-Not evaluated: 1 of 4 nodes (the search stops once it has found enough feasible nodes, percentageOfNodesToScore, or at a nominated node that fits).
+Not evaluated: 1 of 4 nodes (the search stops once it has found enough feasible nodes, percentageOfNodesToScore, or at a nominated or hinted node that fits).
 Selected: n2 (total 390; next best n1, 340)
 `,
 		},
@@ -123,7 +123,20 @@ NODE  TaintToleration×3  TOTAL
 n1    0/100/300          300
 n2    0/100/300          300
 
-Selected: n1 (total 300, tied with n2: ties are broken at random)
+Selected: n1 (total 300, tied with n2: a tie goes to the node found first, or at random among nodes an extender scored)
+`,
+		},
+		{
+			name: "bound on OpportunisticBatching's hint: one node filtered, none scored",
+			rec: &attempt.Record{Version: 1, Time: at, Profile: "p", Attempt: 1,
+				Result: attempt.Scheduled, Node: "n2", Hint: "n2", Filters: filters, NumNodes: 3, NotEvaluated: 2,
+				Nodes: []attempt.NodeRecord{{Name: "n2"}}},
+			want: `Pod ns/web: Scheduled (attempt 1, profile p, 2026-01-02 03:04:05)
+
+Filter: every plugin passed on the 1 node(s) examined: n2
+
+Not evaluated: 2 of 3 nodes (the search stops once it has found enough feasible nodes, percentageOfNodesToScore, or at a nominated or hinted node that fits).
+Selected: n2 (OpportunisticBatching's hint: the best node left of the ranking an alike pod's cycle kept; no other node was filtered or scored)
 `,
 		},
 		{

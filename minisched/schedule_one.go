@@ -83,6 +83,8 @@ type cycleSeen struct {
 	extenderWeights map[string]int64
 	// victims are the pods preemption evicts on the nominated node.
 	victims []*v1.Pod
+	// hint is the node OpportunisticBatching offered ("" if none).
+	hint string
 }
 
 // clearNominatedNode is the nominatingInfo of a failure PostFilter did not
@@ -257,7 +259,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, schedFramework *framework.F
 	if err != nil {
 		return result, err
 	}
-	result.seen.diagnosis, result.seen.feasible = diagnosis, feasible
+	result.seen.diagnosis, result.seen.feasible, result.seen.hint = diagnosis, feasible, hint
 	if len(feasible) == 0 {
 		return result, &framework.FitError{Pod: pod, NumAllNodes: s.snapshot.NumNodes(), Diagnosis: diagnosis}
 	}

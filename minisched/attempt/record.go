@@ -78,6 +78,10 @@ type Record struct {
 	Node          string   `json:"node,omitempty"`
 	NominatedNode string   `json:"nominatedNode,omitempty"`
 	Victims       []string `json:"victims,omitempty"`
+	// Hint is the node OpportunisticBatching offered: the best node left
+	// of the ranking an alike pod's cycle kept. Tried first, alone; when it
+	// fits, no other node is filtered and none is scored.
+	Hint string `json:"hint,omitempty"`
 	// Message is the FailedScheduling message, or the Scheduled one.
 	Message string `json:"message,omitempty"`
 	// PreFilter, when set, rejected the pod before any node was examined:
