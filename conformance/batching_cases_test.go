@@ -121,8 +121,45 @@ func normalizationCase(name, profile string) Case {
 		queued(p("p1"), p("p2"), p("p3"))}}
 }
 
-func batchingCases() []Case {
+// unsignableCase has pods that cannot be signed under batchingProfile
+// among ones that can, all one per node (the host port) and labelled
+// app=web. Plain pods rank the nodes by CPU: a 16, b 12, i 10, c 8, d 6,
+// e 5, f 4, g 3, h 2 (z1: a b c e i; z2: d f g h). Each unsignable pod
+// chooses other than the plain ranking's next node, which it would take if
+// it were batched, and flushes the ranking, so the plain pod after it has a
+// full cycle:
+//   - p3 spreads over zones (ScheduleAnyway): z1 holds two web pods, so d
+//     (z2) rather than i;
+//   - p5 prefers no web pod in its zone: z1 holds three, z2 one (p3), so f
+//     rather than c;
+//   - p7 has a ResourceClaim for the one GPU, on g.
+//
+// p2 and p9 follow a plain pod's full cycle and are batched: b, and h, the
+// last node of p8's ranking (e, then h: p5's preferred anti-affinity counts
+// against z2 for web pods).
+func unsignableCase(name string) Case {
 	web := map[string]string{"app": "web"}
+	small := R{"cpu": "1", "memory": "1Gi"}
+	return Case{Name: name, Profiles: batchingProfile, Backlog: []Step{
+		nodes(node("a").Zone("z1").Capacity(R{"cpu": "16"}), node("b").Zone("z1").Capacity(R{"cpu": "12"}),
+			node("c").Zone("z1").Capacity(R{"cpu": "8"}), node("d").Zone("z2").Capacity(R{"cpu": "6"}),
+			node("e").Zone("z1").Capacity(R{"cpu": "5"}), node("f").Zone("z2").Capacity(R{"cpu": "4"}),
+			node("g").Zone("z2").Capacity(R{"cpu": "3"}), node("h").Zone("z2").Capacity(R{"cpu": "2"}),
+			node("i").Zone("z1").Capacity(R{"cpu": "10"})),
+		objects(gpuClass, gpuSlice("g", gpus("gpu", 1, "40Gi")...),
+			builders.MakeResourceClaim().Name("gpu").Request(builders.MakeDeviceRequest("gpu", "gpu")).Obj()),
+		queued(portPod("p1-plain", small).Label("app", "web"), portPod("p2-plain", small).Label("app", "web"),
+			portPod("p3-spread", small).Label("app", "web").
+				SpreadConstraint(spread(1, zoneKey, v1.ScheduleAnyway, web)),
+			portPod("p4-plain", small).Label("app", "web"),
+			portPod("p5-anti", small).Label("app", "web").
+				PodAntiAffinity(preferredAntiAffinity(100, podTerm(zoneKey, web))),
+			portPod("p6-plain", small).Label("app", "web"),
+			portPod("p7-claim", small).Label("app", "web").ResourceClaim("gpu", "gpu").ClaimContainer("gpu"),
+			portPod("p8-plain", small).Label("app", "web"), portPod("p9-plain", small).Label("app", "web"))}}
+}
+
+func batchingCases() []Case {
 	// One CPU and 1Gi: the shape of portNodes' scores.
 	small := R{"cpu": "1", "memory": "1Gi"}
 	return []Case{
@@ -186,38 +223,7 @@ func batchingCases() []Case {
 				}
 				return ps
 			}()...)}},
-		// Pods that cannot be signed under batchingProfile among ones that
-		// can, all one per node (the host port) and labelled app=web. Plain
-		// pods rank the nodes by CPU: a 16, b 12, i 10, c 8, d 6, e 5, f 4,
-		// g 3, h 2 (z1: a b c e i; z2: d f g h). Each unsignable pod chooses
-		// other than the plain ranking's next node, which it would take if
-		// it were batched, and flushes the ranking for the plain pod after
-		// it:
-		//  - p3 spreads over zones (ScheduleAnyway): z1 holds two web pods,
-		//    so d (z2) rather than i;
-		//  - p5 prefers no web pod in its zone: z1 holds three, z2 one
-		//    (p3), so f rather than c;
-		//  - p7 has a ResourceClaim for the one GPU, on g;
-		//  - p9 follows p8 with the same signature and is batched: h, the
-		//    last node of p8's ranking (e, then h: p5's preferred
-		//    anti-affinity counts against z2 for web pods).
-		{Name: "batching-unsignable", Profiles: batchingProfile, Backlog: []Step{
-			nodes(node("a").Zone("z1").Capacity(R{"cpu": "16"}), node("b").Zone("z1").Capacity(R{"cpu": "12"}),
-				node("c").Zone("z1").Capacity(R{"cpu": "8"}), node("d").Zone("z2").Capacity(R{"cpu": "6"}),
-				node("e").Zone("z1").Capacity(R{"cpu": "5"}), node("f").Zone("z2").Capacity(R{"cpu": "4"}),
-				node("g").Zone("z2").Capacity(R{"cpu": "3"}), node("h").Zone("z2").Capacity(R{"cpu": "2"}),
-				node("i").Zone("z1").Capacity(R{"cpu": "10"})),
-			objects(gpuClass, gpuSlice("g", gpus("gpu", 1, "40Gi")...),
-				builders.MakeResourceClaim().Name("gpu").Request(builders.MakeDeviceRequest("gpu", "gpu")).Obj()),
-			queued(portPod("p1-plain", small).Label("app", "web"), portPod("p2-plain", small).Label("app", "web"),
-				portPod("p3-spread", small).Label("app", "web").
-					SpreadConstraint(spread(1, zoneKey, v1.ScheduleAnyway, web)),
-				portPod("p4-plain", small).Label("app", "web"),
-				portPod("p5-anti", small).Label("app", "web").
-					PodAntiAffinity(preferredAntiAffinity(100, podTerm(zoneKey, web))),
-				portPod("p6-plain", small).Label("app", "web"),
-				portPod("p7-claim", small).Label("app", "web").ResourceClaim("gpu", "gpu").ClaimContainer("gpu"),
-				portPod("p8-plain", small).Label("app", "web"), portPod("p9-plain", small).Label("app", "web"))}},
+		unsignableCase("batching-unsignable"),
 		// The default profile: PodTopologySpread's system-default
 		// constraints leave no pod signable, so nothing is batched, and the
 		// pods of normalizationCase go where full cycles send them: gold,
@@ -266,55 +272,86 @@ func formatCounts(m map[string]float64) string {
 	return "{" + strings.Join(parts, " ") + "}"
 }
 
-// TestBatchingMetrics runs five identical one-per-node pods on six nodes
-// under batchingProfile behind both schedulers, compares the placements and
-// scheduler_batch_attempts_total by result and
-// scheduler_batch_cache_flushed_total by reason, exactly. kube-scheduler
-// gives the first pod a full cycle (no_hint: with nothing stored, no flush
-// is counted) and pods 2 to 5 the hints its ranking left (hint_used), and
-// flushes nothing, as the research notes' live check saw (pods 2 to 5
-// hinted).
+// TestBatchingMetrics runs workloads under batchingProfile behind both
+// schedulers, compares the placements and scheduler_batch_attempts_total by
+// result and scheduler_batch_cache_flushed_total by reason, exactly, and
+// checks kube-scheduler's counts against what its rules make of the
+// workload:
+//   - one-per-node: five identical host-port pods on portNodes' six. The
+//     first pod has a full cycle (no_hint; with nothing stored, no flush is
+//     counted), pods 2 to 5 the hints its ranking left (hint_used), and
+//     nothing is flushed: the research notes' live check (pods 2 to 5
+//     hinted).
+//   - unsignable: unsignableCase. No hint for p1, p4, p6 and p8 (nothing
+//     stored), nor for p3, p5 and p7 (pod_incompatible: no signature); p2
+//     and p9 use theirs. p3 and p5, unsigned, store no ranking
+//     (pod_not_batchable); p7, on the one node its claim fits, has none to
+//     store (empty_list).
 //
 // The counts depend on timing only through the 500 ms a ranking lives and
-// through pods popped in between: here every pod is queued before the
-// first is popped, nothing else is, and the five cycles take milliseconds.
-// kube-scheduler gave {hint_used=4 no_hint=1} and no flush in each of three
-// runs on a loaded machine (load average 12 on 2 cores). Should a run ever
-// be slow enough to expire the ranking, kube-scheduler's flushes say
-// "expired", and the failure says so. ENGINE=kube-scheduler (or minisched)
-// runs one side and logs its counts.
+// pods popped in between: every pod is queued before the first is popped,
+// nothing else is, and a hint is asked for a few milliseconds after the
+// full cycle whose ranking it takes. kube-scheduler gave these counts in
+// each of three runs on a loaded machine (load average 12 on 2 cores).
+// Should a run ever be slow enough to expire a ranking, kube-scheduler's
+// flushes say "expired" and the failure says so. ENGINE=kube-scheduler (or
+// minisched) runs one side and logs its counts.
 func TestBatchingMetrics(t *testing.T) {
-	small := R{"cpu": "1", "memory": "1Gi"}
-	c := Case{Name: "batching-metrics", Profiles: batchingProfile, Backlog: []Step{portNodes(),
-		queued(portPod("p1", small), portPod("p2", small), portPod("p3", small), portPod("p4", small),
-			portPod("p5", small))}}
 	const attempts, flushed = "scheduler_batch_attempts_total", "scheduler_batch_cache_flushed_total"
-	if engine := Engine(os.Getenv("ENGINE")); engine != "" {
-		out, families := runAndScrape(t, c, engine, true)
-		t.Logf("%s:\n%s\nattempts %s, flushed %s", engine, strings.Join(out, "\n"),
-			formatCounts(batchCounts(families, attempts, "result")), formatCounts(batchCounts(families, flushed, "reason")))
-		return
-	}
-	oursOut, ours := runAndScrape(t, c, Minisched, true)
-	theirsOut, theirs := runAndScrape(t, c, KubeScheduler, true)
-	if strings.Join(oursOut, "\n") != strings.Join(theirsOut, "\n") {
-		t.Errorf("outcomes differ\n--- minisched:\n%s\n--- kube-scheduler:\n%s",
-			strings.Join(oursOut, "\n"), strings.Join(theirsOut, "\n"))
-	}
-	if got := batchCounts(theirs, attempts, "result"); got[metrics.BatchAttemptNoHint]+got[metrics.BatchAttemptHintUsed]+
-		got[metrics.BatchAttemptHintNotUsed] != 5 {
-		t.Errorf("kube-scheduler counted %s batch attempts, not one per pod", formatCounts(got))
-	}
-	if got := batchCounts(theirs, flushed, "reason"); got[metrics.BatchFlushExpired] > 0 {
-		t.Logf("kube-scheduler's ranking expired (%s): a run slower than 500 ms for five cycles, "+
-			"the counts then depend on timing", formatCounts(got))
-	}
-	for _, m := range []struct{ name, label string }{{attempts, "result"}, {flushed, "reason"}} {
-		a, b := batchCounts(ours, m.name, m.label), batchCounts(theirs, m.name, m.label)
-		if !maps.Equal(a, b) {
-			t.Errorf("%s by %s: minisched %s, kube-scheduler %s", m.name, m.label, formatCounts(a), formatCounts(b))
-			continue
-		}
-		t.Logf("%s by %s: %s in both", m.name, m.label, formatCounts(a))
+	small := R{"cpu": "1", "memory": "1Gi"}
+	for _, tc := range []struct {
+		c                Case
+		attempts, reason map[string]float64
+	}{
+		{c: Case{Name: "batching-metrics-one-per-node", Profiles: batchingProfile, Backlog: []Step{portNodes(),
+			queued(portPod("p1", small), portPod("p2", small), portPod("p3", small), portPod("p4", small),
+				portPod("p5", small))}},
+			attempts: map[string]float64{metrics.BatchAttemptNoHint: 1, metrics.BatchAttemptHintUsed: 4},
+			reason:   map[string]float64{}},
+		{c: unsignableCase("batching-metrics-unsignable"),
+			attempts: map[string]float64{metrics.BatchAttemptNoHint: 7, metrics.BatchAttemptHintUsed: 2},
+			reason: map[string]float64{metrics.BatchFlushPodIncompatible: 3, metrics.BatchFlushPodNotBatchable: 2,
+				metrics.BatchFlushEmptyList: 1}},
+	} {
+		t.Run(tc.c.Name, func(t *testing.T) {
+			t.Parallel()
+			if engine := Engine(os.Getenv("ENGINE")); engine != "" {
+				out, families := runAndScrape(t, tc.c, engine, true)
+				a, r := batchCounts(families, attempts, "result"), batchCounts(families, flushed, "reason")
+				t.Logf("%s:\n%s\nattempts %s, flushed %s", engine, strings.Join(out, "\n"), formatCounts(a),
+					formatCounts(r))
+				if engine == KubeScheduler && (!maps.Equal(a, tc.attempts) || !maps.Equal(r, tc.reason)) {
+					t.Errorf("the case expects attempts %s, flushed %s", formatCounts(tc.attempts),
+						formatCounts(tc.reason))
+				}
+				return
+			}
+			oursOut, ours := runAndScrape(t, tc.c, Minisched, true)
+			theirsOut, theirs := runAndScrape(t, tc.c, KubeScheduler, true)
+			if strings.Join(oursOut, "\n") != strings.Join(theirsOut, "\n") {
+				t.Errorf("outcomes differ\n--- minisched:\n%s\n--- kube-scheduler:\n%s",
+					strings.Join(oursOut, "\n"), strings.Join(theirsOut, "\n"))
+			}
+			if got := batchCounts(theirs, flushed, "reason"); got[metrics.BatchFlushExpired] > 0 {
+				t.Errorf("kube-scheduler's ranking expired (%s): a ranking was over 500 ms old when a hint was asked of it, "+
+					"and the counts depend on timing; run again", formatCounts(got))
+			}
+			for _, m := range []struct {
+				name, label string
+				want        map[string]float64
+			}{{attempts, "result", tc.attempts}, {flushed, "reason", tc.reason}} {
+				a, b := batchCounts(ours, m.name, m.label), batchCounts(theirs, m.name, m.label)
+				if !maps.Equal(b, m.want) {
+					t.Errorf("%s by %s: kube-scheduler %s, the case expects %s", m.name, m.label, formatCounts(b),
+						formatCounts(m.want))
+				}
+				if !maps.Equal(a, b) {
+					t.Errorf("%s by %s: minisched %s, kube-scheduler %s", m.name, m.label, formatCounts(a),
+						formatCounts(b))
+					continue
+				}
+				t.Logf("%s by %s: %s in both", m.name, m.label, formatCounts(a))
+			}
+		})
 	}
 }
