@@ -287,6 +287,12 @@ func formatCounts(m map[string]float64) string {
 //     and p9 use theirs. p3 and p5, unsigned, store no ranking
 //     (pod_not_batchable); p7, on the one node its claim fits, has none to
 //     store (empty_list).
+//   - skipped: four host-port pods with, after the second, one that no
+//     node selects. That one asks with another signature
+//     (pod_incompatible, which leaves the ranking stored) and fails, so it
+//     stores nothing; the third host-port pod's cycle does not follow the
+//     one that stored the ranking (pod_skipped) and is a full one, whose
+//     ranking the fourth uses.
 //
 // The counts depend on timing only through the 500 ms a ranking lives and
 // pods popped in between: every pod is queued before the first is popped,
@@ -308,6 +314,11 @@ func TestBatchingMetrics(t *testing.T) {
 				portPod("p5", small))}},
 			attempts: map[string]float64{metrics.BatchAttemptNoHint: 1, metrics.BatchAttemptHintUsed: 4},
 			reason:   map[string]float64{}},
+		{c: Case{Name: "batching-metrics-skipped", Profiles: batchingProfile, Backlog: []Step{portNodes(),
+			queued(portPod("p1", small), portPod("p2", small), pod("p3-nowhere").NodeSelector("disk", "nvme"),
+				portPod("p4", small), portPod("p5", small))}},
+			attempts: map[string]float64{metrics.BatchAttemptNoHint: 3, metrics.BatchAttemptHintUsed: 2},
+			reason:   map[string]float64{metrics.BatchFlushPodIncompatible: 1, metrics.BatchFlushPodSkipped: 1}},
 		{c: unsignableCase("batching-metrics-unsignable"),
 			attempts: map[string]float64{metrics.BatchAttemptNoHint: 7, metrics.BatchAttemptHintUsed: 2},
 			reason: map[string]float64{metrics.BatchFlushPodIncompatible: 3, metrics.BatchFlushPodNotBatchable: 2,
