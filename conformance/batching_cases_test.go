@@ -235,6 +235,29 @@ func batchingCases() []Case {
 		// Feasibility holds, optimality does not: kube-scheduler does this
 		// on purpose, so must minisched.
 		normalizationCase("batching-stale-normalization", batchingProfile),
+		// Normalisation again, with rescoring: six pods of 1 CPU and 1Gi
+		// preferring tier gold (100) and silver (10), several per node. gold
+		// (2 CPUs) takes p1 and, rescored, p2. p3 finds gold full: it is
+		// left out, and the ranking stored when gold was still among the
+		// nodes gives silver 20 for NodeAffinity, so big (168) beats silver
+		// (20+130); a full cycle would normalise silver's 10 to 100 and
+		// choose silver (330). p4's hint path rescores big and normalises
+		// again over big and silver alone, from their raw scores: silver
+		// (330) for p4 and p5, then big for p6. Full cycles: gold gold
+		// silver silver big big.
+		{Name: "batching-rescore-normalization", Profiles: batchingProfile, Backlog: []Step{
+			nodes(node("big").Capacity(R{"cpu": "16", "memory": "64Gi"}),
+				node("gold").Label("tier", "gold").Capacity(R{"cpu": "2"}),
+				node("silver").Label("tier", "silver").Capacity(R{"cpu": "2", "memory": "4Gi"})),
+			queued(func() []*builders.PodWrapper {
+				affinity := preferredNodes(prefer(100, matchExpr("tier", v1.NodeSelectorOpIn, "gold")),
+					prefer(10, matchExpr("tier", v1.NodeSelectorOpIn, "silver")))
+				var ps []*builders.PodWrapper
+				for _, n := range []string{"p1", "p2", "p3", "p4", "p5", "p6"} {
+					ps = append(ps, pod(n).Req(R{"cpu": "1", "memory": "1Gi"}).NodeAffinity(affinity))
+				}
+				return ps
+			}()...)}},
 	}
 }
 
