@@ -235,6 +235,16 @@ func batchingCases() []Case {
 		// Feasibility holds, optimality does not: kube-scheduler does this
 		// on purpose, so must minisched.
 		normalizationCase("batching-stale-normalization", batchingProfile),
+		// A profile with an extender signs no pod (kube-scheduler turns
+		// signatures off for it): under batchingProfile with the example
+		// extender filtering (it passes every node here), the pods of
+		// normalizationCase go where full cycles send them, as under the
+		// default profile.
+		func() Case {
+			c := normalizationCase("batching-extender", batchingProfile)
+			c.Extenders = "- urlPrefix: " + extenderURL + "\n  filterVerb: filter\n"
+			return c
+		}(),
 		// Normalisation again, with rescoring: six pods of 1 CPU and 1Gi
 		// preferring tier gold (100) and silver (10), several per node. gold
 		// (2 CPUs) takes p1 and, rescored, p2. p3 finds gold full: it is
