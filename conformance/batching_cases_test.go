@@ -88,8 +88,10 @@ func portPod(name string, req R) *builders.PodWrapper {
 
 // portNodes are six nodes of 16Gi whose CPUs differ, named so that name
 // order is not score order. For a portPod of 1 CPU and 1Gi the scores
-// (NodeResourcesFit + BalancedAllocation; every other plugin scores them
-// alike) are f 168, b 163, d 160, e 154, a 147, c 135.
+// (NodeResourcesFit + BalancedAllocation, with the defaults of 100m and
+// 200Mi the host-port container counts for in NodeResourcesFit's score;
+// every other plugin scores the nodes alike) are f 167, b 162, d 158,
+// e 152, a 145, c 132.
 func portNodes() Step {
 	cpus := map[string]string{"a": "3", "b": "8", "c": "2", "d": "6", "e": "4", "f": "16"}
 	var ns []*builders.NodeWrapper
@@ -99,35 +101,41 @@ func portNodes() Step {
 	return nodes(ns...)
 }
 
+// normalizationPod is a pod of normalizationCase: one per node (the host
+// port), 1 CPU and 2Gi, preferring tier gold (100) and silver (10).
+func normalizationPod(name string) *builders.PodWrapper {
+	return portPod(name, R{"cpu": "1", "memory": "2Gi"}).NodeAffinity(preferredNodes(
+		prefer(100, matchExpr("tier", v1.NodeSelectorOpIn, "gold")),
+		prefer(10, matchExpr("tier", v1.NodeSelectorOpIn, "silver"))))
+}
+
 // normalizationCase is a case of three nodes where the stored ranking's
 // normalisation decides: NodeAffinity (weight 2) normalises its raw scores
-// by the highest among the nodes ranked. Every pod takes one node (the host
-// port), prefers tier gold (100) and silver (10), and asks for 1 CPU and
-// 2Gi. First cycle: gold 152+200, big 168+0, silver 125+20: gold. A second
-// full cycle ranks big and silver alone, so silver's 10 is now the highest
-// (normalised 100): silver 125+200, big 168, silver wins. A batched second
-// pod takes the stored ranking's best instead, big (168 against 145), and
-// the third pod silver.
-func normalizationCase(name, profile string) Case {
-	affinity := preferredNodes(prefer(100, matchExpr("tier", v1.NodeSelectorOpIn, "gold")),
-		prefer(10, matchExpr("tier", v1.NodeSelectorOpIn, "silver")))
-	p := func(name string) *builders.PodWrapper {
-		return portPod(name, R{"cpu": "1", "memory": "2Gi"}).NodeAffinity(affinity)
+// by the highest among the nodes ranked. The pods are normalizationPod's
+// p1, p2 and p3, or ps. First cycle: gold 150+200, big 168+0, silver
+// 120+20: gold. A second full cycle ranks big and silver alone, so
+// silver's 10 is now the highest (normalised 100): silver 120+200, big
+// 168, silver wins. A batched second pod takes the stored ranking's best
+// instead, big (168 against 140), and the third pod silver.
+func normalizationCase(name, profile string, ps ...*builders.PodWrapper) Case {
+	if ps == nil {
+		ps = []*builders.PodWrapper{normalizationPod("p1"), normalizationPod("p2"), normalizationPod("p3")}
 	}
 	return Case{Name: name, Profiles: profile, Backlog: []Step{
 		nodes(node("big").Capacity(R{"cpu": "16", "memory": "64Gi"}),
 			node("gold").Label("tier", "gold"),
 			node("silver").Label("tier", "silver").Capacity(R{"cpu": "2", "memory": "4Gi"})),
-		queued(p("p1"), p("p2"), p("p3"))}}
+		queued(ps...)}}
 }
 
 // unsignableCase has pods that cannot be signed under batchingProfile
 // among ones that can, all one per node (the host port) and labelled
-// app=web. Plain pods rank the nodes by CPU: a 16, b 12, i 10, c 8, d 6,
-// e 5, f 4, g 3, h 2 (z1: a b c e i; z2: d f g h). Each unsignable pod
-// chooses other than the plain ranking's next node, which it would take if
-// it were batched, and flushes the ranking, so the plain pod after it has a
-// full cycle:
+// app=web. Plain pods rank the nodes by CPU: a 16 (score 167), b 12
+// (165), i 10 (164), c 8 (162), d 6 (158), e 5 (156), f 4 (152), g 3
+// (145), h 2 (132), in zones z1 (a b c e i) and z2 (d f g h). Each
+// unsignable pod chooses other than the plain ranking's next node, which it
+// would take if it were batched, and flushes the ranking, so the plain pod
+// after it has a full cycle:
 //   - p3 spreads over zones (ScheduleAnyway): z1 holds two web pods, so d
 //     (z2) rather than i;
 //   - p5 prefers no web pod in its zone: z1 holds three, z2 one (p3), so f
@@ -235,6 +243,32 @@ func batchingCases() []Case {
 		// Feasibility holds, optimality does not: kube-scheduler does this
 		// on purpose, so must minisched.
 		normalizationCase("batching-stale-normalization", batchingProfile),
+		// Pods written differently that kube-scheduler signs alike: p2's
+		// preferred terms come in the other order, its tolerations too, its
+		// requests are split over two containers, and it names its tool
+		// image with ":latest" where p1 and p3 leave the tag out. p2 is
+		// batched (big), as in batching-stale-normalization; a minisched
+		// signing it differently gives it a full cycle (silver).
+		normalizationCase("batching-sign-alike", batchingProfile,
+			normalizationPod("p1").Image("registry.example/tool").
+				Toleration(tolerate("a", "1", v1.TaintEffectNoSchedule)).Toleration(tolerate("b", "", v1.TaintEffectNoSchedule)),
+			pod("p2").HostPort(v1.ProtocolTCP, "", batchPort).
+				Req(R{"cpu": "500m", "memory": "1Gi"}).Req(R{"cpu": "500m", "memory": "1Gi"}).
+				NodeAffinity(preferredNodes(prefer(10, matchExpr("tier", v1.NodeSelectorOpIn, "silver")),
+					prefer(100, matchExpr("tier", v1.NodeSelectorOpIn, "gold")))).
+				Image("registry.example/tool:latest").
+				Toleration(tolerate("b", "", v1.TaintEffectNoSchedule)).Toleration(tolerate("a", "1", v1.TaintEffectNoSchedule)),
+			normalizationPod("p3").Image("registry.example/tool").
+				Toleration(tolerate("a", "1", v1.TaintEffectNoSchedule)).Toleration(tolerate("b", "", v1.TaintEffectNoSchedule))),
+		// Pods kube-scheduler signs apart though they fit and score alike:
+		// p2 has a label more (InterPodAffinity signs the labels), or a
+		// toleration of a taint no node has (TaintToleration and
+		// NodeUnschedulable sign the tolerations). p2 has a full cycle
+		// (silver), as under the default profile, and so has p3 (big).
+		normalizationCase("batching-sign-labels", batchingProfile, normalizationPod("p1"),
+			normalizationPod("p2").Label("team", "x"), normalizationPod("p3")),
+		normalizationCase("batching-sign-tolerations", batchingProfile, normalizationPod("p1"),
+			normalizationPod("p2").Toleration(tolerate("spot", "", v1.TaintEffectNoSchedule)), normalizationPod("p3")),
 		// A profile with an extender signs no pod (kube-scheduler turns
 		// signatures off for it): under batchingProfile with the example
 		// extender filtering (it passes every node here), the pods of
