@@ -11,6 +11,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2"
@@ -22,6 +23,7 @@ import (
 	"github.com/minisched/minisched/minisched"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins"
+	"github.com/minisched/minisched/plugins/dynamicresources/dramanager"
 	"github.com/minisched/minisched/queue"
 	"github.com/minisched/minisched/scheduler"
 )
@@ -159,7 +161,19 @@ func benchIncomingPods(workload string) []*framework.QueuedPodInfo {
 // clientset is never started, so the listers plugins ask for (namespaces,
 // Services, controllers) are empty. percentageOfNodesToScore is adaptive,
 // as by default.
-func newBenchScheduler(b *testing.B, nodes []*v1.Node, pods []*v1.Pod) *minisched.Scheduler {
+func newBenchScheduler(b testing.TB, nodes []*v1.Node, pods []*v1.Pod) *minisched.Scheduler {
+	return newBenchSchedulerWith(b, nodes, pods, false)
+}
+
+// batchingArgs is upstream's batching configuration of PodTopologySpread
+// (scheduler_perf's batching/scheduler-config-no-topology.yaml): no
+// default constraints, so that pods without constraints of their own sign.
+var batchingArgs = configv1.PluginConfig{Name: "PodTopologySpread", Args: runtime.RawExtension{
+	Raw: []byte(`{"kind":"PodTopologySpreadArgs","apiVersion":"kubescheduler.config.k8s.io/v1","defaultingType":"List"}`)}}
+
+// newBenchSchedulerWith is newBenchScheduler, with upstream's batching
+// configuration if batching is set.
+func newBenchSchedulerWith(b testing.TB, nodes []*v1.Node, pods []*v1.Pod, batching bool) *minisched.Scheduler {
 	ctx := context.Background()
 	logger := klog.Background()
 	c := cache.New(0)
@@ -177,9 +191,17 @@ func newBenchScheduler(b *testing.B, nodes []*v1.Node, pods []*v1.Pod) *minische
 		SchedulerName: ptr.To(benchProfileName),
 		Plugins:       scheduler.DefaultPlugins(),
 	}
+	if batching {
+		profile.PluginConfig = []configv1.PluginConfig{batchingArgs}
+	}
+	// The factory is never started: the listers plugins ask for, the DRA
+	// state's included, stay empty.
+	factory := informers.NewSharedInformerFactory(client, 0)
+	draManager := dramanager.New(logger, factory, client)
+	b.Cleanup(draManager.Stop)
 	schedFramework, err := framework.NewFramework(ctx, plugins.NewInTreeRegistry(), profile,
 		framework.WithSnapshotSharedLister(snapshot), framework.WithClientSet(client),
-		framework.WithInformerFactory(informers.NewSharedInformerFactory(client, 0)))
+		framework.WithInformerFactory(factory), framework.WithSharedDRAManager(draManager))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -229,5 +251,66 @@ func BenchmarkScheduleOne(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkScheduleOneBatching measures the scheduling cycles of upstream's
+// batching workload ResourceSaturation: nodes of 4 CPUs and pods of 3, so
+// each pod takes a node of its own, one after the other, each assumed where
+// it went. With the default profile no pod is signed (PodTopologySpread's
+// system default constraints refuse), so every cycle filters and scores its
+// share of the nodes; with PodTopologySpread's defaultingType List and no
+// default constraints (upstream's batching configuration), every pod after
+// the first of a run of alike pods tries the next node of the first one's
+// ranking, and only that node, until the ranking is older than 500 ms.
+func BenchmarkScheduleOneBatching(b *testing.B) {
+	for _, numNodes := range []int{500, 5000} {
+		var nodes []*v1.Node
+		for i := range numNodes {
+			name := fmt.Sprintf("node-%05d", i)
+			nodes = append(nodes, st.MakeNode().Name(name).Label(v1.LabelHostname, name).
+				Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "16Gi", v1.ResourcePods: "110"}).Obj())
+		}
+		for _, config := range []string{"default", "batching"} {
+			b.Run(fmt.Sprintf("nodes=%d/config=%s", numNodes, config), func(b *testing.B) {
+				ctx := klog.NewContext(context.Background(), klog.Background())
+				var s *minisched.Scheduler
+				i := 0
+				b.ReportAllocs()
+				for b.Loop() {
+					if i%numNodes == 0 {
+						// Every node is taken: start again on an empty cluster.
+						b.StopTimer()
+						s = newBenchSchedulerWith(b, nodes, nil, config == "batching")
+						b.StartTimer()
+					}
+					pod := st.MakePod().Namespace("default").Name(fmt.Sprintf("p-%d", i)).UID(fmt.Sprintf("u-%d", i)).
+						SchedulerName(benchProfileName).Req(map[v1.ResourceName]string{v1.ResourceCPU: "3"}).Obj()
+					i++
+					s.Queue.Add(klog.Background(), pod)
+					if status := s.ScheduleNext(ctx, s.Profiles[benchProfileName]); !status.IsSuccess() {
+						b.Fatalf("pod %s: %v", pod.Name, status.AsError())
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestBenchSchedulers checks that the benchmarks' schedulers can be built
+// and schedule a pod, with either configuration: benchmarks do not run in
+// `make test`, and a benchmark that cannot start measures nothing.
+func TestBenchSchedulers(t *testing.T) {
+	nodes, pods := benchCluster(10)
+	for _, batching := range []bool{false, true} {
+		t.Run(fmt.Sprintf("batching=%v", batching), func(t *testing.T) {
+			s := newBenchSchedulerWith(t, nodes, pods, batching)
+			ctx := klog.NewContext(context.Background(), klog.Background())
+			for _, podInfo := range benchIncomingPods("plain")[:3] {
+				if status := s.ScheduleAndUndo(ctx, s.Profiles[benchProfileName], podInfo); !status.IsSuccess() {
+					t.Fatalf("pod %s: %v", podInfo.Pod.Name, status.AsError())
+				}
+			}
+		})
 	}
 }

@@ -75,3 +75,16 @@ func testQueue(schedFramework *framework.Framework) *queue.PriorityQueue {
 func queuedPod(pod *v1.Pod) *framework.QueuedPodInfo {
 	return framework.NewQueuedPodInfo(pod, time.Now())
 }
+
+// ScheduleNext pops the next pod and runs its scheduling cycle, leaving it
+// assumed on its node (no binding cycle): the next cycle sees it there, as
+// the next cycle of a running scheduler does.
+func (s *Scheduler) ScheduleNext(ctx context.Context, schedFramework *framework.Framework) *framework.Status {
+	podInfo, err := s.Queue.Pop(klog.FromContext(ctx))
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	defer s.Queue.Done(podInfo.Pod.UID)
+	_, _, status := s.schedulingCycle(ctx, newCycleState(), schedFramework, podInfo)
+	return status
+}

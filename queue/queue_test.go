@@ -1369,3 +1369,82 @@ func TestGatedUntilClaimGenerated(t *testing.T) {
 		t.Errorf("after the claim was named: Locate = %q, want %q", got, ActiveQ)
 	}
 }
+
+// TestPodSignature checks that the queue signs a pod when it receives it and
+// signs it again when an update replaces it in any sub-queue, so that a
+// cycle compares the signature of the object it schedules.
+func TestPodSignature(t *testing.T) {
+	sigOf := func(v string) *v1.Pod { return makePod("p").Label(signatureLabel, v).Obj() }
+	tests := []struct {
+		name string
+		// setup queues sigOf("old") somewhere.
+		setup func(t *testing.T, q *PriorityQueue, l klog.Logger)
+	}{
+		{
+			name:  "in activeQ",
+			setup: func(_ *testing.T, q *PriorityQueue, l klog.Logger) { q.Add(l, sigOf("old")) },
+		},
+		{
+			name: "in backoffQ",
+			setup: func(t *testing.T, q *PriorityQueue, l klog.Logger) {
+				if err := failAttempt(t, q, l, sigOf("old"), attempt{}); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
+			name: "among the unschedulable pods",
+			setup: func(t *testing.T, q *PriorityQueue, l klog.Logger) {
+				if err := failAttempt(t, q, l, sigOf("old"), attempt{unschedulable: []string{fooPlugin}}); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger := testLogger(t)
+			q, _ := newTestQueue(newProfile(nil))
+			tt.setup(t, q, logger)
+			if got := string(q.get("p").PodSignature); got != "old" {
+				t.Fatalf("signature after add = %q, want %q", got, "old")
+			}
+			q.Update(logger, sigOf("old"), sigOf("new"))
+			pInfo := q.get("p")
+			if pInfo == nil {
+				t.Fatal("the update took the pod out of the queue")
+			}
+			if got := string(pInfo.PodSignature); got != "new" {
+				t.Errorf("signature after update = %q, want %q", got, "new")
+			}
+		})
+	}
+}
+
+// TestSchedulingCycleCountsPops checks the cycle number OpportunisticBatching
+// compares: one more per Pop, whatever the pod and whether it is retried.
+func TestSchedulingCycleCountsPops(t *testing.T) {
+	logger := testLogger(t)
+	q, clk := newTestQueue(newProfile(nil))
+	if got := q.SchedulingCycle(); got != 0 {
+		t.Fatalf("before any Pop: cycle %d, want 0", got)
+	}
+	q.Add(logger, makePod("a").Obj())
+	q.Add(logger, makePod("b").Obj())
+	for want := int64(1); want <= 2; want++ {
+		pInfo := mustPop(t, q, logger)
+		if got := q.SchedulingCycle(); got != want {
+			t.Errorf("after popping %s: cycle %d, want %d", pInfo.Pod.Name, got, want)
+		}
+	}
+	// A pod that failed counts, and so does its retry.
+	if err := failAttempt(t, q, logger, makePod("c").Obj(), attempt{}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(2 * time.Second)
+	q.FlushBackoffQCompleted(logger)
+	mustPop(t, q, logger)
+	if got := q.SchedulingCycle(); got != 4 {
+		t.Errorf("after the retry: cycle %d, want 4", got)
+	}
+}

@@ -90,6 +90,7 @@ var (
 	_ framework.ReservePlugin     = &DynamicResources{}
 	_ framework.PreBindPlugin     = &DynamicResources{}
 	_ framework.EnqueueExtensions = &DynamicResources{}
+	_ framework.SignPlugin        = &DynamicResources{}
 )
 
 // New returns the plugin. Its args are kube-scheduler's
@@ -123,6 +124,22 @@ func New(_ context.Context, raw *runtime.RawExtension, fh framework.Handle) (fra
 
 // Name returns Name.
 func (pl *DynamicResources) Name() string { return Name }
+
+// errReasonSign is why SignPod refuses a pod, kube-scheduler's words.
+const errReasonSign = "pods with dra resource claims are not signable"
+
+// SignPod refuses (Unschedulable) a pod with resource claims: which devices
+// a node can give it depends on what other pods' claims hold, and a claim
+// may be shared or reach beyond one node, so kube-scheduler signs no such
+// pod (kubernetes/kubernetes#134986). A pod without claims gets no
+// fragment. A pod that requests an extended resource a DeviceClass backs is
+// refused by NodeResourcesFit's SignPod.
+func (pl *DynamicResources) SignPod(_ context.Context, pod *v1.Pod) ([]framework.SignFragment, *framework.Status) {
+	if len(pod.Spec.ResourceClaims) > 0 {
+		return nil, framework.NewStatus(framework.Unschedulable, errReasonSign)
+	}
+	return nil, nil
+}
 
 // PreEnqueue keeps a pod out of activeQ while one of its claims is missing,
 // being deleted, or (made from a template) not the pod's. One of the events

@@ -11,6 +11,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/minisched/framework"
@@ -34,7 +35,10 @@ type ImageLocality struct {
 	handle framework.Handle
 }
 
-var _ framework.ScorePlugin = &ImageLocality{}
+var (
+	_ framework.ScorePlugin = &ImageLocality{}
+	_ framework.SignPlugin  = &ImageLocality{}
+)
 
 // New returns the plugin. It takes no args; any pluginConfig is ignored, as
 // kube-scheduler does for plugins without args.
@@ -44,6 +48,21 @@ func New(_ context.Context, _ *runtime.RawExtension, h framework.Handle) (framew
 
 // Name returns Name.
 func (pl *ImageLocality) Name() string { return Name }
+
+// SignPod signs the sorted set of the pod's container and init container
+// images, normalised as Score looks them up: Score reads nothing else of the
+// pod but its image volumes (which the volume plugins sign) and how many
+// times an image is named, which a set does not tell; kube-scheduler signs
+// the same set.
+func (pl *ImageLocality) SignPod(_ context.Context, pod *v1.Pod) ([]framework.SignFragment, *framework.Status) {
+	names := sets.New[string]()
+	for _, cs := range [][]v1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for _, c := range cs {
+			names.Insert(normalizedImageName(c.Image))
+		}
+	}
+	return []framework.SignFragment{{Key: framework.ImageNamesSignerName, Value: sets.List(names)}}, nil
+}
 
 // Score sums the scaled sizes of the pod's images present on the node (see
 // sumImageScores) and maps the sum onto 0-100 (see calculatePriority).

@@ -47,6 +47,7 @@ var (
 	_ framework.ScorePlugin         = &InterPodAffinity{}
 	_ framework.ScoreExtensions     = &InterPodAffinity{}
 	_ framework.EnqueueExtensions   = &InterPodAffinity{}
+	_ framework.SignPlugin          = &InterPodAffinity{}
 )
 
 // New builds the plugin from its InterPodAffinityArgs (see DecodeArgs). It
@@ -74,6 +75,28 @@ func New(_ context.Context, rawArgs *runtime.RawExtension, h framework.Handle) (
 
 // Name returns Name.
 func (pl *InterPodAffinity) Name() string { return Name }
+
+// errReasonSign is why SignPod refuses a pod, kube-scheduler's words.
+const errReasonSign = "pods with InterPodAffinity are not signable"
+
+// SignPod refuses (Unschedulable) a pod with pod affinity or anti-affinity:
+// whether a node suits it depends on where the pods its terms select are,
+// which changes with every pod placed. Another pod is signed by its labels,
+// which existing pods' terms select it by. With
+// ignorePreferredTermsOfExistingPods, kube-scheduler signs it with no
+// fragment, since scoring then skips a pod without terms of its own, though
+// Filter still matches existing pods' required anti-affinity against the
+// pod's labels. Like kube-scheduler's, the fragment leaves out the pod's
+// namespace, which existing pods' terms select it by too.
+func (pl *InterPodAffinity) SignPod(_ context.Context, pod *v1.Pod) ([]framework.SignFragment, *framework.Status) {
+	if a := pod.Spec.Affinity; a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil) {
+		return nil, framework.NewStatus(framework.Unschedulable, errReasonSign)
+	}
+	if pl.ignorePreferredTermsOfExistingPods {
+		return nil, nil
+	}
+	return []framework.SignFragment{{Key: framework.LabelsSignerName, Value: pod.Labels}}, nil
+}
 
 // mergeTermNamespaces resolves the namespaceSelector of one of the incoming
 // pod's terms into its Namespaces and then sets the selector to Nothing, so

@@ -58,6 +58,7 @@ var (
 	_ framework.PreFilterPlugin   = &NodeAffinity{}
 	_ framework.FilterPlugin      = &NodeAffinity{}
 	_ framework.EnqueueExtensions = &NodeAffinity{}
+	_ framework.SignPlugin        = &NodeAffinity{}
 )
 
 // New builds the plugin from its NodeAffinityArgs (see DecodeArgs).
@@ -84,6 +85,21 @@ func New(_ context.Context, rawArgs *runtime.RawExtension, _ framework.Handle) (
 
 // Name returns Name.
 func (pl *NodeAffinity) Name() string { return Name }
+
+// SignPod signs the pod's node affinity, canonicalised (NodeAffinitySigner),
+// and its nodeSelector: Filter and Score read nothing else of the pod. The
+// profile's addedAffinity is the same for every pod, so it is no part of
+// the signature.
+func (pl *NodeAffinity) SignPod(_ context.Context, pod *v1.Pod) ([]framework.SignFragment, *framework.Status) {
+	affinity, err := framework.NodeAffinitySigner(pod)
+	if err != nil {
+		return nil, framework.AsStatus(err)
+	}
+	return []framework.SignFragment{
+		{Key: framework.NodeAffinitySignerName, Value: affinity},
+		{Key: framework.NodeSelectorSignerName, Value: pod.Spec.NodeSelector},
+	}, nil
+}
 
 // preFilterState is the pod's nodeSelector and required node affinity,
 // parsed once per cycle.

@@ -57,6 +57,7 @@ var (
 	_ framework.PreFilterPlugin   = &NodeDeclaredFeatures{}
 	_ framework.FilterPlugin      = &NodeDeclaredFeatures{}
 	_ framework.EnqueueExtensions = &NodeDeclaredFeatures{}
+	_ framework.SignPlugin        = &NodeDeclaredFeatures{}
 )
 
 // New returns the plugin, using the library's default registry of features
@@ -77,6 +78,17 @@ func (pl *NodeDeclaredFeatures) Name() string { return Name }
 // needs. Only the spec counts: a pending pod has no status worth reading.
 func (pl *NodeDeclaredFeatures) requirements(pod *v1.Pod) (ndf.FeatureSet, error) {
 	return pl.features.InferForPodScheduling(&ndf.PodInfo{Spec: &pod.Spec}, pl.version)
+}
+
+// SignPod signs the features the pod requires, as PreFilter infers them, in
+// the set's string form (one '0' or '1' per feature of the library's
+// registry): Filter reads nothing else of the pod.
+func (pl *NodeDeclaredFeatures) SignPod(_ context.Context, pod *v1.Pod) ([]framework.SignFragment, *framework.Status) {
+	reqs, err := pl.requirements(pod)
+	if err != nil {
+		return nil, framework.AsStatus(err)
+	}
+	return []framework.SignFragment{{Key: framework.FeaturesSignerName, Value: reqs.String()}}, nil
 }
 
 // nodeFeatures turns a node's declared features into a set over the

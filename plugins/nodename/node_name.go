@@ -25,6 +25,7 @@ type NodeName struct{}
 var (
 	_ framework.FilterPlugin      = &NodeName{}
 	_ framework.EnqueueExtensions = &NodeName{}
+	_ framework.SignPlugin        = &NodeName{}
 )
 
 // New returns the plugin. It takes no args; any pluginConfig is ignored, as
@@ -35,6 +36,11 @@ func New(_ context.Context, _ *runtime.RawExtension, _ framework.Handle) (framew
 
 // Name returns Name.
 func (pl *NodeName) Name() string { return Name }
+
+// SignPod signs spec.nodeName: it is all of the pod that Filter reads.
+func (pl *NodeName) SignPod(_ context.Context, pod *v1.Pod) ([]framework.SignFragment, *framework.Status) {
+	return []framework.SignFragment{{Key: framework.NodeNameSignerName, Value: pod.Spec.NodeName}}, nil
+}
 
 // Filter rejects the node unless the pod names no node or names this one.
 // Preemption cannot rename a node, so the code is UnschedulableAndUnresolvable.

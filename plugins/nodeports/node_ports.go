@@ -35,6 +35,7 @@ var (
 	_ framework.PreFilterPlugin   = &NodePorts{}
 	_ framework.FilterPlugin      = &NodePorts{}
 	_ framework.EnqueueExtensions = &NodePorts{}
+	_ framework.SignPlugin        = &NodePorts{}
 )
 
 // New returns the plugin. It takes no args; any pluginConfig is ignored, as
@@ -45,6 +46,15 @@ func New(_ context.Context, _ *runtime.RawExtension, _ framework.Handle) (framew
 
 // Name returns Name.
 func (pl *NodePorts) Name() string { return Name }
+
+// SignPod signs the host ports the pod's containers ask for
+// (HostPortsSigner), as kube-scheduler does: PreFilter and Filter read the
+// pod's host ports and nothing else of it. The fragment holds the port
+// numbers only, not their protocol or host IP, and counts ordinary init
+// containers' ports too, as kube-scheduler's does.
+func (pl *NodePorts) SignPod(_ context.Context, pod *v1.Pod) ([]framework.SignFragment, *framework.Status) {
+	return []framework.SignFragment{{Key: framework.HostPortsSignerName, Value: framework.HostPortsSigner(pod)}}, nil
+}
 
 // preFilterState is the pod's host ports, computed once per cycle.
 type preFilterState []v1.ContainerPort

@@ -37,6 +37,7 @@ type BalancedAllocation struct {
 var (
 	_ framework.PreScorePlugin = &BalancedAllocation{}
 	_ framework.ScorePlugin    = &BalancedAllocation{}
+	_ framework.SignPlugin     = &BalancedAllocation{}
 )
 
 // NewBalancedAllocation builds the plugin from its
@@ -67,6 +68,14 @@ func NewBalancedAllocation(_ context.Context, rawArgs *runtime.RawExtension,
 
 // Name returns BalancedAllocationName.
 func (ba *BalancedAllocation) Name() string { return BalancedAllocationName }
+
+// SignPod signs the pod's effective requests (PodRequests), the fragment
+// NodeResourcesFit gives too: PreScore and Score read nothing else of the
+// pod, only those requests for the scored resources. See signResources for
+// the pods it refuses.
+func (ba *BalancedAllocation) SignPod(_ context.Context, pod *v1.Pod) ([]framework.SignFragment, *framework.Status) {
+	return signResources(pod, ba.dra.manager())
+}
 
 // balancedAllocationPreScoreState holds the pod's request for each scored
 // resource, in the order of the configured resources, and what counting

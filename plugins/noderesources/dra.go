@@ -50,6 +50,29 @@ func shouldDelegateResourceToDRA(name v1.ResourceName, allocatable int64,
 	return allocatable <= 0 && deviceClassFor(draManager, name) != nil
 }
 
+// errReasonDRASignature is why SignPod refuses a pod that requests an
+// extended resource a DeviceClass backs, kube-scheduler's words.
+const errReasonDRASignature = "signature disabled when dra extended resources are used in the cluster"
+
+// signResources is the fragment of NodeResourcesFit and BalancedAllocation:
+// the pod's effective requests (PodRequests, as Fit's PreFilter computes
+// them). It refuses, Unschedulable, a pod with a non-zero request of an
+// extended resource that a DeviceClass of draManager (which may be nil)
+// backs: on a node without a device plugin for it, that request is left to
+// DynamicResources, whose answer depends on the devices other pods' claims
+// hold, as kube-scheduler refuses such a pod.
+func signResources(pod *v1.Pod, draManager framework.SharedDRAManager) ([]framework.SignFragment, *framework.Status) {
+	request := framework.PodRequests(pod)
+	for name, quantity := range request.ScalarResources {
+		// No node: the signature holds for every node, including those
+		// that advertise none of the resource.
+		if quantity != 0 && shouldDelegateResourceToDRA(name, 0, draManager) {
+			return nil, framework.NewStatus(framework.Unschedulable, errReasonDRASignature)
+		}
+	}
+	return []framework.SignFragment{{Key: framework.ResourcesSignerName, Value: request}}, nil
+}
+
 // draPreScoreState is what scoring needs to count a DeviceClass's devices,
 // gathered once per cycle: which devices are allocated (or pending in a
 // binding cycle) and every ResourceSlice.
@@ -93,6 +116,14 @@ func sharedDRAManager(h framework.Handle) framework.SharedDRAManager {
 		m.DeviceClassResolver()
 	}
 	return m
+}
+
+// manager returns d's DRA manager, nil when d is nil (no DRA).
+func (d *draScorer) manager() framework.SharedDRAManager {
+	if d == nil {
+		return nil
+	}
+	return d.draManager
 }
 
 // newDRAScorer returns a scorer's DRA counter over draManager, or nil when

@@ -53,6 +53,7 @@ var (
 	_ framework.PreFilterPlugin   = &Fit{}
 	_ framework.FilterPlugin      = &Fit{}
 	_ framework.EnqueueExtensions = &Fit{}
+	_ framework.SignPlugin        = &Fit{}
 )
 
 // New builds the plugin from its NodeResourcesFitArgs (see DecodeArgs). h
@@ -79,6 +80,16 @@ func New(_ context.Context, rawArgs *runtime.RawExtension, h framework.Handle) (
 
 // Name returns Name.
 func (pl *Fit) Name() string { return Name }
+
+// SignPod signs the pod's effective requests as PreFilter computes them
+// (PodRequests): Filter reads nothing else of the pod. Score reads the same
+// requests for the scored resources, but counts a container that requests
+// no cpu or memory as asking for 100m and 200Mi, which the sum does not
+// show: kube-scheduler signs the same sum. See signResources for the pods
+// it refuses.
+func (pl *Fit) SignPod(_ context.Context, pod *v1.Pod) ([]framework.SignFragment, *framework.Status) {
+	return signResources(pod, pl.draManager)
+}
 
 // preFilterState is the pod's effective requests, computed once per cycle.
 type preFilterState struct {

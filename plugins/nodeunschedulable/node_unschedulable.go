@@ -39,6 +39,7 @@ type NodeUnschedulable struct{}
 var (
 	_ framework.FilterPlugin      = &NodeUnschedulable{}
 	_ framework.EnqueueExtensions = &NodeUnschedulable{}
+	_ framework.SignPlugin        = &NodeUnschedulable{}
 )
 
 // New returns the plugin. It takes no args; any pluginConfig is ignored, as
@@ -49,6 +50,13 @@ func New(_ context.Context, _ *runtime.RawExtension, _ framework.Handle) (framew
 
 // Name returns Name.
 func (pl *NodeUnschedulable) Name() string { return Name }
+
+// SignPod signs the pod's tolerations (TolerationsSigner): Filter reads
+// nothing else of the pod, to tell whether it tolerates the unschedulable
+// taint.
+func (pl *NodeUnschedulable) SignPod(_ context.Context, pod *v1.Pod) ([]framework.SignFragment, *framework.Status) {
+	return []framework.SignFragment{{Key: framework.TolerationsSignerName, Value: framework.TolerationsSigner(pod)}}, nil
+}
 
 // Filter rejects a cordoned node the pod does not tolerate. Neither outcome
 // can be changed by preempting pods, so the code is UnschedulableAndUnresolvable.

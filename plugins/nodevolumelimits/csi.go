@@ -62,6 +62,7 @@ var (
 	_ framework.PreFilterPlugin   = &CSILimits{}
 	_ framework.FilterPlugin      = &CSILimits{}
 	_ framework.EnqueueExtensions = &CSILimits{}
+	_ framework.SignPlugin        = &CSILimits{}
 )
 
 // New returns the plugin. It takes no args; any pluginConfig is ignored, as
@@ -94,6 +95,15 @@ func New(_ context.Context, _ *runtime.RawExtension, h framework.Handle) (framew
 
 // Name returns Name.
 func (pl *CSILimits) Name() string { return Name }
+
+// SignPod signs the pod's volumes (VolumesSigner, which leaves out ConfigMap
+// and Secret volumes): PreFilter and Filter read the pod's claims and inline
+// volumes, to count them per CSI driver, and nothing else of its spec. The
+// claims are looked up in the pod's namespace, which the fragment leaves out,
+// as kube-scheduler's does.
+func (pl *CSILimits) SignPod(_ context.Context, pod *v1.Pod) ([]framework.SignFragment, *framework.Status) {
+	return []framework.SignFragment{{Key: framework.VolumesSignerName, Value: framework.VolumesSigner(pod)}}, nil
+}
 
 // PreFilter lets Filter run only for a pod with a volume that may count: a
 // claim, a generic ephemeral volume, or an in-tree inline volume that can be

@@ -74,6 +74,7 @@ var (
 	_ framework.ScorePlugin         = &PodTopologySpread{}
 	_ framework.ScoreExtensions     = &PodTopologySpread{}
 	_ framework.EnqueueExtensions   = &PodTopologySpread{}
+	_ framework.SignPlugin          = &PodTopologySpread{}
 )
 
 // New builds the plugin from its PodTopologySpreadArgs (see DecodeArgs). It
@@ -114,3 +115,25 @@ func New(_ context.Context, rawArgs *runtime.RawExtension, h framework.Handle) (
 
 // Name returns Name.
 func (pl *PodTopologySpread) Name() string { return Name }
+
+// Reasons SignPod refuses a pod, kube-scheduler's words.
+const (
+	errReasonSignConstraints        = "pods with topology constraints are not signable"
+	errReasonSignDefaultConstraints = "pods with default topology constraints are not signable"
+)
+
+// SignPod refuses (Unschedulable) a pod with topology spread constraints,
+// its own or the profile's defaults: the skew on a node depends on where
+// the pods the constraints select are, which changes with every pod placed.
+// Only when the pod has none and the profile has no defaults (never with
+// System defaulting) do Filter and Score pass every node alike, and SignPod
+// returns no fragment.
+func (pl *PodTopologySpread) SignPod(_ context.Context, pod *v1.Pod) ([]framework.SignFragment, *framework.Status) {
+	if len(pod.Spec.TopologySpreadConstraints) > 0 {
+		return nil, framework.NewStatus(framework.Unschedulable, errReasonSignConstraints)
+	}
+	if len(pl.defaultConstraints) > 0 {
+		return nil, framework.NewStatus(framework.Unschedulable, errReasonSignDefaultConstraints)
+	}
+	return nil, nil
+}

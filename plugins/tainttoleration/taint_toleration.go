@@ -43,6 +43,7 @@ var (
 	_ framework.ScorePlugin       = &TaintToleration{}
 	_ framework.ScoreExtensions   = &TaintToleration{}
 	_ framework.EnqueueExtensions = &TaintToleration{}
+	_ framework.SignPlugin        = &TaintToleration{}
 )
 
 // New returns the plugin. It takes no args; any pluginConfig is ignored, as
@@ -53,6 +54,13 @@ func New(_ context.Context, _ *runtime.RawExtension, _ framework.Handle) (framew
 
 // Name returns Name.
 func (pl *TaintToleration) Name() string { return Name }
+
+// SignPod signs the pod's tolerations (TolerationsSigner): Filter and Score
+// read nothing else of the pod, only which of the node's taints they
+// tolerate.
+func (pl *TaintToleration) SignPod(_ context.Context, pod *v1.Pod) ([]framework.SignFragment, *framework.Status) {
+	return []framework.SignFragment{{Key: framework.TolerationsSignerName, Value: framework.TolerationsSigner(pod)}}, nil
+}
 
 // PreFilter does nothing and returns Success. kube-scheduler's PreFilter only
 // acts behind the alpha InPlacePodVerticalScalingSchedulerPreemption gate

@@ -68,6 +68,7 @@ var (
 	_ framework.ReservePlugin     = &VolumeBinding{}
 	_ framework.PreBindPlugin     = &VolumeBinding{}
 	_ framework.EnqueueExtensions = &VolumeBinding{}
+	_ framework.SignPlugin        = &VolumeBinding{}
 )
 
 // New builds the plugin from its VolumeBindingArgs (see DecodeArgs). It
@@ -98,6 +99,15 @@ func New(ctx context.Context, rawArgs *runtime.RawExtension, h framework.Handle)
 
 // Name returns Name.
 func (pl *VolumeBinding) Name() string { return Name }
+
+// SignPod signs the pod's volumes (VolumesSigner, which leaves out ConfigMap
+// and Secret volumes): PreFilter, Filter, PreScore and Score read the pod's
+// claims (its persistentVolumeClaim and ephemeral volumes) and nothing else of
+// its spec. The claims are looked up in the pod's namespace, which the
+// fragment leaves out, as kube-scheduler's does.
+func (pl *VolumeBinding) SignPod(_ context.Context, pod *v1.Pod) ([]framework.SignFragment, *framework.Status) {
+	return []framework.SignFragment{{Key: framework.VolumesSignerName, Value: framework.VolumesSigner(pod)}}, nil
+}
 
 // podHasPVCs reports whether the pod uses claims, and checks that each
 // exists and is usable. Each error's text is the UnschedulableAndUnresolvable

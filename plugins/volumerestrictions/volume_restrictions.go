@@ -55,6 +55,7 @@ var (
 	_ framework.PreFilterExtensions = &VolumeRestrictions{}
 	_ framework.FilterPlugin        = &VolumeRestrictions{}
 	_ framework.EnqueueExtensions   = &VolumeRestrictions{}
+	_ framework.SignPlugin          = &VolumeRestrictions{}
 )
 
 // New returns the plugin. It takes no args; any pluginConfig is ignored, as
@@ -75,6 +76,14 @@ func New(_ context.Context, _ *runtime.RawExtension, h framework.Handle) (framew
 
 // Name returns Name.
 func (pl *VolumeRestrictions) Name() string { return Name }
+
+// SignPod signs the pod's volumes (VolumesSigner, which leaves out ConfigMap
+// and Secret volumes): PreFilter and Filter read the pod's inline disks and
+// claims and nothing else of its spec. The claims are looked up in the pod's
+// namespace, which the fragment leaves out, as kube-scheduler's does.
+func (pl *VolumeRestrictions) SignPod(_ context.Context, pod *v1.Pod) ([]framework.SignFragment, *framework.Status) {
+	return []framework.SignFragment{{Key: framework.VolumesSignerName, Value: framework.VolumesSigner(pod)}}, nil
+}
 
 // preFilterState is what PreFilter learnt about the pod's ReadWriteOncePod
 // claims.

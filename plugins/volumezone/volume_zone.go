@@ -81,6 +81,7 @@ var (
 	_ framework.PreFilterPlugin   = &VolumeZone{}
 	_ framework.FilterPlugin      = &VolumeZone{}
 	_ framework.EnqueueExtensions = &VolumeZone{}
+	_ framework.SignPlugin        = &VolumeZone{}
 )
 
 // New returns the plugin with listers of PersistentVolumes,
@@ -97,6 +98,15 @@ func New(_ context.Context, _ *runtime.RawExtension, h framework.Handle) (framew
 
 // Name returns Name.
 func (pl *VolumeZone) Name() string { return Name }
+
+// SignPod signs the pod's volumes (VolumesSigner, which leaves out ConfigMap
+// and Secret volumes): PreFilter and Filter read the pod's claims (its
+// persistentVolumeClaim and ephemeral volumes) and nothing else of its spec.
+// The claims are looked up in the pod's namespace, which the fragment leaves
+// out, as kube-scheduler's does.
+func (pl *VolumeZone) SignPod(_ context.Context, pod *v1.Pod) ([]framework.SignFragment, *framework.Status) {
+	return []framework.SignFragment{{Key: framework.VolumesSignerName, Value: framework.VolumesSigner(pod)}}, nil
+}
 
 // pvTopology is one topology label of one volume: the label key and the
 // zones (or regions) its value lists.
