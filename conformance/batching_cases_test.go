@@ -19,7 +19,11 @@
 // so ComparePods applies.
 //
 // Batching is meant to choose what a full cycle would, and does in most of
-// these cases; batching-stale-normalization is built where it does not.
+// these cases, which therefore hold for a scheduler that never batches.
+// batching-stale-normalization, batching-rescore-normalization and
+// batching-sign-alike are built where it does not, and TestBatchingMetrics
+// counts the hints: they fail unless minisched batches the pods
+// kube-scheduler batches.
 
 package conformance
 
