@@ -305,5 +305,6 @@ func cases() []Case {
 				pod("gpu-job").Toleration(tolerate("gpu", "true", v1.TaintEffectNoSchedule)).
 					NodeAffinity(requiredNodes(matchExpr(zoneKey, v1.NodeSelectorOpIn, "z2"))),
 				pod("nowhere").NodeSelector("disk", "nvme"))}},
-	}, slices.Concat(preemptionCases(), extenderCases(), storageCases(), draCases(), draHeldoutCases())...)
+	}, slices.Concat(preemptionCases(), extenderCases(), storageCases(), draCases(), draHeldoutCases(),
+		batchingCases())...)
 }
