@@ -23,22 +23,24 @@ package framework
 // The rules, in the order GetNodeHint checks them (each failure means no
 // hint for this pod, and is counted in scheduler_batch_cache_flushed_total
 // by reason; the ranking it could not use is replaced or dropped when the
-// cycle stores its own results, and a failed cycle stores none, so that the
-// next pod fails rule 2):
+// cycle stores its own results):
 //
 //  1. a ranking is stored (the previous cycle was a full one that ranked
 //     more than one node, or a hinted one whose hint was used);
 //  2. this cycle immediately follows the one that stored or used it: any
 //     other pod popped in between, of any profile, even one that failed,
-//     means the cluster may have changed (pod_skipped);
-//  3. the previous cycle found a node (pod_failed);
-//  4. the pod has no nominated node: preemption made room for it on a
+//     means the cluster may have changed (pod_skipped). A cycle that finds
+//     no node stores nothing, so the pod after it fails this rule too.
+//     (kube-scheduler also keeps whether the last cycle succeeded, with the
+//     reason pod_failed; since only a successful cycle stores anything,
+//     that check never fails, and minisched leaves it out.)
+//  3. the pod has no nominated node: preemption made room for it on a
 //     particular node, which it tries first instead (pod_nominated);
-//  5. its signature is not nil and equals the stored one byte for byte
+//  4. its signature is not nil and equals the stored one byte for byte
 //     (pod_incompatible);
-//  6. the ranking is at most maxBatchAge old, counted from the full cycle
+//  5. the ranking is at most maxBatchAge old, counted from the full cycle
 //     that built it (expired);
-//  7. the node chosen last still exists (node_missing). It is filtered
+//  6. the node chosen last still exists (node_missing). It is filtered
 //     again for this pod: if it still fits (several pods per node), it is
 //     rescored and ranked again among the stored nodes, each of which keeps
 //     its old raw scores; if Filter rejects it, it is left out; an Error
@@ -87,7 +89,6 @@ type batchState struct {
 type batchCycle struct {
 	cycleCount int64
 	chosenNode string
-	succeeded  bool
 }
 
 func newOpportunisticBatch(fw *Framework) *OpportunisticBatch {
@@ -129,7 +130,7 @@ func (b *OpportunisticBatch) nodeHint(ctx context.Context, pod *v1.Pod, signatur
 	return b.state.sortedNodes.Pop().Name
 }
 
-// compatible checks rules 1–6.
+// compatible checks rules 1–5.
 func (b *OpportunisticBatch) compatible(ctx context.Context, pod *v1.Pod, signature PodSignature, cycleCount int64) bool {
 	if b.state == nil || b.state.sortedNodes.Len() == 0 {
 		return false // rule 1: nothing stored, nothing to count
@@ -138,14 +139,12 @@ func (b *OpportunisticBatch) compatible(ctx context.Context, pod *v1.Pod, signat
 	switch {
 	case cycleCount != b.lastCycle.cycleCount+1:
 		reason = metrics.BatchFlushPodSkipped // rule 2
-	case !b.lastCycle.succeeded:
-		reason = metrics.BatchFlushPodFailed // rule 3
 	case pod.Status.NominatedNodeName != "":
-		reason = metrics.BatchFlushPodNominated // rule 4
+		reason = metrics.BatchFlushPodNominated // rule 3
 	case signature == nil || !bytes.Equal(signature, b.state.signature):
-		reason = metrics.BatchFlushPodIncompatible // rule 5
+		reason = metrics.BatchFlushPodIncompatible // rule 4
 	case b.fw.clock.Now().After(b.state.creationTime.Add(maxBatchAge)):
-		reason = metrics.BatchFlushExpired // rule 6
+		reason = metrics.BatchFlushExpired // rule 5
 	default:
 		return true
 	}
@@ -153,7 +152,7 @@ func (b *OpportunisticBatch) compatible(ctx context.Context, pod *v1.Pod, signat
 	return false
 }
 
-// refreshLastChosenNode is rule 7: the node the last cycle chose is filtered
+// refreshLastChosenNode is rule 6: the node the last cycle chose is filtered
 // again for this pod, and if it still fits, rescored and put back among the
 // candidates. It reports whether the ranking can give a hint.
 func (b *OpportunisticBatch) refreshLastChosenNode(ctx context.Context, pod *v1.Pod, state *CycleState,
@@ -224,7 +223,7 @@ func (b *OpportunisticBatch) StoreScheduleResults(ctx context.Context, signature
 	start := time.Now()
 	profile := b.fw.profileName
 	defer func() { b.fw.metrics.ScheduleResultsStored(profile, time.Since(start)) }()
-	b.lastCycle = batchCycle{cycleCount: cycleCount, chosenNode: chosenNode, succeeded: true}
+	b.lastCycle = batchCycle{cycleCount: cycleCount, chosenNode: chosenNode}
 
 	if hintedNode == chosenNode {
 		// The hint was used: the ranking it came from stays, one shorter.

@@ -333,7 +333,7 @@ func TestOpportunisticBatch(t *testing.T) {
 				}
 			}
 			gotFlushed, gotAttempts := map[string]float64{}, map[string]float64{}
-			for _, r := range []string{metrics.BatchFlushPodFailed, metrics.BatchFlushPodSkipped,
+			for _, r := range []string{metrics.BatchFlushPodSkipped,
 				metrics.BatchFlushPodNominated, metrics.BatchFlushNodeMissing, metrics.BatchFlushEmptyList,
 				metrics.BatchFlushExpired, metrics.BatchFlushPodIncompatible, metrics.BatchFlushPodNotBatchable,
 				metrics.BatchFlushFilterError, metrics.BatchFlushPreScoreError, metrics.BatchFlushRescoreError,

@@ -60,9 +60,10 @@ const (
 )
 
 // Values of the reason label of scheduler_batch_cache_flushed_total: why
-// OpportunisticBatching dropped its stored ranking.
+// OpportunisticBatching could not use, or dropped, its stored ranking.
+// (kube-scheduler also names pod_failed, which its code never reaches:
+// see minisched/framework/batch.go.)
 const (
-	BatchFlushPodFailed       = "pod_failed"
 	BatchFlushPodSkipped      = "pod_skipped"
 	BatchFlushPodNominated    = "pod_nominated"
 	BatchFlushNodeMissing     = "node_missing"
