@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -93,21 +92,18 @@ func TestSchedulerConfig(t *testing.T) {
 func TestPodName(t *testing.T) {
 	tests := []struct {
 		prefix string
-		i, n   int
+		i      int
 		want   string
 	}{
-		{"pod", 0, 1, "pod-0"},
-		{"pod", 7, 10, "pod-7"},
-		{"pod", 7, 11, "pod-07"},
-		{"pod", 42, 5000, "pod-0042"},
-		{"init", 4999, 5000, "init-4999"},
-		{"pod", 0, 0, "pod-0"},
+		{"pod", 0, "pod-0"},
+		{"pod", 42, "pod-42"},
+		{"init", 4999, "init-4999"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
-			got := podName(tt.prefix, tt.i, tt.n)
+			got := podName(tt.prefix, tt.i)
 			if got != tt.want {
-				t.Errorf("podName(%q, %d, %d) = %q, want %q", tt.prefix, tt.i, tt.n, got, tt.want)
+				t.Errorf("podName(%q, %d) = %q, want %q", tt.prefix, tt.i, got, tt.want)
 			}
 			if i := podIndex(got); i != tt.i {
 				t.Errorf("podIndex(%q) = %d, want %d", got, i, tt.i)
@@ -119,19 +115,29 @@ func TestPodName(t *testing.T) {
 			t.Errorf("podIndex(%q) = %d, want -1", bad, i)
 		}
 	}
-	// The apiserver lists by key: names must sort as their indexes do.
-	var names []string
-	for i := range 1200 {
-		names = append(names, podName("pod", i, 1200))
+}
+
+func TestSignature(t *testing.T) {
+	tests := []struct {
+		i, batch int
+		want     string
+	}{
+		{0, 100, "signature-label-0"},
+		{99, 100, "signature-label-0"},
+		{100, 100, "signature-label-1"},
+		{7499, 100, "signature-label-74"},
+		{7499, 7500, "signature-label-0"},
 	}
-	if !sort.StringsAreSorted(names) {
-		t.Error("podName's names do not sort in index order")
+	for _, tt := range tests {
+		if got := signature(tt.i, tt.batch); got != tt.want {
+			t.Errorf("signature(%d, %d) = %q, want %q", tt.i, tt.batch, got, tt.want)
+		}
 	}
 }
 
 // TestBatchingWorkloads checks the pod and node shapes against upstream's
 // templates (pod-hostport-80.yaml, pod-saturation.yaml, node-default.yaml)
-// and the signature labels (signatureBatchSize).
+// and the signature label, one for all pods (signatureBatchSize = pods).
 func TestBatchingWorkloads(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -162,14 +168,13 @@ func TestBatchingWorkloads(t *testing.T) {
 						t.Errorf("node allocatable %s = %s, want %s", r, q.String(), want)
 					}
 				}
-				last := podName("pod", w.Pods-1, w.Pods)
+				// One signature for every pod (upstream's batch size = pods).
 				for _, c := range []struct {
 					name, signature string
 				}{
-					{podName("pod", 0, w.Pods), "signature-label-0"},
-					{podName("pod", signatureBatch-1, w.Pods), "signature-label-0"},
-					{podName("pod", signatureBatch, w.Pods), "signature-label-1"},
-					{last, fmt.Sprintf("signature-label-%d", (w.Pods-1)/signatureBatch)},
+					{podName("pod", 0), "signature-label-0"},
+					{podName("pod", w.Pods/2), "signature-label-0"},
+					{podName("pod", w.Pods-1), "signature-label-0"},
 				} {
 					p := w.Pod(c.name)
 					if got := p.Labels["signature"]; got != c.signature {

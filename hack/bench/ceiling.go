@@ -14,9 +14,9 @@ package main
 // adding the delete-protection finalizer, then a status update with the
 // allocation (the device the ceiling picked on that node) and the pod in
 // reservedFor. The throughput of this client on a workload's backlog is
-// what the apiserver and etcd allow on this machine: no scheduler can bind
-// faster through them, so a scheduler's throughput over it is its share
-// of the ceiling.
+// what the apiserver and etcd allow on this machine for those writes: a
+// scheduler, which makes the same writes and decides too, cannot expect
+// more, so its throughput over the ceiling's is its share of the ceiling.
 //
 // It runs as a process of its own (this program, `bench ceiling`), so that
 // its CPU and memory are measured like a scheduler's, with the same
@@ -57,12 +57,11 @@ const Ceiling Engine = "ceiling"
 
 // ceilingWorkers is how many pods the ceiling binds at once by default:
 // minisched's bound on Bind calls in flight (maxConcurrentBinds in
-// minisched/scheduler.go), which was measured on this machine as the
-// concurrency at which the apiserver binds fastest (fewer starve it, more
-// only queue at it and open more connections; docs/performance.md).
-// kube-scheduler starts a goroutine per binding, without bound, but the
-// bindings it has in flight are as many as it decides during one binding's
-// round trip. --ceiling-workers changes it.
+// minisched/scheduler.go). kube-scheduler starts a goroutine per binding,
+// without bound. On this machine the ceiling's throughput did not grow
+// past 32 (medians of 645, 753, 797, 727 and 827 pods/s at 16, 32, 64,
+// 128 and 256 workers on HostPortConflict, within the runs' noise from 32
+// up; docs/performance.md). --ceiling-workers changes it.
 const ceilingWorkers = 32
 
 // ceilingRetries is how often the ceiling retries a pod whose writes

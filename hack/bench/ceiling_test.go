@@ -90,10 +90,10 @@ func TestCeilingPlacement(t *testing.T) {
 					onNode[node] = append(onNode[node], p)
 				}
 				for i := range w.InitPods {
-					place(w.InitPod(podName("init", i, w.InitPods)), fmt.Sprintf("node-%d", i%w.Nodes))
+					place(w.InitPod(podName("init", i)), fmt.Sprintf("node-%d", i%w.Nodes))
 				}
 				for i := range w.Pods {
-					p := w.Pod(podName("pod", i, w.Pods))
+					p := w.Pod(podName("pod", i))
 					node := ceilingNode(w, p)
 					if node != w.Place(i) {
 						t.Fatalf("ceilingNode(%s) = %q, want Place(%d) = %q", p.Name, node, i, w.Place(i))
@@ -327,7 +327,7 @@ func TestCeilingOnAPIServer(t *testing.T) {
 func makeClaims(ctx context.Context, t *testing.T, client kubernetes.Interface, w Workload) {
 	t.Helper()
 	for i := range w.Pods {
-		name := podName("pod", i, w.Pods)
+		name := podName("pod", i)
 		claim := &resourceapi.ResourceClaim{
 			ObjectMeta: metav1.ObjectMeta{Name: name + "-" + podClaimName, Namespace: namespace},
 			Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{

@@ -186,6 +186,41 @@ const batchCounter = "scheduler_batch_attempts_total"
 // hintUsed is batchCounter's result for a pod placed by a batch hint.
 const hintUsed = "hint_used"
 
+// flushCounter is kube-scheduler's count of the times OpportunisticBatching
+// threw its batch away, by reason (pod_incompatible: another signature;
+// expired: the batch was older than 500 ms; pod_skipped: another cycle
+// came in between; ...).
+const flushCounter = "scheduler_batch_cache_flushed_total"
+
+// counterDiff is after minus before, key by key, without the keys that
+// did not grow; nil if after is nil.
+func counterDiff(before, after map[string]float64) map[string]float64 {
+	if after == nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// formatCounts is "k1 n1, k2 n2" in key order.
+func formatCounts(m map[string]float64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %.0f", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
 // ParseCounter sums the counter called name in a /metrics page by the
 // value of one of its labels, over its other labels. It returns nil if the
 // page has no such counter.
@@ -250,14 +285,16 @@ func HintShare(before, after map[string]float64) float64 {
 }
 
 // Scraped is what the bench reads from a scheduler's /metrics: the
-// attempt histogram and the batching counter by result, each nil if the
-// page lacks it.
+// attempt histogram and the batching counters, each nil if the page lacks
+// it.
 type Scraped struct {
 	Attempts Histogram
 	Batch    map[string]float64
+	// Flushes is flushCounter by reason.
+	Flushes map[string]float64
 }
 
-// parseScrape reads both from a page.
+// parseScrape reads them from a page.
 func parseScrape(page []byte) (Scraped, error) {
 	h, err := ParseHistogram(bytes.NewReader(page), attemptHistogram)
 	if err != nil {
@@ -267,7 +304,11 @@ func parseScrape(page []byte) (Scraped, error) {
 	if err != nil {
 		return Scraped{}, err
 	}
-	return Scraped{Attempts: h, Batch: b}, nil
+	f, err := ParseCounter(bytes.NewReader(page), flushCounter, "reason")
+	if err != nil {
+		return Scraped{}, err
+	}
+	return Scraped{Attempts: h, Batch: b, Flushes: f}, nil
 }
 
 // scrape fetches a /metrics page and reads it. HTTPS is accepted

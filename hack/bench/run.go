@@ -295,7 +295,7 @@ func backlogFits(w Workload) bool {
 // backlog workload that has init pods: PodAntiAffinity, one per node.
 func placeInitPods(ctx context.Context, client kubernetes.Interface, w Workload) error {
 	return parallel(ctx, w.InitPods, func(ctx context.Context, i int) error {
-		p := w.InitPod(podName("init", i, w.InitPods))
+		p := w.InitPod(podName("init", i))
 		p.Spec.NodeName = fmt.Sprintf("node-%d", i%w.Nodes)
 		if _, err := client.CoreV1().Pods(namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating init pod %s: %w", p.Name, err)
@@ -348,6 +348,12 @@ func finish(o Options, w Workload, engine Engine, label string, tr *tracker, pro
 		}
 		if err == nil {
 			res.BatchHinted = HintShare(before.Batch, after.Batch)
+			if b := counterDiff(before.Batch, after.Batch); len(b) > 0 {
+				res.Notes = append(res.Notes, "batch attempts: "+formatCounts(b))
+			}
+			if f := counterDiff(before.Flushes, after.Flushes); len(f) > 0 {
+				res.Notes = append(res.Notes, "batches flushed: "+formatCounts(f))
+			}
 		}
 	}
 	usage, err := readProcUsage(proc.cmd.Process.Pid)
@@ -521,7 +527,7 @@ func createVolumes(ctx context.Context, client kubernetes.Interface, w Workload)
 // createPods creates n pods named by podName, made by newPod, in parallel.
 func createPods(ctx context.Context, client kubernetes.Interface, n int, prefix string, newPod func(string) *v1.Pod) error {
 	return parallel(ctx, n, func(ctx context.Context, i int) error {
-		p := newPod(podName(prefix, i, n))
+		p := newPod(podName(prefix, i))
 		if _, err := client.CoreV1().Pods(namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating pod %s: %w", p.Name, err)
 		}
