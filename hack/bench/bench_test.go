@@ -218,36 +218,185 @@ func TestMedianAndRatio(t *testing.T) {
 
 func TestSummarize(t *testing.T) {
 	nan := math.NaN()
-	run := func(e Engine, round int, tput, p50, p99, cpu float64, rss int64) Result {
-		return Result{Workload: "W", Engine: e, Round: round, Bound: 10, Total: 10,
-			Throughput: tput, P50: p50, P99: p99, CPUPer1000: cpu, PeakRSSBytes: rss}
+	run := func(w string, e Engine, round int, tput, p50, p99, cpu float64, rss int64) Result {
+		hinted := nan
+		if e == KubeScheduler {
+			hinted = 90 + float64(round)
+		}
+		return Result{Workload: w, Engine: e, Round: round, Bound: 10, Total: 10,
+			Throughput: tput, P50: p50, P99: p99, BatchHinted: hinted, CPUPer1000: cpu, PeakRSSBytes: rss}
 	}
-	results := []Result{
-		// minisched serves no histogram: its latency is n/a.
-		run(Minisched, 1, 100, nan, nan, 2, 40<<20),
-		run(Minisched, 2, 300, nan, nan, 4, 60<<20),
-		run(Minisched, 3, 200, nan, nan, 3, 50<<20),
-		run(KubeScheduler, 1, 50, 0.002, 0.010, 6, 80<<20),
-		run(KubeScheduler, 2, 100, 0.004, 0.030, 6, 100<<20),
-		run(KubeScheduler, 3, 150, 0.003, 0.020, 6, 90<<20),
-		// A failed run counts in no median.
-		{Workload: "W", Engine: KubeScheduler, Round: 4, Total: 10, Throughput: 1e6, Err: errors.New("boom")},
+	schedulers := func(w string) []Result {
+		return []Result{
+			// minisched serves no histogram: its latency is n/a.
+			run(w, Minisched, 1, 100, nan, nan, 2, 40<<20),
+			run(w, Minisched, 2, 300, nan, nan, 4, 60<<20),
+			run(w, Minisched, 3, 200, nan, nan, 3, 50<<20),
+			run(w, KubeScheduler, 1, 50, 0.002, 0.010, 6, 80<<20),
+			run(w, KubeScheduler, 2, 100, 0.004, 0.030, 6, 100<<20),
+			run(w, KubeScheduler, 3, 150, 0.003, 0.020, 6, 90<<20),
+			// A failed run counts in no median.
+			{Workload: w, Engine: KubeScheduler, Round: 4, Total: 10, Throughput: 1e6, Err: errors.New("boom")},
+		}
 	}
-	want := []Row{
-		{"W", "pods bound", "10/10", "10/10", "1.00"},
-		{"W", "throughput (pods/s)", "200.0", "100.0", "2.00"},
-		{"W", "attempt p50 (ms)", "n/a", "3.00", "n/a"},
-		{"W", "attempt p99 (ms)", "n/a", "20.00", "n/a"},
-		{"W", "CPU s / 1000 pods", "3.00", "6.00", "0.50"},
-		{"W", "peak RSS (MiB)", "50", "90", "0.56"},
+	// The ceiling has no attempts: its latency is n/a.
+	ceilingRuns := []Result{
+		run("C", Ceiling, 1, 400, nan, nan, 1, 30<<20),
+		run("C", Ceiling, 2, 500, nan, nan, 1.5, 30<<20),
+		run("C", Ceiling, 3, 450, nan, nan, 2, 30<<20),
 	}
-	got := summarize(results, []string{"W"})
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("summarize (-want +got)\n%s", diff)
+	failedCeiling := []Result{{Workload: "F", Engine: Ceiling, Round: 1, Total: 10, Err: errors.New("boom")}}
+	tests := []struct {
+		name     string
+		workload string
+		results  []Result
+		want     []Row
+	}{
+		{"without the ceiling", "W", schedulers("W"), []Row{
+			{"W", "pods bound", "10/10", "10/10", notRun, "1.00"},
+			{"W", "throughput (pods/s)", "200.0", "100.0", notRun, "2.00"},
+			{"W", "attempt p50 (ms)", "n/a", "3.00", notRun, "n/a"},
+			{"W", "attempt p99 (ms)", "n/a", "20.00", notRun, "n/a"},
+			{"W", "batch hints used (%)", "n/a", "92.0", notRun, "n/a"},
+			{"W", "CPU s / 1000 pods", "3.00", "6.00", notRun, "0.50"},
+			{"W", "peak RSS (MiB)", "50", "90", notRun, "0.56"},
+		}},
+		{"with the ceiling: a share row", "C", append(schedulers("C"), ceilingRuns...), []Row{
+			{"C", "pods bound", "10/10", "10/10", "10/10", "1.00"},
+			{"C", "throughput (pods/s)", "200.0", "100.0", "450.0", "2.00"},
+			{"C", "attempt p50 (ms)", "n/a", "3.00", "n/a", "n/a"},
+			{"C", "attempt p99 (ms)", "n/a", "20.00", "n/a", "n/a"},
+			{"C", "batch hints used (%)", "n/a", "92.0", "n/a", "n/a"},
+			{"C", "CPU s / 1000 pods", "3.00", "6.00", "1.50", "0.50"},
+			{"C", "peak RSS (MiB)", "50", "90", "30", "0.56"},
+			// 200 / 450 and 100 / 450.
+			{"C", shareMetric, "0.44", "0.22", "", ""},
+		}},
+		{"the ceiling failed: shares n/a", "F", append(schedulers("F"), failedCeiling...), []Row{
+			{"F", "pods bound", "10/10", "10/10", "n/a/10", "1.00"},
+			{"F", "throughput (pods/s)", "200.0", "100.0", "n/a", "2.00"},
+			{"F", "attempt p50 (ms)", "n/a", "3.00", "n/a", "n/a"},
+			{"F", "attempt p99 (ms)", "n/a", "20.00", "n/a", "n/a"},
+			{"F", "batch hints used (%)", "n/a", "92.0", "n/a", "n/a"},
+			{"F", "CPU s / 1000 pods", "3.00", "6.00", "n/a", "0.50"},
+			{"F", "peak RSS (MiB)", "50", "90", "n/a", "0.56"},
+			{"F", shareMetric, "n/a", "n/a", "", ""},
+		}},
 	}
-	md := markdownTable(got)
-	if !strings.Contains(md, "| W | pods bound | 10/10 | 10/10 | 1.00 |\n|  | throughput (pods/s) | 200.0 | 100.0 | 2.00 |") {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := summarize(tt.results, []string{tt.workload})
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("summarize (-want +got)\n%s", diff)
+			}
+		})
+	}
+	md := markdownTable(summarize(schedulers("W"), []string{"W"}))
+	if !strings.Contains(md, "| W | pods bound | 10/10 | 10/10 | – | 1.00 |\n|  | throughput (pods/s) | 200.0 | 100.0 | – | 2.00 |") {
 		t.Errorf("markdown table names the workload on every row or lost a row:\n%s", md)
+	}
+}
+
+func TestShare(t *testing.T) {
+	nan := math.NaN()
+	tests := []struct {
+		name               string
+		scheduler, ceiling float64
+		want               float64
+	}{
+		{"half", 100, 200, 0.5},
+		{"at the ceiling", 300, 300, 1},
+		// Separate runs on a loaded machine: a scheduler may come out above.
+		{"above, from noise", 330, 300, 1.1},
+		{"nothing bound", 0, 300, 0},
+		{"ceiling unknown", 100, nan, nan},
+		{"scheduler unknown", nan, 300, nan},
+		{"ceiling zero", 100, 0, nan},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := share(tt.scheduler, tt.ceiling)
+			if !(math.Abs(got-tt.want) < 1e-12 || math.IsNaN(got) && math.IsNaN(tt.want)) {
+				t.Errorf("share(%v, %v) = %v, want %v", tt.scheduler, tt.ceiling, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestEngineOrder checks that the engines take turns: over as many rounds
+// as there are engines, each runs in each place once.
+func TestEngineOrder(t *testing.T) {
+	tests := []struct {
+		name    string
+		engines []Engine
+		want    [][]Engine
+	}{
+		{"two schedulers alternate", []Engine{Minisched, KubeScheduler},
+			[][]Engine{{Minisched, KubeScheduler}, {KubeScheduler, Minisched}, {Minisched, KubeScheduler}}},
+		{"three rotate", []Engine{Minisched, KubeScheduler, Ceiling}, [][]Engine{
+			{Minisched, KubeScheduler, Ceiling}, {KubeScheduler, Ceiling, Minisched},
+			{Ceiling, Minisched, KubeScheduler}, {Minisched, KubeScheduler, Ceiling},
+		}},
+		{"one", []Engine{Ceiling}, [][]Engine{{Ceiling}, {Ceiling}}},
+		{"none", nil, [][]Engine{nil}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got [][]Engine
+			for round := 1; round <= len(tt.want); round++ {
+				got = append(got, engineOrder(round, tt.engines))
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseEngines(t *testing.T) {
+	all := []Engine{Minisched, KubeScheduler, Ceiling}
+	tests := []struct {
+		list    string
+		want    []Engine
+		wantErr string
+	}{
+		{"minisched,kube-scheduler,ceiling", all, ""},
+		{"ceiling, minisched", []Engine{Minisched, Ceiling}, ""},
+		{"kube-scheduler,kube-scheduler", []Engine{KubeScheduler}, ""},
+		{"minisched,volcano", nil, `unknown engine "volcano"`},
+		{"", nil, `unknown engine ""`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.list, func(t *testing.T) {
+			got, err := parseEngines(tt.list)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+		})
+	}
+	// The ceiling is left out where it does not fit, and never added.
+	w := workloads(true)
+	byName := map[string]Workload{}
+	for _, x := range w {
+		byName[x.Name] = x
+	}
+	if got := enginesFor(all, byName["Churn"], true); !cmp.Equal(got, []Engine{Minisched, KubeScheduler}) {
+		t.Errorf("Churn runs %v", got)
+	}
+	if got := enginesFor(all, byName["HostPortConflict"], true); !cmp.Equal(got, all) {
+		t.Errorf("HostPortConflict runs %v", got)
+	}
+	if got := enginesFor([]Engine{Minisched}, byName["HostPortConflict"], true); !cmp.Equal(got, []Engine{Minisched}) {
+		t.Errorf("HostPortConflict with minisched alone runs %v", got)
 	}
 }
 
@@ -414,5 +563,71 @@ func TestStorageWorkloads(t *testing.T) {
 	}
 	if !needsControllerManager(workloads(true)) || needsControllerManager(workloads(true)[:1]) {
 		t.Error("needsControllerManager should be true for every workload, false for SchedulingBasic-500 alone")
+	}
+}
+
+func TestParseCounter(t *testing.T) {
+	const page = `# HELP scheduler_batch_attempts_total [ALPHA] Counts of results when we attempt to use batching.
+# TYPE scheduler_batch_attempts_total counter
+scheduler_batch_attempts_total{profile="default-scheduler",result="hint_used"} 4900
+scheduler_batch_attempts_total{profile="default-scheduler",result="no_hint"} 95
+scheduler_batch_attempts_total{profile="other",result="no_hint"} 5
+scheduler_batch_attempts_total_other{result="no_hint"} 1000
+scheduler_batch_attempts_totally 7
+`
+	tests := []struct {
+		name    string
+		page    string
+		want    map[string]float64
+		wantErr string
+	}{
+		{"summed over profiles", page, map[string]float64{"hint_used": 4900, "no_hint": 100}, ""},
+		{"without labels", "scheduler_batch_attempts_total 3\n", map[string]float64{"": 3}, ""},
+		{"absent", "scheduler_pending_pods{queue=\"active\"} 3\n", nil, ""},
+		{"bad value", `scheduler_batch_attempts_total{result="no_hint"} lots`, nil, "counter value"},
+		{"no value", `scheduler_batch_attempts_total{result="no_hint"}`, nil, "without a value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseCounter(strings.NewReader(tt.page), batchCounter, "result")
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestHintShare(t *testing.T) {
+	nan := math.NaN()
+	tests := []struct {
+		name          string
+		before, after map[string]float64
+		want          float64
+	}{
+		{"from the start", nil, map[string]float64{"hint_used": 90, "no_hint": 10}, 90},
+		{"between scrapes", map[string]float64{"hint_used": 50, "no_hint": 50},
+			map[string]float64{"hint_used": 140, "no_hint": 60}, 90},
+		{"a result seen only after", map[string]float64{"no_hint": 10},
+			map[string]float64{"no_hint": 10, "hint_not_used": 2, "hint_used": 2}, 50},
+		{"never hinted", nil, map[string]float64{"no_hint": 10}, 0},
+		{"no metric", nil, nil, nan},
+		{"nothing counted in between", map[string]float64{"no_hint": 10}, map[string]float64{"no_hint": 10}, nan},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := HintShare(tt.before, tt.after)
+			if !(math.Abs(got-tt.want) < 1e-9 || math.IsNaN(got) && math.IsNaN(tt.want)) {
+				t.Errorf("HintShare = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

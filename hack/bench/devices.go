@@ -171,6 +171,8 @@ func waitForClaims(ctx context.Context, client kubernetes.Interface, pods int) e
 // burst case without initial claims: nodes with ten simulated GPUs each,
 // and pods that each want one through a claim of their own.
 func claimTemplateResourceClaims(s sizes) Workload {
+	// The ceiling goes round robin, which gives a node Pods/Nodes pods (2),
+	// fewer than its devices (ceilingDevice).
 	return Workload{Name: "SchedulingWithResourceClaimTemplate-500", Nodes: s.nodes, Pods: s.pods, Pod: devicePod,
-		Devices: &Devices{PerNode: 10}}
+		Devices: &Devices{PerNode: 10}, Place: roundRobin(s.nodes)}
 }

@@ -15,11 +15,19 @@
 // kube-controller-manager's PV binder beside the apiserver, which finishes
 // the volume binding that the scheduler starts (storage.go).
 //
+// On every backlog workload where it can make them honestly, a third
+// engine takes its turn too: the ceiling (ceiling.go), this program as
+// `bench ceiling`, which makes the API writes of scheduling (a binding
+// and an event per pod, and a device workload's claim writes) without
+// deciding anything. The table gives each scheduler's throughput as a
+// share of it.
+//
 //	make bench                                   # every workload, 3 rounds
 //	make bench ARGS="--rounds 5 --workloads SchedulingBasic-500"
 //	make bench SMOKE=1                           # tiny sizes, 1 round (CI)
 //	make bench ARGS=--backlog=false              # pods created while the scheduler runs
 //	make bench ARGS="--profile /tmp/prof"        # and a CPU profile of each minisched run
+//	make bench ARGS=--engines=minisched,kube-scheduler   # no ceiling
 package main
 
 import (
@@ -31,6 +39,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -41,10 +50,11 @@ import (
 	"github.com/minisched/minisched/testenv"
 )
 
-// plotColors are the bars of minisched and kube-scheduler.
+// plotColors are the bars of minisched, kube-scheduler and the ceiling.
 var plotColors = []color.Color{
 	color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
 	color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
+	color.RGBA{R: 0x99, G: 0x99, B: 0x99, A: 0xff},
 }
 
 // Markers in docs/performance.md between which the latest results go.
@@ -54,6 +64,13 @@ const (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "ceiling" {
+		if err := ceilingMain(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench ceiling:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := mainErr(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -76,15 +93,25 @@ func mainErr() error {
 	kubeSchedulerBin := flag.String("kube-scheduler", "", "the kube-scheduler binary (default: kube-scheduler in KUBEBUILDER_ASSETS or bin/k8s/<version>)")
 	profileDir := flag.String("profile", "", "directory for a CPU profile of each minisched run (go tool pprof reads it)")
 	profileSeconds := flag.Int("profile-seconds", 10, "length of each CPU profile; the run waits for it")
+	engineList := flag.String("engines", "minisched,kube-scheduler,ceiling", "comma-separated engines to run; the ceiling (the API writes of scheduling and nothing else) runs only on the backlog workloads that have one")
+	ceilingWorkersFlag := flag.Int("ceiling-workers", ceilingWorkers, "how many pods the ceiling binds at once")
 	flag.Parse()
 	// envtest logs through controller-runtime's logger; its complaint that
 	// none was set (with a stack trace) would drown the progress lines.
 	ctrllog.SetLogger(logr.Discard())
 
 	all := workloads(*smoke)
+	engines, err := parseEngines(*engineList)
+	if err != nil {
+		return err
+	}
 	if *list {
 		for _, w := range all {
-			fmt.Printf("%-22s %5d nodes %5d init pods %5d measured pods\n", w.Name, w.Nodes, w.InitPods, w.Pods)
+			ceiling := ""
+			if slices.Contains(engines, Ceiling) && ceilingFits(w, *backlog) {
+				ceiling = " + ceiling"
+			}
+			fmt.Printf("%-40s %5d nodes %5d init pods %5d measured pods%s\n", w.Name, w.Nodes, w.InitPods, w.Pods, ceiling)
 		}
 		return nil
 	}
@@ -112,7 +139,14 @@ func mainErr() error {
 			return err
 		}
 	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding this program, which runs the ceiling: %w", err)
+	}
 	o := Options{
+		Self:           self,
+		Smoke:          *smoke,
+		CeilingWorkers: *ceilingWorkersFlag,
 		Minisched:      filepath.Join(*root, "bin", "minisched"),
 		KubeScheduler:  filepath.Join(assets, "kube-scheduler"),
 		Stall:          *stall,
@@ -183,11 +217,7 @@ func mainErr() error {
 	}
 	for round := 1; round <= *rounds; round++ {
 		for _, w := range chosen {
-			engines := []Engine{Minisched, KubeScheduler}
-			if round%2 == 0 {
-				engines[0], engines[1] = engines[1], engines[0]
-			}
-			for _, e := range engines {
+			for _, e := range engineOrder(round, enginesFor(engines, w, *backlog)) {
 				label := fmt.Sprintf("round %d/%d %s %s", round, *rounds, e, w.Name)
 				r := runOne(ctx, o, w, e, round, label)
 				if r.Err != nil {
@@ -251,6 +281,44 @@ func mainErr() error {
 		return fmt.Errorf("%d run(s) failed:\n  %s", len(failed), strings.Join(failed, "\n  "))
 	}
 	return nil
+}
+
+// parseEngines reads --engines: known engines, each once, in the order
+// minisched, kube-scheduler, ceiling whatever the list's.
+func parseEngines(list string) ([]Engine, error) {
+	all := []Engine{Minisched, KubeScheduler, Ceiling}
+	var out []Engine
+	for _, e := range all {
+		for _, n := range strings.Split(list, ",") {
+			if Engine(strings.TrimSpace(n)) == e {
+				out = append(out, e)
+				break
+			}
+		}
+	}
+	for _, n := range strings.Split(list, ",") {
+		if !slices.Contains(all, Engine(strings.TrimSpace(n))) {
+			return nil, fmt.Errorf("unknown engine %q; known: minisched, kube-scheduler, ceiling", n)
+		}
+	}
+	return out, nil
+}
+
+// enginesFor is the engines that run w: the ceiling only where it fits.
+func enginesFor(engines []Engine, w Workload, backlog bool) []Engine {
+	return slices.DeleteFunc(slices.Clone(engines), func(e Engine) bool { return e == Ceiling && !ceilingFits(w, backlog) })
+}
+
+// engineOrder is the order in which the engines run a workload in round
+// (from 1): rotated by one place each round, so that over as many rounds
+// as engines each runs first, second (and third) once. With two engines
+// that alternates.
+func engineOrder(round int, engines []Engine) []Engine {
+	if len(engines) == 0 {
+		return nil
+	}
+	k := (round - 1) % len(engines)
+	return slices.Concat(engines[k:], engines[:k])
 }
 
 // choose picks the workloads named in a comma-separated list, or the

@@ -5,6 +5,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -175,10 +176,145 @@ func (h Histogram) Quantile(q float64) float64 {
 	return start + (end-start)*(rank/count)
 }
 
-// scrape fetches a /metrics page and returns the attempt histogram, or nil
-// if the page does not have it. HTTPS is accepted unverified: kube-scheduler
-// serves /metrics with a self-signed certificate it makes in memory.
-func scrape(url string) (Histogram, error) {
+// batchCounter is kube-scheduler's count of OpportunisticBatching's
+// outcomes, one per scheduling cycle of a pod that could be batched, by
+// result: hint_used (the pod went to the node the previous cycle's
+// scores named, without Filter and Score over the cluster), hint_not_used,
+// no_hint.
+const batchCounter = "scheduler_batch_attempts_total"
+
+// hintUsed is batchCounter's result for a pod placed by a batch hint.
+const hintUsed = "hint_used"
+
+// flushCounter is kube-scheduler's count of the times OpportunisticBatching
+// threw its batch away, by reason (pod_incompatible: another signature;
+// expired: the batch was older than 500 ms; pod_skipped: another cycle
+// came in between; ...).
+const flushCounter = "scheduler_batch_cache_flushed_total"
+
+// counterDiff is after minus before, key by key, without the keys that
+// did not grow; nil if after is nil.
+func counterDiff(before, after map[string]float64) map[string]float64 {
+	if after == nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// formatCounts is "k1 n1, k2 n2" in key order.
+func formatCounts(m map[string]float64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %.0f", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ParseCounter sums the counter called name in a /metrics page by the
+// value of one of its labels, over its other labels. It returns nil if the
+// page has no such counter.
+func ParseCounter(page io.Reader, name, label string) (map[string]float64, error) {
+	var out map[string]float64
+	sc := bufio.NewScanner(page)
+	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok {
+			continue
+		}
+		var labels string
+		switch {
+		case strings.HasPrefix(rest, "{"):
+			end := strings.LastIndex(rest, "}")
+			if end < 0 {
+				return nil, fmt.Errorf("metric line without closing brace: %q", line)
+			}
+			labels, rest = rest[1:end], rest[end+1:]
+		case strings.HasPrefix(rest, " "):
+		default:
+			continue // another metric whose name starts with name
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			return nil, fmt.Errorf("counter without a value: %q", line)
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			return nil, fmt.Errorf("counter value %q: %w", fields[0], err)
+		}
+		key, _ := labelValue(labels, label)
+		if out == nil {
+			out = map[string]float64{}
+		}
+		out[key] += v
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading metrics: %w", err)
+	}
+	return out, nil
+}
+
+// HintShare is the percentage of batchable cycles between two scrapes of
+// batchCounter (before nil: from the start) that placed their pod by a
+// batch hint, NaN if after is nil (no batching metric) or no cycle was
+// counted.
+func HintShare(before, after map[string]float64) float64 {
+	if after == nil {
+		return math.NaN()
+	}
+	total := 0.0
+	for k, v := range after {
+		total += v - before[k]
+	}
+	if total <= 0 {
+		return math.NaN()
+	}
+	return 100 * (after[hintUsed] - before[hintUsed]) / total
+}
+
+// Scraped is what the bench reads from a scheduler's /metrics: the
+// attempt histogram and the batching counters, each nil if the page lacks
+// it.
+type Scraped struct {
+	Attempts Histogram
+	Batch    map[string]float64
+	// Flushes is flushCounter by reason.
+	Flushes map[string]float64
+}
+
+// parseScrape reads them from a page.
+func parseScrape(page []byte) (Scraped, error) {
+	h, err := ParseHistogram(bytes.NewReader(page), attemptHistogram)
+	if err != nil {
+		return Scraped{}, err
+	}
+	b, err := ParseCounter(bytes.NewReader(page), batchCounter, "result")
+	if err != nil {
+		return Scraped{}, err
+	}
+	f, err := ParseCounter(bytes.NewReader(page), flushCounter, "reason")
+	if err != nil {
+		return Scraped{}, err
+	}
+	return Scraped{Attempts: h, Batch: b, Flushes: f}, nil
+}
+
+// scrape fetches a /metrics page and reads it. HTTPS is accepted
+// unverified: kube-scheduler serves /metrics with a self-signed
+// certificate it makes in memory.
+func scrape(url string) (Scraped, error) {
 	client := &http.Client{
 		Timeout: 10 * time.Second,
 		Transport: &http.Transport{
@@ -187,15 +323,19 @@ func scrape(url string) (Histogram, error) {
 	}
 	resp, err := client.Get(url)
 	if err != nil {
-		return nil, fmt.Errorf("scraping %s: %w", url, err)
+		return Scraped{}, fmt.Errorf("scraping %s: %w", url, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("scraping %s: %s", url, resp.Status)
+		return Scraped{}, fmt.Errorf("scraping %s: %s", url, resp.Status)
 	}
-	h, err := ParseHistogram(resp.Body, attemptHistogram)
+	page, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("scraping %s: %w", url, err)
+		return Scraped{}, fmt.Errorf("scraping %s: %w", url, err)
 	}
-	return h, nil
+	sc, err := parseScrape(page)
+	if err != nil {
+		return Scraped{}, fmt.Errorf("scraping %s: %w", url, err)
+	}
+	return sc, nil
 }

@@ -33,6 +33,7 @@ var metrics = []metric{
 	{"throughput (pods/s)", func(r Result) float64 { return r.Throughput }, "%.1f"},
 	{"attempt p50 (ms)", func(r Result) float64 { return r.P50 * 1000 }, "%.2f"},
 	{"attempt p99 (ms)", func(r Result) float64 { return r.P99 * 1000 }, "%.2f"},
+	{"batch hints used (%)", func(r Result) float64 { return r.BatchHinted }, "%.1f"},
 	{"CPU s / 1000 pods", func(r Result) float64 { return r.CPUPer1000 }, "%.2f"},
 	{"peak RSS (MiB)", func(r Result) float64 { return float64(r.PeakRSSBytes) / (1 << 20) }, "%.0f"},
 }
@@ -40,10 +41,17 @@ var metrics = []metric{
 // Row is one line of the summary table.
 type Row struct {
 	Workload, Metric string
-	// Minisched and KubeScheduler are medians over the rounds that
-	// finished; Ratio is minisched / kube-scheduler.
-	Minisched, KubeScheduler, Ratio string
+	// Minisched, KubeScheduler and Ceiling are medians over the rounds
+	// that finished (Ceiling is "–" where the ceiling did not run); Ratio
+	// is minisched / kube-scheduler.
+	Minisched, KubeScheduler, Ceiling, Ratio string
 }
+
+// shareMetric names the row with each scheduler's share of the ceiling.
+const shareMetric = "share of ceiling"
+
+// notRun fills the ceiling's cells of a workload it did not run.
+const notRun = "–"
 
 // median is the median of the values that are not NaN, or NaN if none is.
 func median(values []float64) float64 {
@@ -91,24 +99,57 @@ func medianOf(results []Result, workload string, engine Engine, value func(Resul
 	return median(v)
 }
 
-// summarize turns the runs into rows, workloads in the given order.
+// summarize turns the runs into rows, workloads in the given order. A
+// workload the ceiling ran gets one more row: each scheduler's share of
+// the ceiling, its median throughput over the ceiling's.
 func summarize(results []Result, workloads []string) []Row {
 	var rows []Row
 	for _, w := range workloads {
+		withCeiling := ran(results, w, Ceiling)
 		for _, m := range metrics {
 			a := medianOf(results, w, Minisched, m.value)
 			b := medianOf(results, w, KubeScheduler, m.value)
+			c := medianOf(results, w, Ceiling, m.value)
 			row := Row{Workload: w, Metric: m.name,
-				Minisched: format(m.format, a), KubeScheduler: format(m.format, b), Ratio: format("%.2f", ratio(a, b))}
+				Minisched: format(m.format, a), KubeScheduler: format(m.format, b), Ceiling: format(m.format, c),
+				Ratio: format("%.2f", ratio(a, b))}
 			if m.name == "pods bound" {
 				total := totalOf(results, w)
 				row.Minisched = fmt.Sprintf("%s/%d", row.Minisched, total)
 				row.KubeScheduler = fmt.Sprintf("%s/%d", row.KubeScheduler, total)
+				row.Ceiling = fmt.Sprintf("%s/%d", row.Ceiling, total)
+			}
+			if !withCeiling {
+				row.Ceiling = notRun
 			}
 			rows = append(rows, row)
 		}
+		if withCeiling {
+			tput := func(r Result) float64 { return r.Throughput }
+			c := medianOf(results, w, Ceiling, tput)
+			rows = append(rows, Row{Workload: w, Metric: shareMetric,
+				Minisched:     format("%.2f", share(medianOf(results, w, Minisched, tput), c)),
+				KubeScheduler: format("%.2f", share(medianOf(results, w, KubeScheduler, tput), c)),
+			})
+		}
 	}
 	return rows
+}
+
+// share is a scheduler's share of the ceiling: its throughput over the
+// ceiling's, NaN when either is unknown or the ceiling's is zero. It may
+// exceed 1: the ceiling is measured in runs of its own, on a machine
+// whose load varies.
+func share(scheduler, ceiling float64) float64 { return ratio(scheduler, ceiling) }
+
+// ran reports whether engine ran workload at all (finished or not).
+func ran(results []Result, workload string, engine Engine) bool {
+	for _, r := range results {
+		if r.Workload == workload && r.Engine == engine {
+			return true
+		}
+	}
+	return false
 }
 
 // totalOf is how many pods a workload measures.
@@ -122,7 +163,7 @@ func totalOf(results []Result, workload string) int {
 }
 
 // header names the columns of the summary table.
-var header = []string{"workload", "metric", "minisched", "kube-scheduler", "minisched / kube-scheduler"}
+var header = []string{"workload", "metric", "minisched", "kube-scheduler", "ceiling", "minisched / kube-scheduler"}
 
 // cells returns the rows' cells in header order, the workload named only on
 // its first row.
@@ -135,7 +176,7 @@ func cells(rows []Row) [][]string {
 			w = ""
 		}
 		last = r.Workload
-		out = append(out, []string{w, r.Metric, r.Minisched, r.KubeScheduler, r.Ratio})
+		out = append(out, []string{w, r.Metric, r.Minisched, r.KubeScheduler, r.Ceiling, r.Ratio})
 	}
 	return out
 }
@@ -163,16 +204,16 @@ func markdownTable(rows []Row) string {
 // runsTable lists every run, with its notes and errors.
 func runsTable(results []Result) string {
 	var b strings.Builder
-	b.WriteString("| round | workload | scheduler | bound | pods/s | p50 ms | p99 ms | CPU s/1000 | peak RSS MiB | notes |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| round | workload | engine | bound | pods/s | p50 ms | p99 ms | hinted % | CPU s/1000 | peak RSS MiB | notes |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		notes := strings.Join(r.Notes, "; ")
 		if r.Err != nil {
 			notes = strings.TrimPrefix(notes+"; error: "+r.Err.Error(), "; ")
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %d/%d | %s | %s | %s | %s | %s | %s |\n", r.Round, r.Workload, r.Engine,
+		fmt.Fprintf(&b, "| %d | %s | %s | %d/%d | %s | %s | %s | %s | %s | %s | %s |\n", r.Round, r.Workload, r.Engine,
 			r.Bound, r.Total, format("%.1f", r.Throughput), format("%.2f", r.P50*1000), format("%.2f", r.P99*1000),
-			format("%.2f", r.CPUPer1000), format("%.0f", float64(r.PeakRSSBytes)/(1<<20)),
+			format("%.1f", r.BatchHinted), format("%.2f", r.CPUPer1000), format("%.0f", float64(r.PeakRSSBytes)/(1<<20)),
 			strings.ReplaceAll(notes, "|", `\|`))
 	}
 	return b.String()
@@ -218,15 +259,15 @@ func (m Machine) String() string {
 }
 
 // writeChart draws the median throughput of each workload, both schedulers
-// side by side, to path (PNG or SVG by its extension).
+// and the ceiling side by side, to path (PNG or SVG by its extension).
 func writeChart(path string, results []Result, workloads []string) error {
 	p := plot.New()
 	p.Title.Text = "Scheduling throughput (median over rounds)"
 	p.Y.Label.Text = "pods/s"
 	p.Y.Min = 0
-	width := vg.Points(18)
+	width := vg.Points(14)
 	highest := 0.0
-	for i, e := range []Engine{Minisched, KubeScheduler} {
+	for i, e := range []Engine{Minisched, KubeScheduler, Ceiling} {
 		values := make(plotter.Values, len(workloads))
 		for j, w := range workloads {
 			v := medianOf(results, w, e, func(r Result) float64 { return r.Throughput })
@@ -242,7 +283,7 @@ func writeChart(path string, results []Result, workloads []string) error {
 		}
 		bars.LineStyle.Width = 0
 		bars.Color = plotColors[i]
-		bars.Offset = vg.Length(float64(2*i-1)/2) * width
+		bars.Offset = vg.Length(i-1) * width
 		p.Add(bars)
 		p.Legend.Add(string(e), bars)
 	}

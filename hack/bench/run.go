@@ -55,6 +55,11 @@ type Result struct {
 	// P50 and P99 are scheduling-attempt latencies in seconds over the
 	// measured phase; NaN when the scheduler's /metrics lacks the histogram.
 	P50, P99 float64
+	// BatchHinted is the percentage of the measured phase's batchable
+	// cycles that placed their pod by OpportunisticBatching's hint; NaN
+	// when the scheduler's /metrics has no scheduler_batch_attempts_total
+	// (or it counted nothing).
+	BatchHinted float64
 	// CPUPer1000 is the scheduler's CPU seconds during the measured phase
 	// per 1000 measured pods bound.
 	CPUPer1000 float64
@@ -67,6 +72,13 @@ type Result struct {
 
 // Options are the program's settings shared by every run.
 type Options struct {
+	// Self is this program, which `ceiling` makes the ceiling; Smoke is
+	// whether the workloads are at their smoke sizes (the ceiling makes
+	// its workload from its name and that).
+	Self  string
+	Smoke bool
+	// CeilingWorkers is how many pods the ceiling binds at once.
+	CeilingWorkers int
 	// Minisched and KubeScheduler are the two binaries.
 	Minisched, KubeScheduler string
 	// MinischedMetrics is whether minisched accepts --metrics-bind-address.
@@ -88,7 +100,8 @@ type Options struct {
 
 // runOne measures one engine on one workload on a fresh apiserver.
 func runOne(ctx context.Context, o Options, w Workload, engine Engine, round int, label string) Result {
-	res := Result{Workload: w.Name, Engine: engine, Round: round, Total: w.Pods, P50: math.NaN(), P99: math.NaN()}
+	res := Result{Workload: w.Name, Engine: engine, Round: round, Total: w.Pods, P50: math.NaN(), P99: math.NaN(),
+		BatchHinted: math.NaN()}
 	res.Err = measure(ctx, o, w, engine, label, &res)
 	return res
 }
@@ -120,7 +133,7 @@ func measure(ctx context.Context, o Options, w Workload, engine Engine, label st
 		return err
 	}
 	cfgPath := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfgPath, []byte(schedulerConfig(kubeconfig)), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(schedulerConfig(kubeconfig, w)), 0o600); err != nil {
 		return err
 	}
 
@@ -184,14 +197,16 @@ func measure(ctx context.Context, o Options, w Workload, engine Engine, label st
 		}
 	}
 
-	proc, err := startScheduler(ctx, o, engine, kubeconfig, cfgPath,
+	proc, err := startScheduler(ctx, o, engine, w, kubeconfig, cfgPath,
 		filepath.Join(o.LogDir, fmt.Sprintf("%s-%s-round%d.log", w.Name, engine, res.Round)))
 	if err != nil {
 		return err
 	}
 	defer proc.stop()
 	if proc.metricsURL == "" {
-		res.Notes = append(res.Notes, fmt.Sprintf("%s has no --metrics-bind-address: latency n/a", engine))
+		if engine != Ceiling {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s has no --metrics-bind-address: latency n/a", engine))
+		}
 	} else if err := proc.waitServing(ctx); err != nil {
 		res.Notes = append(res.Notes, fmt.Sprintf("latency n/a: %v", err))
 		proc.metricsURL = ""
@@ -233,7 +248,7 @@ func measure(ctx context.Context, o Options, w Workload, engine Engine, label st
 	}
 
 	// The measured phase: what the scheduler did before it is subtracted.
-	var before Histogram
+	var before Scraped
 	if proc.metricsURL != "" {
 		if before, err = scrape(proc.metricsURL); err != nil {
 			res.Notes = append(res.Notes, fmt.Sprintf("latency n/a: %v", err))
@@ -280,7 +295,7 @@ func backlogFits(w Workload) bool {
 // backlog workload that has init pods: PodAntiAffinity, one per node.
 func placeInitPods(ctx context.Context, client kubernetes.Interface, w Workload) error {
 	return parallel(ctx, w.InitPods, func(ctx context.Context, i int) error {
-		p := w.InitPod(fmt.Sprintf("init-%d", i))
+		p := w.InitPod(podName("init", i))
 		p.Spec.NodeName = fmt.Sprintf("node-%d", i%w.Nodes)
 		if _, err := client.CoreV1().Pods(namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating init pod %s: %w", p.Name, err)
@@ -298,13 +313,13 @@ func measureBacklog(ctx context.Context, o Options, w Workload, engine Engine, l
 	if err != nil {
 		return err
 	}
-	return finish(o, w, engine, label, tr, proc, bound, nil, ProcUsage{}, res)
+	return finish(o, w, engine, label, tr, proc, bound, Scraped{}, ProcUsage{}, res)
 }
 
 // finish fills res once the measured pods are bound (or the wait gave up):
 // throughput from the bindings the tracker saw, latency from /metrics minus
 // before, CPU minus usageBefore.
-func finish(o Options, w Workload, engine Engine, label string, tr *tracker, proc *schedulerProcess, bound int, before Histogram, usageBefore ProcUsage, res *Result) error {
+func finish(o Options, w Workload, engine Engine, label string, tr *tracker, proc *schedulerProcess, bound int, before Scraped, usageBefore ProcUsage, res *Result) error {
 	o.Progress("%s: %d/%d bound", label, bound, w.Pods)
 	select {
 	case <-proc.exited:
@@ -325,11 +340,20 @@ func finish(o Options, w Workload, engine Engine, label string, tr *tracker, pro
 		switch {
 		case err != nil:
 			res.Notes = append(res.Notes, fmt.Sprintf("latency n/a: %v", err))
-		case after == nil:
+		case after.Attempts == nil:
 			res.Notes = append(res.Notes, fmt.Sprintf("latency n/a: %s's /metrics has no %s", engine, attemptHistogram))
 		default:
-			d := after.Sub(before)
+			d := after.Attempts.Sub(before.Attempts)
 			res.P50, res.P99 = d.Quantile(0.5), d.Quantile(0.99)
+		}
+		if err == nil {
+			res.BatchHinted = HintShare(before.Batch, after.Batch)
+			if b := counterDiff(before.Batch, after.Batch); len(b) > 0 {
+				res.Notes = append(res.Notes, "batch attempts: "+formatCounts(b))
+			}
+			if f := counterDiff(before.Flushes, after.Flushes); len(f) > 0 {
+				res.Notes = append(res.Notes, "batches flushed: "+formatCounts(f))
+			}
 		}
 	}
 	usage, err := readProcUsage(proc.cmd.Process.Pid)
@@ -343,19 +367,45 @@ func finish(o Options, w Workload, engine Engine, label string, tr *tracker, pro
 	return nil
 }
 
-// schedulerConfig is the configuration both schedulers read: the default
-// profile, a fast client, no leader election.
-func schedulerConfig(kubeconfig string) string {
-	return fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+// Client settings of both schedulers (clientConnection), which the
+// ceiling's clients take too.
+const (
+	clientQPS   = 5000
+	clientBurst = 5000
+)
+
+// schedulerConfig is the configuration both schedulers read for w: a fast
+// client, no leader election, and the default profile, or upstream's
+// batching profile (noTopologyProfile) if w asks for it.
+func schedulerConfig(kubeconfig string, w Workload) string {
+	cfg := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 leaderElection:
   leaderElect: false
 clientConnection:
   kubeconfig: %s
-  qps: 5000
-  burst: 5000
-`, kubeconfig)
+  qps: %d
+  burst: %d
+`, kubeconfig, clientQPS, clientBurst)
+	if w.NoTopologyDefaults {
+		cfg += noTopologyProfile
+	}
+	return cfg
 }
+
+// noTopologyProfile is the profile of upstream's batching benchmark
+// (scheduler_perf/batching/scheduler-config-no-topology.yaml):
+// PodTopologySpread's defaulting type List with no default constraints.
+// With the System defaults, kube-scheduler's PodTopologySpread signs no
+// pod at all (it has default constraints), and nothing is batched.
+const noTopologyProfile = `profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: PodTopologySpread
+    args:
+      defaultingType: List
+      defaultConstraints: []
+`
 
 // prepareNamespace creates the namespace and, if the workload needs them,
 // the priority classes.
@@ -419,24 +469,37 @@ func parallel(ctx context.Context, n int, do func(ctx context.Context, i int) er
 	return ctx.Err()
 }
 
+// makeNode is w's node i: node-<i>, as scenario.MakeNode makes it, with
+// the workload's labels and memory.
+func makeNode(w Workload, i int) *v1.Node {
+	b := scenario.MakeNode(fmt.Sprintf("node-%d", i))
+	if w.NodeLabels != nil {
+		for k, v := range w.NodeLabels(i) {
+			b.Label(k, v)
+		}
+	}
+	if w.NodeMemory != "" {
+		b.Capacity(map[v1.ResourceName]string{v1.ResourceMemory: w.NodeMemory})
+	}
+	return b.Obj()
+}
+
 // createNodes creates the workload's nodes with their status (capacity,
-// Ready), as scenario.Env.CreateNodes does, in parallel.
+// Ready), in parallel.
 func createNodes(ctx context.Context, client kubernetes.Interface, w Workload) error {
 	return parallel(ctx, w.Nodes, func(ctx context.Context, i int) error {
-		b := scenario.MakeNode(fmt.Sprintf("node-%d", i))
-		if w.NodeLabels != nil {
-			for k, v := range w.NodeLabels(i) {
-				b.Label(k, v)
-			}
-		}
-		n := b.Obj()
+		n := makeNode(w, i)
 		created, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
 		if err != nil {
 			return fmt.Errorf("creating node %s: %w", n.Name, err)
 		}
-		created.Status = n.Status
-		if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("setting status of node %s: %w", n.Name, err)
+		// The apiserver keeps a node's status on create (scheduler_perf
+		// creates its nodes that way); should it not, a second write sets it.
+		if len(created.Status.Conditions) == 0 {
+			created.Status = n.Status
+			if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+				return fmt.Errorf("setting status of node %s: %w", n.Name, err)
+			}
 		}
 		if w.Storage != nil {
 			return createCSINode(ctx, client, w.Storage, n.Name)
@@ -461,10 +524,10 @@ func createVolumes(ctx context.Context, client kubernetes.Interface, w Workload)
 	return waitForStorage(ctx, client, w.Storage, w.Nodes, w.Pods)
 }
 
-// createPods creates n pods named prefix-<i>, made by newPod, in parallel.
+// createPods creates n pods named by podName, made by newPod, in parallel.
 func createPods(ctx context.Context, client kubernetes.Interface, n int, prefix string, newPod func(string) *v1.Pod) error {
 	return parallel(ctx, n, func(ctx context.Context, i int) error {
-		p := newPod(fmt.Sprintf("%s-%d", prefix, i))
+		p := newPod(podName(prefix, i))
 		if _, err := client.CoreV1().Pods(namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating pod %s: %w", p.Name, err)
 		}
@@ -628,9 +691,10 @@ type schedulerProcess struct {
 	err    error
 }
 
-// startScheduler starts engine with the configuration at cfgPath, its
-// output going to logPath.
-func startScheduler(ctx context.Context, o Options, engine Engine, kubeconfig, cfgPath, logPath string) (*schedulerProcess, error) {
+// startScheduler starts engine for w with the configuration at cfgPath,
+// its output going to logPath. The ceiling reads no configuration and
+// serves no /metrics.
+func startScheduler(ctx context.Context, o Options, engine Engine, w Workload, kubeconfig, cfgPath, logPath string) (*schedulerProcess, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -656,6 +720,13 @@ func startScheduler(ctx context.Context, o Options, engine Engine, kubeconfig, c
 			"--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1",
 			"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics")
 		p.metricsURL = "https://" + addr + "/metrics"
+	case Ceiling:
+		args := []string{"ceiling", "--kubeconfig", kubeconfig, "--workload", w.Name,
+			"--workers", strconv.Itoa(o.CeilingWorkers)}
+		if o.Smoke {
+			args = append(args, "--smoke")
+		}
+		p.cmd = exec.Command(o.Self, args...)
 	default:
 		return nil, fmt.Errorf("unknown scheduler %q", engine)
 	}

@@ -103,11 +103,11 @@ func createCSINode(ctx context.Context, client kubernetes.Interface, s *Storage,
 	return nil
 }
 
-// createClaims creates the claim of each of the n pods named prefix-<i>,
+// createClaims creates the claim of each of the n pods podName names,
 // and its PV if the volumes are static, in parallel.
 func createClaims(ctx context.Context, client kubernetes.Interface, s *Storage, n int, prefix string) error {
 	return parallel(ctx, n, func(ctx context.Context, i int) error {
-		c := podClaim(fmt.Sprintf("%s-%d", prefix, i), s.Class.Name)
+		c := podClaim(podName(prefix, i), s.Class.Name)
 		if _, err := client.CoreV1().PersistentVolumeClaims(namespace).Create(ctx, c, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating claim %s: %w", c.Name, err)
 		}

@@ -7,6 +7,8 @@ package main
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -56,6 +58,39 @@ type Workload struct {
 	// pod a claim from a template, and runs what makes the claims
 	// (devices.go).
 	Devices *Devices
+	// NodeMemory, if set, replaces scenario.MakeNode's 16Gi of memory.
+	NodeMemory string
+	// NoTopologyDefaults gives both schedulers upstream's batching profile
+	// (scheduler-config-no-topology.yaml): PodTopologySpread without
+	// default constraints. Other workloads run the default profile.
+	NoTopologyDefaults bool
+	// Place is the node the ceiling binds measured pod i to: one where the
+	// pod fits beside every pod placed before it, so that each binding is
+	// one a scheduler could have made. nil: the ceiling does not run this
+	// workload (see ceiling.go).
+	Place func(i int) string
+}
+
+// podName is the name of object i made with prefix: prefix-<i>.
+func podName(prefix string, i int) string { return fmt.Sprintf("%s-%d", prefix, i) }
+
+// podIndex is i of a name podName made, or -1.
+func podIndex(name string) int {
+	_, digits, ok := strings.Cut(name, "-")
+	if !ok {
+		return -1
+	}
+	i, err := strconv.Atoi(digits)
+	if err != nil || i < 0 {
+		return -1
+	}
+	return i
+}
+
+// roundRobin places pod i on node i mod nodes: every node takes
+// ceil(pods/nodes) pods at most.
+func roundRobin(nodes int) func(int) string {
+	return func(i int) string { return fmt.Sprintf("node-%d", i%nodes) }
 }
 
 // churnKeep is how many churn pods exist at most at once.
@@ -84,6 +119,8 @@ func workloads(smoke bool) []Workload {
 		csiPVs(pick(sizes{500, 0, 500}, sizes{10, 0, 20})),
 		provisionedPVs(pick(sizes{500, 0, 250}, sizes{10, 0, 20})),
 		claimTemplateResourceClaims(pick(sizes{500, 0, 1000}, sizes{10, 0, 20})),
+		hostPortConflict(pick(sizes{batchingNodes, 0, batchingNodes}, sizes{10, 0, 10})),
+		resourceSaturation(pick(sizes{batchingNodes, 0, batchingNodes}, sizes{10, 0, 10})),
 	}
 }
 
@@ -93,7 +130,7 @@ func workloads(smoke bool) []Workload {
 // kube-controller-manager), since every run costs an apiserver's start,
 // some seconds.
 const smokeDefault = "SchedulingBasic-500,Preemption,Churn,SchedulingCSIPVs-500,SchedulingProvisionedPVs-500," +
-	"SchedulingWithResourceClaimTemplate-500"
+	"SchedulingWithResourceClaimTemplate-500,HostPortConflict,ResourceSaturation"
 
 // defaultPod is scheduler_perf's pod-default.yaml: 100m CPU, 500Mi.
 func defaultPod(name, role string) *builders.PodWrapper {
@@ -104,7 +141,8 @@ func defaultPod(name, role string) *builders.PodWrapper {
 // basic is SchedulingBasic: plain pods on plain nodes.
 func basic(name string, s sizes) Workload {
 	return Workload{Name: name, Nodes: s.nodes, Pods: s.pods,
-		Pod: func(n string) *v1.Pod { return defaultPod(n, roleMeasured).Obj() }}
+		Pod:   func(n string) *v1.Pod { return defaultPod(n, roleMeasured).Obj() },
+		Place: roundRobin(s.nodes)}
 }
 
 // podAntiAffinity is SchedulingPodAntiAffinity: every pod refuses a node
@@ -120,8 +158,11 @@ func podAntiAffinity(s sizes) Workload {
 			}).Obj()
 		}
 	}
+	// The init pods are on the first InitPods nodes (placeInitPods): the
+	// ceiling puts measured pod i on the InitPods+i-th.
 	return Workload{Name: "PodAntiAffinity", Nodes: s.nodes, InitPods: s.initPods, InitPod: pod(roleInit),
-		Pods: s.pods, Pod: pod(roleMeasured)}
+		Pods: s.pods, Pod: pod(roleMeasured),
+		Place: func(i int) string { return fmt.Sprintf("node-%d", (s.initPods+i)%s.nodes) }}
 }
 
 // zones is how many zones the topology-spreading workload's nodes are in.
@@ -142,7 +183,10 @@ func topologySpreading(s sizes) Workload {
 				WhenUnsatisfiable: v1.DoNotSchedule,
 				LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "spread"}},
 			}).Obj()
-		}}
+		},
+		// Node i is in zone i mod zones: round robin over the nodes fills
+		// the zones in turn, a skew of one at most.
+		Place: roundRobin(s.nodes)}
 }
 
 // affinityLabel is carried by every other node of the node-affinity workload.
@@ -167,7 +211,9 @@ func nodeAffinity(s sizes) Workload {
 					}}}},
 				},
 			}).Obj()
-		}}
+		},
+		// Round robin over the even (labelled) nodes.
+		Place: func(i int) string { return fmt.Sprintf("node-%d", 2*(i%((s.nodes+1)/2))) }}
 }
 
 // preemption is PreemptionBasic: low-priority pods of one CPU each fill
@@ -234,4 +280,55 @@ func provisionedPVs(s sizes) Workload {
 	return Workload{Name: "SchedulingProvisionedPVs-500", Nodes: s.nodes, Pods: s.pods, Pod: storagePod,
 		Storage: &Storage{Class: provisioner.StorageClass("bench-provisioned"), Driver: provisioner.Name,
 			AttachLimit: csiAttachLimit, DiskSize: resource.MustParse("10Gi")}}
+}
+
+// batchingNodes is the size of the batching workloads: as many nodes as
+// measured pods, one pod per node. Upstream's performance cases are 20000
+// of each; docs/performance.md says why this machine runs fewer.
+const batchingNodes = 10000
+
+// signature is the "signature" label of pod i of a batching workload
+// whose runs of batch consecutive pods share one: upstream's
+// signatureBatchSize, signature-label-<i/batch>. InterPodAffinity puts a
+// pod's labels in its signature, so a new value starts a new batch.
+//
+// The workloads give every pod the same one (batch = pods), as upstream's
+// 20000BatchSize cases do: on a backlog the schedulers learn of the pods,
+// and queue them, in the order the apiserver's watch cache hands them
+// out, which is not their creation order, so runs of, say, 100 would be
+// interleaved, and the signature would change at almost every pod. (A
+// run of 7500 pods in runs of 100 had kube-scheduler use a batch hint for
+// 191 pods; it flushed its batch for another signature 7308 times.)
+func signature(i, batch int) string { return fmt.Sprintf("signature-label-%d", i/batch) }
+
+// batchingNodeMemory is node-default.yaml's memory (4 CPU, 110 pods, as
+// scenario.MakeNode makes them).
+const batchingNodeMemory = "32Gi"
+
+// hostPortConflict is upstream's HostPortConflict (scheduler_perf/batching,
+// pod-hostport-80.yaml): every pod exposes host port 80, so that each node
+// takes one pod, and once a pod is bound its node is out for every later
+// pod. Pods ask for 100m CPU and 100Mi of memory.
+func hostPortConflict(s sizes) Workload {
+	return Workload{Name: "HostPortConflict", Nodes: s.nodes, Pods: s.pods, NodeMemory: batchingNodeMemory,
+		NoTopologyDefaults: true, Place: roundRobin(s.nodes),
+		Pod: func(n string) *v1.Pod {
+			p := scenario.MakePod(n).Namespace(namespace).Label(roleLabel, roleMeasured).
+				Label("signature", signature(podIndex(n), s.pods)).
+				Req(map[v1.ResourceName]string{v1.ResourceCPU: "100m", v1.ResourceMemory: "100Mi"}).Obj()
+			p.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 80, HostPort: 80, Protocol: v1.ProtocolTCP}}
+			return p
+		}}
+}
+
+// resourceSaturation is upstream's ResourceSaturation (pod-saturation.yaml):
+// pods of 3 CPU and 1Gi on nodes of 4 CPU, so that each node takes one pod.
+func resourceSaturation(s sizes) Workload {
+	return Workload{Name: "ResourceSaturation", Nodes: s.nodes, Pods: s.pods, NodeMemory: batchingNodeMemory,
+		NoTopologyDefaults: true, Place: roundRobin(s.nodes),
+		Pod: func(n string) *v1.Pod {
+			return scenario.MakePod(n).Namespace(namespace).Label(roleLabel, roleMeasured).
+				Label("signature", signature(podIndex(n), s.pods)).
+				Req(map[v1.ResourceName]string{v1.ResourceCPU: "3", v1.ResourceMemory: "1Gi"}).Obj()
+		}}
 }
