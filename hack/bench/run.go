@@ -87,7 +87,10 @@ type Options struct {
 	// the scheduler starts, in the workloads backlogFits allows.
 	Backlog bool
 	// ProfileDir, if set, receives a CPU profile of ProfileSeconds of every
-	// minisched run, taken from the start of its measured phase.
+	// minisched run, taken from the start of its measured phase, and one of
+	// the apiserver over the same seconds of every run, whatever the
+	// engine: with it on the same cores, where the apiserver's time goes
+	// is half of where a run's goes.
 	ProfileDir     string
 	ProfileSeconds int
 	// Stall ends the wait for bindings when none came for this long.
@@ -217,6 +220,15 @@ func measure(ctx context.Context, o Options, w Workload, engine Engine, label st
 		defer func() {
 			if err := <-profiled; err != nil {
 				res.Notes = append(res.Notes, fmt.Sprintf("no CPU profile: %v", err))
+			}
+		}()
+	}
+	if o.ProfileDir != "" {
+		path := filepath.Join(o.ProfileDir, fmt.Sprintf("%s-%s-round%d.apiserver.pprof", w.Name, engine, res.Round))
+		profiled := startAPIServerProfile(ctx, o, client, path)
+		defer func() {
+			if err := <-profiled; err != nil {
+				res.Notes = append(res.Notes, fmt.Sprintf("no apiserver CPU profile: %v", err))
 			}
 		}()
 	}
@@ -774,6 +786,29 @@ func (p *schedulerProcess) stop() {
 		_ = p.cmd.Process.Kill()
 		<-p.exited
 	}
+}
+
+// startAPIServerProfile records a CPU profile of the apiserver for
+// o.ProfileSeconds from its /debug/pprof/profile (kube-apiserver serves it
+// by default, --profiling, to a client allowed nonResourceURLs: envtest's
+// admin is) into path; the channel gets the outcome.
+func startAPIServerProfile(ctx context.Context, o Options, client kubernetes.Interface, path string) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		done <- func() error {
+			data, err := client.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+				Param("seconds", fmt.Sprint(o.ProfileSeconds)).DoRaw(ctx)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				return err
+			}
+			o.Progress("apiserver CPU profile of %ds in %s", o.ProfileSeconds, path)
+			return nil
+		}()
+	}()
+	return done
 }
 
 // startProfile records a CPU profile of the scheduler for o.ProfileSeconds
