@@ -13,7 +13,8 @@
 // informer of slices lagging behind the informer of pods would make an
 // attempt fail that a later one retries, which ends the same but is not
 // what a case means to show). Only one node can take each pod, or Score
-// decides: equal scores are broken at random.
+// decides: equal scores are broken by the order Filter found the nodes in,
+// which differs between runs.
 
 package conformance
 

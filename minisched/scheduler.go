@@ -131,8 +131,9 @@ type Options struct {
 	// Metrics, if set, records what kube-scheduler's metrics record; the
 	// profiles and the queue should have the same.
 	Metrics *metrics.Metrics
-	// Seed makes tie-breaking among equally scored nodes reproducible (0:
-	// random).
+	// Seed makes the tie-breakers of nodes that extenders scored
+	// reproducible (0: random); other ties go by the heap's order (see
+	// selectHost).
 	Seed uint64
 	// DRAManager is the DRA state the profiles were built with
 	// (framework.WithSharedDRAManager), if any. The Scheduler registers

@@ -99,7 +99,8 @@ func WithObserver(fn minisched.Observer) Option { return func(o *options) { o.ob
 // `minisched explain` (the scheduler then needs to patch pods).
 func WithAttemptRecords() Option { return func(o *options) { o.recordAttempts = true } }
 
-// WithSeed makes random tie-breaking reproducible.
+// WithSeed makes the random tie-breakers of nodes that extenders scored
+// reproducible.
 func WithSeed(seed uint64) Option { return func(o *options) { o.seed = seed } }
 
 // RestConfigFromKubeconfig loads the kubeconfig at path, else the one named
