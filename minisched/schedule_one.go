@@ -585,6 +585,9 @@ func (s *Scheduler) prioritizeNodes(ctx context.Context, schedFramework *framewo
 // extender that answered (nil if none did).
 func addExtenderScores(ctx context.Context, extenders []framework.Extender, pod *v1.Pod,
 	nodes []*framework.NodeInfo, scores []framework.NodePluginScores, randomizer func() int) map[string]int64 {
+	if len(extenders) == 0 {
+		return nil // nothing to ask, and no index of the nodes to build
+	}
 	logger := klog.FromContext(ctx)
 	byNode := make(map[string]*framework.NodePluginScores, len(scores))
 	for i := range scores {
