@@ -1,7 +1,8 @@
-// Chapter 15's story (docs/15-performance.md): a burst of pods on a
+// Chapter 15's stories (docs/15-performance.md): a burst of pods on a
 // hundred nodes, measured as kube-scheduler's dashboards measure it, from
-// the scheduler's /metrics. `make bench` goes further: larger workloads,
-// several rounds, and the real kube-scheduler on the same ones.
+// the scheduler's /metrics; and OpportunisticBatching, alike pods placed by
+// the ranking of the first one's cycle. `make bench` goes further: larger
+// workloads, several rounds, and the real kube-scheduler on the same ones.
 
 package chapters
 

@@ -54,7 +54,7 @@ func (s *Scheduler) ScheduleAndUndo(ctx context.Context, schedFramework *framewo
 // the current snapshot, and returns how many nodes were feasible.
 func (s *Scheduler) FilterAndScore(ctx context.Context, schedFramework *framework.Framework, pod *v1.Pod) (int, error) {
 	state := framework.NewCycleState()
-	feasible, _, _, err := s.findNodesThatFitPod(ctx, schedFramework, state, queuedPod(pod))
+	feasible, _, _, err := s.findNodesThatFitPod(ctx, schedFramework, state, queuedPod(pod), 0)
 	if err != nil {
 		return 0, err
 	}
@@ -62,12 +62,6 @@ func (s *Scheduler) FilterAndScore(ctx context.Context, schedFramework *framewor
 		return 0, err
 	}
 	return len(feasible), nil
-}
-
-// testQueue is a queue for a test Scheduler of the one profile
-// schedFramework: the cycle reads its count of pops.
-func testQueue(schedFramework *framework.Framework) *queue.PriorityQueue {
-	return queue.New(schedFramework.QueueSortFunc(), map[string]queue.Profile{schedFramework.ProfileName(): schedFramework})
 }
 
 // queuedPod is pod as the queue would hand it to a cycle: signed by no

@@ -109,7 +109,7 @@ func extenderTestScheduler(t *testing.T, count int, pluginNames []string, exts .
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Scheduler{snapshot: snapshot, Queue: testQueue(schedFramework), profilePercentage: map[string]*int32{}, rng: newTestScheduler().rng,
+	s := &Scheduler{snapshot: snapshot, profilePercentage: map[string]*int32{}, rng: newTestScheduler().rng,
 		bindSlots: make(chan struct{}, maxConcurrentBinds)}
 	return s, schedFramework
 }
@@ -183,7 +183,7 @@ func TestExtenderFilterInTheCycle(t *testing.T) {
 			if pod == nil {
 				pod = st.MakePod().Name("p").Obj()
 			}
-			feasible, diagnosis, _, err := s.findNodesThatFitPod(context.Background(), schedFramework, framework.NewCycleState(), queuedPod(pod))
+			feasible, diagnosis, _, err := s.findNodesThatFitPod(context.Background(), schedFramework, framework.NewCycleState(), queuedPod(pod), 0)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("err = %v, want %s", err, tt.wantErr)

@@ -32,7 +32,7 @@ func recordTestScheduler(t *testing.T, nodes []*v1.Node, enabled []configv1.Plug
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Scheduler{snapshot: snapshot, Queue: testQueue(schedFramework), profilePercentage: map[string]*int32{}, rng: newTestScheduler().rng,
+	s := &Scheduler{snapshot: snapshot, profilePercentage: map[string]*int32{}, rng: newTestScheduler().rng,
 		observer: func(Attempt) {}}
 	return s, schedFramework
 }
@@ -43,7 +43,7 @@ func recordCycle(t *testing.T, s *Scheduler, schedFramework *framework.Framework
 	t.Helper()
 	ctx := context.Background()
 	state := framework.NewCycleState()
-	feasible, diagnosis, _, err := s.findNodesThatFitPod(ctx, schedFramework, state, queuedPod(pod))
+	feasible, diagnosis, _, err := s.findNodesThatFitPod(ctx, schedFramework, state, queuedPod(pod), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestAttemptRecordOfAnError(t *testing.T) {
 		&fakeExtender{name: "broken", filter: true, err: errors.New("connection refused")})
 	state := framework.NewCycleState()
 	pod := st.MakePod().Name("p").Obj()
-	if _, _, _, err := s.findNodesThatFitPod(context.Background(), schedFramework, state, queuedPod(pod)); err == nil {
+	if _, _, _, err := s.findNodesThatFitPod(context.Background(), schedFramework, state, queuedPod(pod), 0); err == nil {
 		t.Fatal("the failing extender did not fail the cycle")
 	}
 	rec := s.recordAttempt(schedFramework, state, &framework.QueuedPodInfo{PodInfo: framework.NewPodInfo(pod), Attempts: 1},

@@ -43,7 +43,7 @@ func TestFeasibleSearchRotates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Scheduler{snapshot: snapshot, Queue: testQueue(schedFramework), percentageOfNodesToScore: 50, profilePercentage: map[string]*int32{}}
+	s := &Scheduler{snapshot: snapshot, percentageOfNodesToScore: 50, profilePercentage: map[string]*int32{}}
 	pod := st.MakePod().Name("p").Namespace("ns").Obj()
 
 	seen := map[string]int{}
@@ -60,7 +60,7 @@ func TestFeasibleSearchRotates(t *testing.T) {
 			if s.nextStartNodeIndex != tt.wantStart {
 				t.Fatalf("search starts at %d, want %d", s.nextStartNodeIndex, tt.wantStart)
 			}
-			feasible, _, _, err := s.findNodesThatFitPod(context.Background(), schedFramework, framework.NewCycleState(), queuedPod(pod))
+			feasible, _, _, err := s.findNodesThatFitPod(context.Background(), schedFramework, framework.NewCycleState(), queuedPod(pod), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -180,10 +180,10 @@ func TestFindNodesThatPassFilters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := &Scheduler{snapshot: snapshot, Queue: testQueue(schedFramework), percentageOfNodesToScore: 50, nextStartNodeIndex: tt.start}
+			s := &Scheduler{snapshot: snapshot, percentageOfNodesToScore: 50, nextStartNodeIndex: tt.start}
 			pod := st.MakePod().Name("p").Namespace("ns").Obj()
 
-			feasible, diagnosis, _, err := s.findNodesThatFitPod(context.Background(), schedFramework, framework.NewCycleState(), queuedPod(pod))
+			feasible, diagnosis, _, err := s.findNodesThatFitPod(context.Background(), schedFramework, framework.NewCycleState(), queuedPod(pod), 0)
 			if err != nil {
 				t.Fatal(err)
 			}

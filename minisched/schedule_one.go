@@ -255,7 +255,10 @@ func (s *Scheduler) schedulePod(ctx context.Context, schedFramework *framework.F
 	if s.snapshot.NumNodes() == 0 {
 		return result, ErrNoNodesAvailable
 	}
-	feasible, diagnosis, hint, err := s.findNodesThatFitPod(ctx, schedFramework, state, podInfo)
+	// The cycle's number, which OpportunisticBatching compares with the
+	// last stored one: only this goroutine pops, so it holds all cycle.
+	cycle := s.Queue.SchedulingCycle()
+	feasible, diagnosis, hint, err := s.findNodesThatFitPod(ctx, schedFramework, state, podInfo, cycle)
 	if err != nil {
 		return result, err
 	}
@@ -265,7 +268,6 @@ func (s *Scheduler) schedulePod(ctx context.Context, schedFramework *framework.F
 	}
 	result.evaluatedNodes = len(feasible) + diagnosis.NodeToStatus.Len()
 	result.feasibleNodes = len(feasible)
-	cycle := s.Queue.SchedulingCycle()
 	// One feasible node (the nominated or hinted one, often): nothing to
 	// rank, and no ranking to keep.
 	if len(feasible) == 1 {
@@ -302,9 +304,10 @@ const (
 // findNodesThatFitPod runs PreFilter once, then Filter and the filtering
 // extenders over the candidate nodes (a nominated or hinted node first),
 // recording in the diagnosis why each rejected node failed. It also returns
-// the node OpportunisticBatching hinted at ("" if none).
+// the node OpportunisticBatching hinted at ("" if none); cycle is this
+// scheduling cycle's number (PriorityQueue.SchedulingCycle).
 func (s *Scheduler) findNodesThatFitPod(ctx context.Context, schedFramework *framework.Framework,
-	state *framework.CycleState, podInfo *framework.QueuedPodInfo) ([]*framework.NodeInfo, framework.Diagnosis, string, error) {
+	state *framework.CycleState, podInfo *framework.QueuedPodInfo, cycle int64) ([]*framework.NodeInfo, framework.Diagnosis, string, error) {
 	pod := podInfo.Pod
 	diagnosis := framework.NewDiagnosis()
 	allNodes, err := s.snapshot.NodeInfos().List()
@@ -331,11 +334,11 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, schedFramework *fra
 	// on the node OpportunisticBatching hints at: the best that cycle did
 	// not take. If it fits, the search is over. (A nominated pod never gets
 	// a hint: GetNodeHint refuses it.)
-	hint := schedFramework.GetNodeHint(ctx, pod, podInfo.PodSignature, state, s.Queue.SchedulingCycle())
+	hint := schedFramework.GetNodeHint(ctx, pod, podInfo.PodSignature, state, cycle)
 	if first := cmp.Or(pod.Status.NominatedNodeName, hint); first != "" {
 		feasible, err := s.evaluateNominatedNode(ctx, schedFramework, state, pod, first, &diagnosis)
 		if err != nil {
-			klog.FromContext(ctx).Error(err, "Evaluation failed on nominated node", "node", first)
+			klog.FromContext(ctx).Error(err, "Evaluation failed on the nominated or hinted node", "node", first)
 		}
 		if len(feasible) != 0 {
 			return feasible, diagnosis, hint, nil

@@ -99,7 +99,8 @@ type Record struct {
 	Scorers []Scorer `json:"scorers,omitempty"`
 	// NumNodes counts the cluster's nodes; NotEvaluated those the search
 	// never reached (it stops once it found enough feasible nodes,
-	// percentageOfNodesToScore) or did not keep. Nodes lists the others.
+	// percentageOfNodesToScore, or at a nominated or hinted node that
+	// fits) or did not keep. Nodes lists the others.
 	NumNodes     int          `json:"numNodes"`
 	NotEvaluated int          `json:"notEvaluated,omitempty"`
 	Nodes        []NodeRecord `json:"nodes,omitempty"`
