@@ -4,7 +4,10 @@
 // scheduling cycle, the PodInfo, QueuedPodInfo and NodeInfo types they read,
 // the ClusterEvents and queueing hints that requeue pods, the plugin
 // Registry, and the per-profile runtime (Framework, runtime.go) that runs
-// each extension point's plugins in order.
+// each extension point's plugins in order. The runtime also keeps each
+// profile's OpportunisticBatching state (batch.go): pods' signatures
+// (SignPlugin, signers.go) and the ranking of the nodes a cycle did not
+// take (SortedScoredNodes, sorted_nodes.go).
 //
 // Of the rest of minisched it imports only two leaves: minisched/metrics,
 // which times extension points and plugin calls (WithMetrics) and which
