@@ -22,6 +22,7 @@ import (
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched"
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/minisched/metrics"
 	"github.com/minisched/minisched/plugins"
 	"github.com/minisched/minisched/plugins/dynamicresources/dramanager"
 	"github.com/minisched/minisched/queue"
@@ -59,7 +60,7 @@ func BenchmarkSchedulingCycle(b *testing.B) {
 		b.Fatal(err)
 	}
 	// 100%: every node is searched, as in a cluster of fewer than 100 nodes.
-	s := minisched.NewBenchScheduler(cache.New(0), nil, snapshot, schedFramework, nil, 100)
+	s := minisched.NewBenchScheduler(cache.New(0), nil, snapshot, schedFramework, nil, 100, nil)
 	pod := st.MakePod().Name("incoming").UID("incoming").
 		Req(map[v1.ResourceName]string{v1.ResourceCPU: "2", v1.ResourceMemory: "2Gi"}).Obj()
 	ctx := context.Background()
@@ -162,7 +163,18 @@ func benchIncomingPods(workload string) []*framework.QueuedPodInfo {
 // Services, controllers) are empty. percentageOfNodesToScore is adaptive,
 // as by default.
 func newBenchScheduler(b testing.TB, nodes []*v1.Node, pods []*v1.Pod) *minisched.Scheduler {
-	return newBenchSchedulerWith(b, nodes, pods, false)
+	return newBenchSchedulerWith(b, nodes, pods, benchOptions{})
+}
+
+// benchOptions change newBenchSchedulerWith's scheduler.
+type benchOptions struct {
+	// batching configures PodTopologySpread as upstream's batching
+	// benchmarks do (batchingArgs).
+	batching bool
+	// metrics gives the framework and the queue a metrics registry, as the
+	// scheduler binary has: a sample of the cycles then times each plugin
+	// call.
+	metrics bool
 }
 
 // batchingArgs is upstream's batching configuration of PodTopologySpread
@@ -171,9 +183,8 @@ func newBenchScheduler(b testing.TB, nodes []*v1.Node, pods []*v1.Pod) *minische
 var batchingArgs = configv1.PluginConfig{Name: "PodTopologySpread", Args: runtime.RawExtension{
 	Raw: []byte(`{"kind":"PodTopologySpreadArgs","apiVersion":"kubescheduler.config.k8s.io/v1","defaultingType":"List"}`)}}
 
-// newBenchSchedulerWith is newBenchScheduler, with upstream's batching
-// configuration if batching is set.
-func newBenchSchedulerWith(b testing.TB, nodes []*v1.Node, pods []*v1.Pod, batching bool) *minisched.Scheduler {
+// newBenchSchedulerWith is newBenchScheduler with opts.
+func newBenchSchedulerWith(b testing.TB, nodes []*v1.Node, pods []*v1.Pod, opts benchOptions) *minisched.Scheduler {
 	ctx := context.Background()
 	logger := klog.Background()
 	c := cache.New(0)
@@ -191,7 +202,7 @@ func newBenchSchedulerWith(b testing.TB, nodes []*v1.Node, pods []*v1.Pod, batch
 		SchedulerName: ptr.To(benchProfileName),
 		Plugins:       scheduler.DefaultPlugins(),
 	}
-	if batching {
+	if opts.batching {
 		profile.PluginConfig = []configv1.PluginConfig{batchingArgs}
 	}
 	// The factory is never started: the listers plugins ask for, the DRA
@@ -199,9 +210,16 @@ func newBenchSchedulerWith(b testing.TB, nodes []*v1.Node, pods []*v1.Pod, batch
 	factory := informers.NewSharedInformerFactory(client, 0)
 	draManager := dramanager.New(logger, factory, client)
 	b.Cleanup(draManager.Stop)
-	schedFramework, err := framework.NewFramework(ctx, plugins.NewInTreeRegistry(), profile,
-		framework.WithSnapshotSharedLister(snapshot), framework.WithClientSet(client),
-		framework.WithInformerFactory(factory), framework.WithSharedDRAManager(draManager))
+	frameworkOpts := []framework.Option{framework.WithSnapshotSharedLister(snapshot), framework.WithClientSet(client),
+		framework.WithInformerFactory(factory), framework.WithSharedDRAManager(draManager)}
+	var queueOpts []queue.Option
+	var m *metrics.Metrics
+	if opts.metrics {
+		m = metrics.New()
+		frameworkOpts = append(frameworkOpts, framework.WithMetrics(m))
+		queueOpts = append(queueOpts, queue.WithMetrics(m))
+	}
+	schedFramework, err := framework.NewFramework(ctx, plugins.NewInTreeRegistry(), profile, frameworkOpts...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -211,10 +229,10 @@ func newBenchSchedulerWith(b testing.TB, nodes []*v1.Node, pods []*v1.Pod, batch
 	if err := c.UpdateSnapshot(logger, snapshot); err != nil {
 		b.Fatal(err)
 	}
-	q := queue.New(schedFramework.QueueSortFunc(), map[string]queue.Profile{benchProfileName: schedFramework})
+	q := queue.New(schedFramework.QueueSortFunc(), map[string]queue.Profile{benchProfileName: schedFramework}, queueOpts...)
 	schedFramework.SetPodNominator(q)
 	schedFramework.SetPodActivator(q)
-	return minisched.NewBenchScheduler(c, q, snapshot, schedFramework, client, 0)
+	return minisched.NewBenchScheduler(c, q, snapshot, schedFramework, client, 0, m)
 }
 
 // BenchmarkScheduleOne measures the scheduling cycle of one pod with the
@@ -281,7 +299,7 @@ func BenchmarkScheduleOneBatching(b *testing.B) {
 					if i%numNodes == 0 {
 						// Every node is taken: start again on an empty cluster.
 						b.StopTimer()
-						s = newBenchSchedulerWith(b, nodes, nil, config == "batching")
+						s = newBenchSchedulerWith(b, nodes, nil, benchOptions{batching: config == "batching"})
 						b.StartTimer()
 					}
 					pod := st.MakePod().Namespace("default").Name(fmt.Sprintf("p-%d", i)).UID(fmt.Sprintf("u-%d", i)).
@@ -297,6 +315,47 @@ func BenchmarkScheduleOneBatching(b *testing.B) {
 	}
 }
 
+// BenchmarkSchedulingBasic measures what the scheduler process does for a
+// pod of `make bench`'s SchedulingBasic workload (scheduler_perf's
+// SchedulingBasic: node-default.yaml's nodes, pod-default.yaml's pods) short
+// of binding it: the pod is added to the queue (PreEnqueue, signing), popped,
+// and scheduled with the default profile, with metrics as the binary
+// records them (every extension point, plugin calls in a sample of the
+// cycles), and left assumed where it went, so each cycle sees the pods
+// before it, as in the bench. The cluster starts again empty every 10000
+// pods.
+func BenchmarkSchedulingBasic(b *testing.B) {
+	for _, numNodes := range []int{500, 5000} {
+		var nodes []*v1.Node
+		for i := range numNodes {
+			name := fmt.Sprintf("node-%05d", i)
+			nodes = append(nodes, st.MakeNode().Name(name).Label(v1.LabelHostname, name).
+				Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "32Gi", v1.ResourcePods: "110"}).Obj())
+		}
+		b.Run(fmt.Sprintf("nodes=%d", numNodes), func(b *testing.B) {
+			ctx := klog.NewContext(context.Background(), klog.Background())
+			var s *minisched.Scheduler
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				if i%10000 == 0 {
+					b.StopTimer()
+					s = newBenchSchedulerWith(b, nodes, nil, benchOptions{metrics: true})
+					b.StartTimer()
+				}
+				pod := st.MakePod().Namespace("default").Name(fmt.Sprintf("pod-%d", i)).UID(fmt.Sprintf("u-%d", i)).
+					SchedulerName(benchProfileName).
+					Req(map[v1.ResourceName]string{v1.ResourceCPU: "100m", v1.ResourceMemory: "500Mi"}).Obj()
+				i++
+				s.Queue.Add(klog.Background(), pod)
+				if status := s.ScheduleNext(ctx, s.Profiles[benchProfileName]); !status.IsSuccess() {
+					b.Fatalf("pod %s: %v", pod.Name, status.AsError())
+				}
+			}
+		})
+	}
+}
+
 // TestBenchSchedulers checks that the benchmarks' schedulers can be built
 // and schedule a pod, with either configuration: benchmarks do not run in
 // `make test`, and a benchmark that cannot start measures nothing.
@@ -304,7 +363,7 @@ func TestBenchSchedulers(t *testing.T) {
 	nodes, pods := benchCluster(10)
 	for _, batching := range []bool{false, true} {
 		t.Run(fmt.Sprintf("batching=%v", batching), func(t *testing.T) {
-			s := newBenchSchedulerWith(t, nodes, pods, batching)
+			s := newBenchSchedulerWith(t, nodes, pods, benchOptions{batching: batching})
 			ctx := klog.NewContext(context.Background(), klog.Background())
 			for _, podInfo := range benchIncomingPods("plain")[:3] {
 				if status := s.ScheduleAndUndo(ctx, s.Profiles[benchProfileName], podInfo); !status.IsSuccess() {

@@ -15,14 +15,16 @@ import (
 
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/minisched/metrics"
 	"github.com/minisched/minisched/queue"
 )
 
 // NewBenchScheduler is a Scheduler over c, q and snapshot with the one
 // profile schedFramework, searching percentage of the nodes (0: adaptive),
-// with a fixed tie-breaking seed and no informers.
+// with a fixed tie-breaking seed and no informers; m (nil: none) records its
+// metrics.
 func NewBenchScheduler(c *cache.Cache, q *queue.PriorityQueue, snapshot *cache.Snapshot,
-	schedFramework *framework.Framework, client kubernetes.Interface, percentage int32) *Scheduler {
+	schedFramework *framework.Framework, client kubernetes.Interface, percentage int32, m *metrics.Metrics) *Scheduler {
 	return &Scheduler{
 		Cache:                    c,
 		Queue:                    q,
@@ -32,6 +34,7 @@ func NewBenchScheduler(c *cache.Cache, q *queue.PriorityQueue, snapshot *cache.S
 		logger:                   klog.Background(),
 		percentageOfNodesToScore: percentage,
 		rng:                      rand.New(rand.NewPCG(1, 2)),
+		metrics:                  m,
 	}
 }
 
