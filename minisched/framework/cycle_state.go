@@ -37,6 +37,12 @@ type CycleState struct {
 	// cycle. Only the runtime writes them, before the parallel phase starts.
 	SkipFilterPlugins sets.Set[string]
 	SkipScorePlugins  sets.Set[string]
+	// filterPlugins are the Filter plugins not in SkipFilterPlugins, in
+	// their order, worked out by RunPreFilterPlugins when it sets
+	// SkipFilterPlugins (filterPluginsSet then), so that Filter, run on every
+	// node, does not look each plugin up in the set on each one.
+	filterPlugins    []FilterPlugin
+	filterPluginsSet bool
 	// SkipPreBindPlugins holds the PreBind plugins whose PreBindPreFlight
 	// returned Skip.
 	SkipPreBindPlugins sets.Set[string]
@@ -93,6 +99,7 @@ func (c *CycleState) Clone() *CycleState {
 	if c.SkipScorePlugins != nil {
 		out.SkipScorePlugins = c.SkipScorePlugins.Clone()
 	}
+	out.filterPlugins, out.filterPluginsSet = c.filterPlugins, c.filterPluginsSet
 	if c.SkipPreBindPlugins != nil {
 		out.SkipPreBindPlugins = c.SkipPreBindPlugins.Clone()
 	}

@@ -713,6 +713,12 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 		}
 	}
 	state.SkipFilterPlugins = skip
+	state.filterPlugins, state.filterPluginsSet = nil, true
+	for _, pl := range f.filterPlugins {
+		if !skip.Has(pl.Name()) {
+			state.filterPlugins = append(state.filterPlugins, pl)
+		}
+	}
 	return result, nil, sets.New(narrowing...)
 }
 
@@ -720,10 +726,16 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 // first that does not return Success: that plugin's status (with its name)
 // is the node's verdict. A code other than the rejection codes becomes Error.
 func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status {
-	for _, pl := range f.filterPlugins {
-		if state.SkipFilterPlugins.Has(pl.Name()) {
-			continue
+	plugins := state.filterPlugins
+	if !state.filterPluginsSet { // no PreFilter ran on this state
+		plugins = nil
+		for _, pl := range f.filterPlugins {
+			if !state.SkipFilterPlugins.Has(pl.Name()) {
+				plugins = append(plugins, pl)
+			}
 		}
+	}
+	for _, pl := range plugins {
 		start := f.sampleStart(state)
 		s := pl.Filter(ctx, state, pod, nodeInfo)
 		f.recordPlugin(pl.Name(), filterPoint, start, s)
@@ -808,8 +820,13 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	defer f.observe(scorePoint, time.Now(), &status)
 	active := f.activeScorePlugins(state)
 	result := make([]NodePluginScores, len(nodes))
+	// One array holds every node's scores; each node's slice of it is capped
+	// at its end, so that appending to it (an extender's score) copies it
+	// out instead of overwriting the next node's.
+	k := len(active)
+	all := make([]PluginScore, len(nodes)*k)
 	for i, n := range nodes {
-		result[i] = NodePluginScores{Name: n.Node().Name, Scores: make([]PluginScore, len(active))}
+		result[i] = NodePluginScores{Name: n.Node().Name, Scores: all[i*k : (i+1)*k : (i+1)*k]}
 	}
 	if len(active) == 0 {
 		return result, nil
@@ -901,11 +918,15 @@ func (f *Framework) runRawScorePlugins(ctx context.Context, state *CycleState, p
 // normalizeAndWeigh turns the raw scores of active's plugins (scores[i].
 // Scores[j].Raw) into each node's weighted scores and total: each plugin's
 // NormalizeScore over all nodes (plugins in parallel), the range check, the
-// weight.
+// weight. Only plugins with ScoreExtensions get a list of their scores to
+// normalise; the others' raw scores are their scores.
 func (f *Framework) normalizeAndWeigh(ctx context.Context, state *CycleState, pod *v1.Pod,
 	active []ScorePlugin, scores []NodePluginScores) *Status {
 	perPlugin := make([]NodeScoreList, len(active))
-	for j := range active {
+	for j, pl := range active {
+		if pl.ScoreExtensions() == nil {
+			continue
+		}
 		perPlugin[j] = make(NodeScoreList, len(scores))
 		for i := range scores {
 			perPlugin[j][i] = NodeScore{Name: scores[i].Name, Score: scores[i].Scores[j].Raw}
@@ -916,11 +937,10 @@ func (f *Framework) normalizeAndWeigh(ctx context.Context, state *CycleState, po
 	var errOnce sync.Once
 	var failed *Status
 	f.parallelizer.Until(ctx, len(active), func(j int) {
-		ext := active[j].ScoreExtensions()
-		if ext == nil {
+		if perPlugin[j] == nil {
 			return
 		}
-		if s := ext.NormalizeScore(ctx, state, pod, perPlugin[j]); !s.IsSuccess() {
+		if s := active[j].ScoreExtensions().NormalizeScore(ctx, state, pod, perPlugin[j]); !s.IsSuccess() {
 			errOnce.Do(func() { failed = pluginError("Normalize on Score", active[j], s) })
 			cancel()
 		}
@@ -933,13 +953,17 @@ func (f *Framework) normalizeAndWeigh(ctx context.Context, state *CycleState, po
 	}
 	for j, pl := range active {
 		w := f.scoreWeights[pl.Name()]
-		for i, ns := range perPlugin[j] {
-			if ns.Score > MaxNodeScore || ns.Score < MinNodeScore {
+		for i := range scores {
+			score := scores[i].Scores[j].Raw
+			if perPlugin[j] != nil {
+				score = perPlugin[j][i].Score
+			}
+			if score > MaxNodeScore || score < MinNodeScore {
 				err := fmt.Errorf("plugin %q returns an invalid score %v, it should in the range of [%v, %v] "+
-					"after normalizing", pl.Name(), ns.Score, MinNodeScore, MaxNodeScore)
+					"after normalizing", pl.Name(), score, MinNodeScore, MaxNodeScore)
 				return AsStatus(err).WithPlugin(pl.Name())
 			}
-			weighted := ns.Score * w
+			weighted := score * w
 			scores[i].Scores[j].Name, scores[i].Scores[j].Score = pl.Name(), weighted
 			scores[i].TotalScore += weighted
 		}
