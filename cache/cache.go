@@ -185,6 +185,13 @@ func podUID(pod *v1.Pod) (types.UID, error) {
 // taken without waiting for the apiserver. It is an error if the pod is
 // already in the cache.
 func (c *Cache) AssumePod(logger klog.Logger, pod *v1.Pod) error {
+	return c.AssumePodInfo(logger, framework.NewPodInfo(pod))
+}
+
+// AssumePodInfo is AssumePod for a pod whose PodInfo the caller has: its
+// requests and terms are counted on the node as they are.
+func (c *Cache) AssumePodInfo(logger klog.Logger, podInfo *framework.PodInfo) error {
+	pod := podInfo.Pod
 	key, err := podUID(pod)
 	if err != nil {
 		return err
@@ -197,7 +204,7 @@ func (c *Cache) AssumePod(logger klog.Logger, pod *v1.Pod) error {
 	if _, ok := c.podStates[key]; ok {
 		return fmt.Errorf("pod %s (uid %s) is in the cache, so it cannot be assumed", framework.PodKey(pod), key)
 	}
-	c.addPod(logger, pod, true)
+	c.addPodInfo(podInfo, true)
 	logger.V(4).Info("Assumed pod", "pod", klog.KObj(pod), "node", klog.KRef("", pod.Spec.NodeName))
 	return nil
 }
@@ -384,8 +391,14 @@ func (c *Cache) GetPod(pod *v1.Pod) (*v1.Pod, error) {
 // addPod counts pod on its node, creating a node-less NodeInfo if the node is
 // not known (yet). The caller holds the lock and has checked the state.
 func (c *Cache) addPod(logger klog.Logger, pod *v1.Pod, assumed bool) {
+	c.addPodInfo(framework.NewPodInfo(pod), assumed)
+}
+
+// addPodInfo is addPod with the pod's PodInfo computed already.
+func (c *Cache) addPodInfo(podInfo *framework.PodInfo, assumed bool) {
+	pod := podInfo.Pod
 	item := c.nodeItem(pod.Spec.NodeName)
-	item.info.AddPod(pod)
+	item.info.AddPodInfo(podInfo)
 	c.moveToHead(item)
 	c.podStates[pod.UID] = &podState{pod: pod}
 	if assumed {

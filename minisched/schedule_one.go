@@ -681,8 +681,8 @@ func (s *Scheduler) assumeAndReserve(ctx context.Context, state *framework.Cycle
 	assumedPodInfo := podInfo.DeepCopy()
 	assumed := podInfo.Pod.DeepCopy()
 	assumed.Spec.NodeName = node
-	assumedPodInfo.PodInfo = framework.NewPodInfo(assumed)
-	if err := s.Cache.AssumePod(logger, assumed); err != nil {
+	assumedPodInfo.PodInfo = podInfo.PodInfo.WithPod(assumed)
+	if err := s.Cache.AssumePodInfo(logger, assumedPodInfo.PodInfo); err != nil {
 		// A bug in retrying logic, most likely; the failure handler will not
 		// requeue a pod that turns out to be bound already.
 		return assumedPodInfo, framework.AsStatus(err)

@@ -45,6 +45,17 @@ func NewPodInfo(pod *v1.Pod) *PodInfo {
 	return pi
 }
 
+// WithPod returns a copy of pi for pod, which must differ from pi.Pod only
+// where nothing pi derived from it lies: the pod the scheduler assumes on a
+// node is a copy with spec.nodeName set, and its requests and terms are the
+// ones already computed. The copy shares the terms' slices with pi: nothing
+// rewrites a PodInfo's terms in place.
+func (pi *PodInfo) WithPod(pod *v1.Pod) *PodInfo {
+	c := *pi
+	c.Pod = pod
+	return &c
+}
+
 // Default requests used for NonZeroRequests, as in kube-scheduler.
 const (
 	DefaultMilliCPURequest int64 = 100               // 0.1 core
@@ -80,7 +91,8 @@ func computePodResourceRequest(pod *v1.Pod) (Resource, Resource) {
 	res.Add(reqs)
 
 	nonZero := reqs
-	if missing := nonMissingContainerRequests(reqs, resourcehelper.IsPodLevelRequestsSet(pod)); len(missing) > 0 {
+	if missing := nonMissingContainerRequests(reqs, resourcehelper.IsPodLevelRequestsSet(pod)); len(missing) > 0 &&
+		containersMayLackRequests(pod) {
 		opts.NonMissingContainerRequests = missing
 		nonZero = resourcehelper.PodRequests(pod, opts)
 	}
@@ -88,6 +100,30 @@ func computePodResourceRequest(pod *v1.Pod) (Resource, Resource) {
 	nz.MilliCPU = nonZero.Cpu().MilliValue()
 	nz.Memory = nonZero.Memory().Value()
 	return res, nz
+}
+
+// containersMayLackRequests reports whether the defaults for a container
+// without a cpu or memory request could change the pod's requests: false
+// when every container, init containers included, requests both in its
+// spec and the pod has no container statuses (whose resources the
+// computation would read instead), so that the second computation would
+// give the first's result again.
+func containersMayLackRequests(pod *v1.Pod) bool {
+	if len(pod.Status.ContainerStatuses) > 0 || len(pod.Status.InitContainerStatuses) > 0 {
+		return true
+	}
+	for _, list := range [][]v1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range list {
+			reqs := list[i].Resources.Requests
+			if _, ok := reqs[v1.ResourceCPU]; !ok {
+				return true
+			}
+			if _, ok := reqs[v1.ResourceMemory]; !ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // nonMissingContainerRequests are the defaults for containers without cpu or

@@ -190,8 +190,9 @@ func (s *preFilterState) updateWithPod(pi *framework.PodInfo, node *v1.Node, del
 func (pl *InterPodAffinity) PreFilter(ctx context.Context, cycleState *framework.CycleState, pod *v1.Pod,
 	nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	logger := klog.FromContext(ctx)
-	// A fresh PodInfo: its terms are ours to rewrite below.
-	podInfo := framework.NewPodInfo(pod)
+	// A fresh PodInfo with only the terms (not the requests NewPodInfo
+	// computes too): its terms are ours to rewrite below.
+	podInfo := &framework.PodInfo{Pod: pod, PodAffinityTerms: framework.ParsePodAffinityTerms(pod)}
 	if podInfo.AffinityParseError != nil {
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable,
 			fmt.Sprintf("parsing pod: %+v", affinityParseError(pod)))

@@ -118,8 +118,9 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *framework.
 		return framework.AsStatus(fmt.Errorf("failed to get pods with affinity list: %w", err))
 	}
 
-	// A fresh PodInfo: its terms are ours to rewrite below.
-	podInfo := framework.NewPodInfo(pod)
+	// A fresh PodInfo with only the terms (not the requests NewPodInfo
+	// computes too): its terms are ours to rewrite below.
+	podInfo := &framework.PodInfo{Pod: pod, PodAffinityTerms: framework.ParsePodAffinityTerms(pod)}
 	if podInfo.AffinityParseError != nil {
 		return framework.AsStatus(fmt.Errorf("failed to parse pod: %w", affinityParseError(pod)))
 	}
