@@ -279,7 +279,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, schedFramework *framework.F
 	if err != nil {
 		return result, err
 	}
-	ranking := selectHost(result.seen.scores)
+	ranking := selectHost(result.seen.scores, s.recording())
 	result.suggestedHost = ranking.Pop().Name
 	schedFramework.StoreScheduleResults(ctx, podInfo.PodSignature, hint, result.suggestedHost, ranking, cycle)
 	return result, nil
@@ -641,10 +641,14 @@ func addExtenderScores(ctx context.Context, extenders []framework.Extender, pod 
 // OpportunisticBatching keeps. Ties go to the node with the higher
 // Randomizer, set only where an extender scored; without extenders, to
 // whichever tied node the heap puts on top, which depends on the order
-// Filter found them in (see framework.SortedScoredNodes). scores is copied:
-// the attempt record reads it in its own order.
-func selectHost(scores []framework.NodePluginScores) *framework.SortedScoredNodes {
-	return framework.NewSortedScoredNodes(slices.Clone(scores))
+// Filter found them in (see framework.SortedScoredNodes). With keep, scores
+// is copied first, for a caller that reads it afterwards in its own order
+// (the attempt record); otherwise the heap is built in it.
+func selectHost(scores []framework.NodePluginScores, keep bool) *framework.SortedScoredNodes {
+	if keep {
+		scores = slices.Clone(scores)
+	}
+	return framework.NewSortedScoredNodes(scores)
 }
 
 // runPostFilter gives PostFilter plugins (preemption) a chance to make room,

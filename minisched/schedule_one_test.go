@@ -1,6 +1,7 @@
 package minisched
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -57,20 +58,22 @@ func TestSelectHost(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			given := slices.Clone(tt.scores)
-			ranking := selectHost(tt.scores)
-			var got []string
-			for ranking.Len() > 0 {
-				got = append(got, ranking.Pop().Name)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("popped order (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(given, tt.scores); diff != "" {
-				t.Errorf("selectHost changed the scores the record reads (-before +after):\n%s", diff)
-			}
-		})
+		for _, keep := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/keep=%v", tt.name, keep), func(t *testing.T) {
+				scores := slices.Clone(tt.scores)
+				ranking := selectHost(scores, keep)
+				var got []string
+				for ranking.Len() > 0 {
+					got = append(got, ranking.Pop().Name)
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("popped order (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(tt.scores, scores); keep && diff != "" {
+					t.Errorf("selectHost changed the scores the record reads (-before +after):\n%s", diff)
+				}
+			})
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ package queue
 
 import (
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -30,6 +31,11 @@ type nominator struct {
 	byNode map[string][]*framework.PodInfo
 	// nodeOf is the node each nominated pod is nominated to.
 	nodeOf map[types.UID]string
+	// nominated is len(nodeOf), kept under mu and read without it: Filter
+	// asks for every node's nominees, and while nobody is nominated (the
+	// common case) it need not take the lock for that, from every
+	// goroutine at once.
+	nominated atomic.Int64
 }
 
 func newNominator(podLister corelisters.PodLister) *nominator {
@@ -73,6 +79,7 @@ func (n *nominator) addLocked(logger klog.Logger, pi *framework.PodInfo, info *f
 		}
 	}
 	n.nodeOf[pod.UID] = node
+	n.nominated.Store(int64(len(n.nodeOf)))
 	n.byNode[node] = append(n.byNode[node], pi)
 	logger.V(4).Info("Pod nominated to node", "pod", klog.KObj(pod), "node", node)
 }
@@ -116,11 +123,15 @@ func (n *nominator) deleteLocked(uid types.UID) {
 		delete(n.byNode, node)
 	}
 	delete(n.nodeOf, uid)
+	n.nominated.Store(int64(len(n.nodeOf)))
 }
 
 // NominatedPodsForNode returns the pods nominated to the node, in the order
 // they were nominated. It implements framework.PodNominator.
 func (p *PriorityQueue) NominatedPodsForNode(nodeName string) []*framework.PodInfo {
+	if p.nominator.nominated.Load() == 0 {
+		return nil
+	}
 	p.nominator.mu.RLock()
 	defer p.nominator.mu.RUnlock()
 	return append([]*framework.PodInfo(nil), p.nominator.byNode[nodeName]...)
