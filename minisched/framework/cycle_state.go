@@ -2,7 +2,9 @@ package framework
 
 import (
 	"errors"
+	"maps"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 )
@@ -27,10 +29,14 @@ type StateData interface {
 // away afterwards.
 //
 // Filter and Score run on many goroutines at once, so every method is safe for
-// concurrent use.
+// concurrent use. The entries are written a few times a cycle (PreFilter,
+// PreScore) and read for every node by every plugin from every goroutine:
+// the map is never changed once published, a write publishes a changed copy
+// (under mu, which only writers take), and a read is one atomic load, so the
+// goroutines reading do not contend for a lock's counter.
 type CycleState struct {
-	mu      sync.RWMutex
-	storage map[StateKey]StateData
+	mu      sync.Mutex // serialises writers
+	storage atomic.Pointer[map[StateKey]StateData]
 
 	// SkipFilterPlugins and SkipScorePlugins hold the plugins whose PreFilter
 	// or PreScore returned Skip: their Filter or Score is not called in this
@@ -55,31 +61,41 @@ type CycleState struct {
 
 // NewCycleState returns an empty CycleState.
 func NewCycleState() *CycleState {
-	return &CycleState{storage: map[StateKey]StateData{}}
+	return &CycleState{}
 }
 
 // Read returns the data stored under key, or ErrNotFound.
 func (c *CycleState) Read(key StateKey) (StateData, error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if v, ok := c.storage[key]; ok {
-		return v, nil
+	if m := c.storage.Load(); m != nil {
+		if v, ok := (*m)[key]; ok {
+			return v, nil
+		}
 	}
 	return nil, ErrNotFound
 }
 
 // Write stores data under key, replacing what was there.
 func (c *CycleState) Write(key StateKey, data StateData) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.storage[key] = data
+	c.update(func(m map[StateKey]StateData) { m[key] = data })
 }
 
 // Delete removes key.
 func (c *CycleState) Delete(key StateKey) {
+	c.update(func(m map[StateKey]StateData) { delete(m, key) })
+}
+
+// update publishes a copy of the entries with change applied.
+func (c *CycleState) update(change func(map[StateKey]StateData)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.storage, key)
+	var next map[StateKey]StateData
+	if m := c.storage.Load(); m != nil {
+		next = maps.Clone(*m)
+	} else {
+		next = map[StateKey]StateData{}
+	}
+	change(next)
+	c.storage.Store(&next)
 }
 
 // Clone returns a deep copy: each entry is copied with its own Clone.
@@ -87,11 +103,13 @@ func (c *CycleState) Clone() *CycleState {
 	if c == nil {
 		return nil
 	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
 	out := NewCycleState()
-	for k, v := range c.storage {
-		out.storage[k] = v.Clone()
+	if m := c.storage.Load(); m != nil {
+		copied := make(map[StateKey]StateData, len(*m))
+		for k, v := range *m {
+			copied[k] = v.Clone()
+		}
+		out.storage.Store(&copied)
 	}
 	if c.SkipFilterPlugins != nil {
 		out.SkipFilterPlugins = c.SkipFilterPlugins.Clone()

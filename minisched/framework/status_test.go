@@ -120,9 +120,16 @@ func TestCycleState(t *testing.T) {
 			key := StateKey(fmt.Sprint("k", i%5))
 			cs.Write(key, intState(i))
 			_, _ = cs.Read(key)
+			cs.Write(StateKey(fmt.Sprint("d", i)), intState(i))
 		}()
 	}
 	wg.Wait()
+	// Writers publish copies of the entries: none may lose another's.
+	for i := range 50 {
+		if got, err := cs.Read(StateKey(fmt.Sprint("d", i))); err != nil || got.(intState) != intState(i) {
+			t.Errorf("d%d after concurrent writes = %v, %v; want %d", i, got, err, i)
+		}
+	}
 	cs.Write("x", intState(7))
 	clone := cs.Clone()
 	cs.Write("x", intState(8))
