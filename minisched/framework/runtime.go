@@ -632,21 +632,27 @@ func (f *Framework) ObserveFilter(start time.Time, status *Status) {
 	f.observe(filterPoint, start, &status)
 }
 
-// sampleStart starts timing a plugin call in a sampled cycle; in other
-// cycles it returns the zero time and costs no clock read.
-func (f *Framework) sampleStart(state *CycleState) time.Time {
+// clockOrigin is what sampled plugin timings count from: time.Since of it
+// reads only the monotonic clock, where time.Now reads the wall clock too,
+// and a sampled cycle times thousands of calls. It is a second before the
+// package was initialised, so that a sampled start is never 0.
+var clockOrigin = time.Now().Add(-time.Second)
+
+// sampleStart starts timing a plugin call in a sampled cycle (the time since
+// clockOrigin); in other cycles it returns 0 and costs no clock read.
+func (f *Framework) sampleStart(state *CycleState) time.Duration {
 	if f.metrics == nil || state == nil || !state.RecordPluginMetrics {
-		return time.Time{}
+		return 0
 	}
-	return time.Now()
+	return time.Since(clockOrigin)
 }
 
 // recordPlugin records a plugin call that sampleStart timed.
-func (f *Framework) recordPlugin(plugin, point string, start time.Time, s *Status) {
-	if start.IsZero() {
+func (f *Framework) recordPlugin(plugin, point string, start time.Duration, s *Status) {
+	if start == 0 {
 		return
 	}
-	f.metrics.PluginExecution(plugin, point, s.Code().String(), time.Since(start))
+	f.metrics.PluginExecution(plugin, point, s.Code().String(), time.Since(clockOrigin)-start)
 }
 
 // pluginError turns a status of an unexpected code (an error, or a code the

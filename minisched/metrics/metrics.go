@@ -29,9 +29,11 @@
 package metrics
 
 import (
+	"maps"
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -101,11 +103,13 @@ type Metrics struct {
 	queueIncomingPods  *prometheus.CounterVec
 	extensionPoint     *prometheus.HistogramVec
 	pluginExecution    *prometheus.HistogramVec
-	// pluginSeries caches pluginExecution's series by pluginSeriesKey (a
-	// prometheus.Observer each): a sampled cycle times thousands of plugin
-	// calls, and looking a series up here costs less than half of what
-	// WithLabelValues' hashing of its labels does.
-	pluginSeries     sync.Map
+	// pluginSeries caches pluginExecution's series: a sampled cycle times
+	// thousands of plugin calls, and a lookup here costs a fraction of
+	// WithLabelValues' hashing of the labels. The map is never changed once
+	// published (a new series publishes a copy, under pluginSeriesMu), so
+	// the goroutines timing plugins read it without a lock.
+	pluginSeries     atomic.Pointer[map[pluginSeriesKey]prometheus.Observer]
+	pluginSeriesMu   sync.Mutex
 	podSchedulingSLI *prometheus.HistogramVec
 	podAttempts      prometheus.Histogram
 	goroutines       *prometheus.GaugeVec
@@ -302,11 +306,30 @@ func (m *Metrics) PluginExecution(plugin, point, status string, d time.Duration)
 		return
 	}
 	key := pluginSeriesKey{plugin, point, status}
-	series, ok := m.pluginSeries.Load(key)
-	if !ok {
-		series, _ = m.pluginSeries.LoadOrStore(key, m.pluginExecution.WithLabelValues(plugin, point, status))
+	if all := m.pluginSeries.Load(); all != nil {
+		if series, ok := (*all)[key]; ok {
+			series.Observe(d.Seconds())
+			return
+		}
 	}
-	series.(prometheus.Observer).Observe(d.Seconds())
+	m.newPluginSeries(key).Observe(d.Seconds())
+}
+
+// newPluginSeries resolves key's series and publishes it in pluginSeries.
+func (m *Metrics) newPluginSeries(key pluginSeriesKey) prometheus.Observer {
+	m.pluginSeriesMu.Lock()
+	defer m.pluginSeriesMu.Unlock()
+	next := map[pluginSeriesKey]prometheus.Observer{}
+	if all := m.pluginSeries.Load(); all != nil {
+		if series, ok := (*all)[key]; ok {
+			return series
+		}
+		next = maps.Clone(*all)
+	}
+	series := m.pluginExecution.WithLabelValues(key.plugin, key.point, key.status)
+	next[key] = series
+	m.pluginSeries.Store(&next)
+	return series
 }
 
 // GoroutineStarted and GoroutineDone count goroutines of an operation.
