@@ -275,6 +275,10 @@ func (s *Scheduler) schedulePod(ctx context.Context, schedFramework *framework.F
 		schedFramework.StoreScheduleResults(ctx, podInfo.PodSignature, hint, result.suggestedHost, nil, cycle)
 		return result, nil
 	}
+	// Each node's per-plugin scores are read by the attempt record and, for
+	// a signed pod, by OpportunisticBatching's rescoring of the ranking it
+	// keeps; without either, the totals are all the cycle needs.
+	state.ScoreTotalsOnly = !s.recording() && podInfo.PodSignature == nil
 	result.seen.scores, result.seen.extenderWeights, err = s.prioritizeNodes(ctx, schedFramework, state, pod, feasible)
 	if err != nil {
 		return result, err

@@ -52,6 +52,12 @@ type CycleState struct {
 	// SkipPreBindPlugins holds the PreBind plugins whose PreBindPreFlight
 	// returned Skip.
 	SkipPreBindPlugins sets.Set[string]
+	// ScoreTotalsOnly tells RunScorePlugins that nobody will read each
+	// node's per-plugin scores, only its total: the scheduler sets it when
+	// no attempt record is built and OpportunisticBatching will not keep the
+	// ranking (the pod has no signature), sparing an array of every node's
+	// scores per cycle.
+	ScoreTotalsOnly bool
 	// RecordPluginMetrics says this cycle times each plugin call for
 	// scheduler_plugin_execution_duration_seconds: set for a sample of
 	// cycles (10%, as kube-scheduler), since timing every call of every
@@ -122,5 +128,6 @@ func (c *CycleState) Clone() *CycleState {
 		out.SkipPreBindPlugins = c.SkipPreBindPlugins.Clone()
 	}
 	out.RecordPluginMetrics = c.RecordPluginMetrics
+	out.ScoreTotalsOnly = c.ScoreTotalsOnly
 	return out
 }

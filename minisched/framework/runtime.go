@@ -820,30 +820,31 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, p
 // RunScorePlugins scores every node with every Score plugin (nodes in
 // parallel), normalises each plugin's scores once, checks they are within
 // [MinNodeScore, MaxNodeScore], multiplies by the weights and sums. The
-// result is in node order; each PluginScore keeps its plugin's raw score.
+// result is in node order. Each node's Scores list every plugin's raw and
+// weighted score, unless state.ScoreTotalsOnly is set: then Scores is nil
+// and only TotalScore is kept.
 func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
 	nodes []*NodeInfo) (_ []NodePluginScores, status *Status) {
 	defer f.observe(scorePoint, time.Now(), &status)
 	active := f.activeScorePlugins(state)
 	result := make([]NodePluginScores, len(nodes))
-	// One array holds every node's scores; each node's slice of it is capped
-	// at its end, so that appending to it (an extender's score) copies it
-	// out instead of overwriting the next node's.
-	k := len(active)
-	all := make([]PluginScore, len(nodes)*k)
 	for i, n := range nodes {
-		result[i] = NodePluginScores{Name: n.Node().Name, Scores: all[i*k : (i+1)*k : (i+1)*k]}
+		result[i].Name = n.Node().Name
 	}
 	if len(active) == 0 {
 		return result, nil
 	}
+	// raw[i*k+j] is plugin j's score of node i: plain integers, which the
+	// garbage collector need not scan.
+	k := len(active)
+	raw := make([]int64, len(nodes)*k)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var errOnce sync.Once
 	var failed *Status
 	f.parallelizer.Until(ctx, len(nodes), func(i int) {
-		if s := f.runRawScorePlugins(ctx, state, pod, nodes[i], active, result[i].Scores); s != nil {
+		if s := f.runRawScorePlugins(ctx, state, pod, nodes[i], active, raw[i*k:(i+1)*k]); s != nil {
 			errOnce.Do(func() { failed = s })
 			cancel()
 		}
@@ -851,7 +852,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	if failed != nil {
 		return nil, failed
 	}
-	if s := f.normalizeAndWeigh(ctx, state, pod, active, result); s != nil {
+	if s := f.normalizeAndWeigh(ctx, state, pod, active, raw, result, !state.ScoreTotalsOnly); s != nil {
 		return nil, s
 	}
 	return result, nil
@@ -864,9 +865,13 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 func (f *Framework) RunRawScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
 	nodeInfo *NodeInfo) ([]PluginScore, *Status) {
 	active := f.activeScorePlugins(state)
-	scores := make([]PluginScore, len(active))
-	if s := f.runRawScorePlugins(ctx, state, pod, nodeInfo, active, scores); s != nil {
+	raw := make([]int64, len(active))
+	if s := f.runRawScorePlugins(ctx, state, pod, nodeInfo, active, raw); s != nil {
 		return nil, s
+	}
+	scores := make([]PluginScore, len(active))
+	for j, pl := range active {
+		scores[j] = PluginScore{Name: pl.Name(), Raw: raw[j]}
 	}
 	return scores, nil
 }
@@ -879,19 +884,18 @@ func (f *Framework) RunRawScorePlugins(ctx context.Context, state *CycleState, p
 func (f *Framework) NormalizeScores(ctx context.Context, state *CycleState, pod *v1.Pod,
 	scores []NodePluginScores) *Status {
 	active := f.activeScorePlugins(state)
+	k := len(active)
+	raw := make([]int64, len(scores)*k)
 	for i := range scores {
-		raw := make([]PluginScore, len(active))
 		for j, pl := range active {
-			raw[j].Name = pl.Name()
 			for _, ps := range scores[i].Scores {
 				if ps.Name == pl.Name() {
-					raw[j].Raw = ps.Raw
+					raw[i*k+j] = ps.Raw
 				}
 			}
 		}
-		scores[i].Scores = raw
 	}
-	return f.normalizeAndWeigh(ctx, state, pod, active, scores)
+	return f.normalizeAndWeigh(ctx, state, pod, active, raw, scores, true)
 }
 
 // activeScorePlugins are the Score plugins PreScore did not skip.
@@ -906,9 +910,9 @@ func (f *Framework) activeScorePlugins(state *CycleState) []ScorePlugin {
 }
 
 // runRawScorePlugins has each plugin of active score one node, into
-// out[j].Name and out[j].Raw; it returns the first failure.
+// out[j]; it returns the first failure.
 func (f *Framework) runRawScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
-	nodeInfo *NodeInfo, active []ScorePlugin, out []PluginScore) *Status {
+	nodeInfo *NodeInfo, active []ScorePlugin, out []int64) *Status {
 	for j, pl := range active {
 		start := f.sampleStart(state)
 		score, s := pl.Score(ctx, state, pod, nodeInfo)
@@ -916,37 +920,40 @@ func (f *Framework) runRawScorePlugins(ctx context.Context, state *CycleState, p
 		if !s.IsSuccess() {
 			return pluginError("Score", pl, s)
 		}
-		out[j] = PluginScore{Name: pl.Name(), Raw: score}
+		out[j] = score
 	}
 	return nil
 }
 
-// normalizeAndWeigh turns the raw scores of active's plugins (scores[i].
-// Scores[j].Raw) into each node's weighted scores and total: each plugin's
-// NormalizeScore over all nodes (plugins in parallel), the range check, the
-// weight. Only plugins with ScoreExtensions get a list of their scores to
-// normalise; the others' raw scores are their scores.
+// normalizeAndWeigh turns the raw scores of active's plugins (raw[i*k+j],
+// plugin j's score of scores[i]'s node, k plugins) into each node's total:
+// each plugin's NormalizeScore over all nodes (plugins in parallel), the
+// range check, the weight. Only plugins with ScoreExtensions get a list of
+// their scores to normalise; the others' raw scores are their scores. With
+// perPlugin set, each node's Scores is a new list of every plugin's raw and
+// weighted score; otherwise it is left nil.
 func (f *Framework) normalizeAndWeigh(ctx context.Context, state *CycleState, pod *v1.Pod,
-	active []ScorePlugin, scores []NodePluginScores) *Status {
-	perPlugin := make([]NodeScoreList, len(active))
+	active []ScorePlugin, raw []int64, scores []NodePluginScores, perPlugin bool) *Status {
+	k := len(active)
+	normalized := make([]NodeScoreList, k)
 	for j, pl := range active {
 		if pl.ScoreExtensions() == nil {
 			continue
 		}
-		perPlugin[j] = make(NodeScoreList, len(scores))
+		normalized[j] = make(NodeScoreList, len(scores))
 		for i := range scores {
-			perPlugin[j][i] = NodeScore{Name: scores[i].Name, Score: scores[i].Scores[j].Raw}
+			normalized[j][i] = NodeScore{Name: scores[i].Name, Score: raw[i*k+j]}
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var errOnce sync.Once
 	var failed *Status
-	f.parallelizer.Until(ctx, len(active), func(j int) {
-		if perPlugin[j] == nil {
+	f.parallelizer.Until(ctx, k, func(j int) {
+		if normalized[j] == nil {
 			return
 		}
-		if s := active[j].ScoreExtensions().NormalizeScore(ctx, state, pod, perPlugin[j]); !s.IsSuccess() {
+		if s := active[j].ScoreExtensions().NormalizeScore(ctx, state, pod, normalized[j]); !s.IsSuccess() {
 			errOnce.Do(func() { failed = pluginError("Normalize on Score", active[j], s) })
 			cancel()
 		}
@@ -954,15 +961,26 @@ func (f *Framework) normalizeAndWeigh(ctx context.Context, state *CycleState, po
 	if failed != nil {
 		return failed
 	}
+	// One array holds every node's scores; each node's slice of it is capped
+	// at its end, so that appending to it (an extender's score) copies it
+	// out instead of overwriting the next node's.
+	var all []PluginScore
+	if perPlugin {
+		all = make([]PluginScore, len(scores)*k)
+	}
 	for i := range scores {
 		scores[i].TotalScore = 0
+		scores[i].Scores = nil
+		if perPlugin {
+			scores[i].Scores = all[i*k : (i+1)*k : (i+1)*k]
+		}
 	}
 	for j, pl := range active {
 		w := f.scoreWeights[pl.Name()]
 		for i := range scores {
-			score := scores[i].Scores[j].Raw
-			if perPlugin[j] != nil {
-				score = perPlugin[j][i].Score
+			score := raw[i*k+j]
+			if normalized[j] != nil {
+				score = normalized[j][i].Score
 			}
 			if score > MaxNodeScore || score < MinNodeScore {
 				err := fmt.Errorf("plugin %q returns an invalid score %v, it should in the range of [%v, %v] "+
@@ -970,8 +988,10 @@ func (f *Framework) normalizeAndWeigh(ctx context.Context, state *CycleState, po
 				return AsStatus(err).WithPlugin(pl.Name())
 			}
 			weighted := score * w
-			scores[i].Scores[j].Name, scores[i].Scores[j].Score = pl.Name(), weighted
 			scores[i].TotalScore += weighted
+			if perPlugin {
+				scores[i].Scores[j] = PluginScore{Name: pl.Name(), Raw: raw[i*k+j], Score: weighted}
+			}
 		}
 	}
 	return nil
