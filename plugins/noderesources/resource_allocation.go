@@ -7,6 +7,8 @@ package noderesources
 
 import (
 	"context"
+	"slices"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -102,19 +104,18 @@ func isBestEffort(podRequests []int64) bool {
 }
 
 // nodeUsage returns, for each scored resource, the node's use with the pod
-// (requested) and without it (allocated), and its allocatable. Two kinds of
+// (requested) and without it (allocated), and its allocatable, as three
+// parts of figures (3 × len(r.resources) long). Two kinds of
 // resource are left out, with all three figures zero: a scalar resource
 // (extended, hugepages...) the pod does not request, so that nodes with
 // special hardware are not favoured or shunned by pods that do not use it,
 // and a resource the node does not have. draState is PreScore's DRA state
 // (nil when no scored resource is backed by a DeviceClass).
 func (r *resourceAllocationScorer) nodeUsage(ctx context.Context, ni *framework.NodeInfo,
-	podRequests []int64, draState *draPreScoreState) (requested, allocated, allocatable []int64) {
-	// One allocation for the three: Score runs this for every feasible
-	// node, twice with the default plugins.
+	podRequests []int64, draState *draPreScoreState, figures []int64) (requested, allocated, allocatable []int64) {
 	n := len(r.resources)
-	figures := make([]int64, 3*n)
-	requested, allocated, allocatable = figures[:n:n], figures[n:2*n:2*n], figures[2*n:]
+	clear(figures)
+	requested, allocated, allocatable = figures[:n:n], figures[n:2*n:2*n], figures[2*n:3*n]
 	for i, res := range r.resources {
 		name := v1.ResourceName(res.Name)
 		if podRequests[i] == 0 && framework.IsScalarResourceName(name) {
@@ -171,11 +172,22 @@ func (r *resourceAllocationScorer) score(ctx context.Context, pod *v1.Pod, ni *f
 	if len(r.resources) == 0 {
 		return 0, framework.NewStatus(framework.Error, "resources not found")
 	}
-	requested, allocated, allocatable := r.nodeUsage(ctx, ni, podRequests, draState)
+	buf := figuresPool.Get().(*[]int64)
+	defer figuresPool.Put(buf)
+	if need := 3 * len(r.resources); cap(*buf) < need {
+		*buf = make([]int64, need)
+	}
+	requested, allocated, allocatable := r.nodeUsage(ctx, ni, podRequests, draState, *buf)
 	score := r.scorer(requested, allocated, allocatable)
 	if logger := klog.FromContext(ctx).V(10); logger.Enabled() {
 		logger.Info("Resource allocation score", "pod", klog.KObj(pod), "node", klog.KObj(ni.Node()), "scorer", r.name,
-			"allocatable", allocatable, "requested", requested, "score", score)
+			"allocatable", slices.Clone(allocatable), "requested", slices.Clone(requested), "score", score)
 	}
 	return score, nil
 }
+
+// figuresPool holds the buffers score hands nodeUsage (a *[]int64 each):
+// Score runs for every feasible node, twice with the default plugins, and
+// the figures are not needed once the node's score is known, so a buffer
+// serves one call after another instead of each call allocating its own.
+var figuresPool = sync.Pool{New: func() any { return new([]int64) }}
