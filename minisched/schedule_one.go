@@ -440,7 +440,9 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, schedFramework
 	var (
 		mu       sync.Mutex
 		feasible = make([]*framework.NodeInfo, 0, want)
-		statuses = make([]*framework.Status, numAllNodes) // the rejected nodes' verdicts
+		// The rejected nodes' verdicts, by index; made at the first
+		// rejection (often none is).
+		statuses []*framework.Status
 		firstErr error
 	)
 	checkNode := func(i int) {
@@ -464,6 +466,9 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, schedFramework
 			}
 			cancel()
 		default:
+			if statuses == nil {
+				statuses = make([]*framework.Status, numAllNodes)
+			}
 			statuses[i] = status
 		}
 	}

@@ -92,7 +92,7 @@ func computePodResourceRequest(pod *v1.Pod) (Resource, Resource) {
 
 	nonZero := reqs
 	if missing := nonMissingContainerRequests(reqs, resourcehelper.IsPodLevelRequestsSet(pod)); len(missing) > 0 &&
-		containersMayLackRequests(pod) {
+		ContainersMayLackRequests(pod) {
 		opts.NonMissingContainerRequests = missing
 		nonZero = resourcehelper.PodRequests(pod, opts)
 	}
@@ -102,13 +102,14 @@ func computePodResourceRequest(pod *v1.Pod) (Resource, Resource) {
 	return res, nz
 }
 
-// containersMayLackRequests reports whether the defaults for a container
+// ContainersMayLackRequests reports whether the defaults for a container
 // without a cpu or memory request could change the pod's requests: false
 // when every container, init containers included, requests both in its
 // spec and the pod has no container statuses (whose resources the
-// computation would read instead), so that the second computation would
-// give the first's result again.
-func containersMayLackRequests(pod *v1.Pod) bool {
+// computation would read instead): then computing the requests with
+// component-helpers' NonMissingContainerRequests gives what computing them
+// without does, and the second computation can be left out.
+func ContainersMayLackRequests(pod *v1.Pod) bool {
 	if len(pod.Status.ContainerStatuses) > 0 || len(pod.Status.InitContainerStatuses) > 0 {
 		return true
 	}

@@ -12,7 +12,7 @@ import (
 // TestNonZeroRequests checks NewPodInfo's NonZeroRequests against
 // component-helpers' computation with the cpu and memory defaults always
 // given, which NewPodInfo leaves out when no container could lack them
-// (containersMayLackRequests).
+// (ContainersMayLackRequests).
 func TestNonZeroRequests(t *testing.T) {
 	both := v1.ResourceList{v1.ResourceCPU: resource.MustParse("250m"), v1.ResourceMemory: resource.MustParse("1Gi")}
 	cpuOnly := v1.ResourceList{v1.ResourceCPU: resource.MustParse("300m")}
@@ -62,8 +62,8 @@ func TestNonZeroRequests(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pod := &v1.Pod{Spec: tt.spec, Status: tt.status}
-			if got := containersMayLackRequests(pod); got != tt.mayLack {
-				t.Errorf("containersMayLackRequests = %v, want %v", got, tt.mayLack)
+			if got := ContainersMayLackRequests(pod); got != tt.mayLack {
+				t.Errorf("ContainersMayLackRequests = %v, want %v", got, tt.mayLack)
 			}
 			opts := podResourcesOptions()
 			opts.NonMissingContainerRequests = nonMissingContainerRequests(resourcehelper.PodRequests(pod, opts),

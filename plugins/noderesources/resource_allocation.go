@@ -74,7 +74,7 @@ func (r *resourceAllocationScorer) podRequests(pod *v1.Pod) []int64 {
 		UseStatusResources: true,
 		InPlacePodLevelResourcesVerticalScalingEnabled: true,
 	}
-	if !r.useRequested {
+	if !r.useRequested && framework.ContainersMayLackRequests(pod) {
 		opts.NonMissingContainerRequests = v1.ResourceList{
 			v1.ResourceCPU:    *resource.NewMilliQuantity(framework.DefaultMilliCPURequest, resource.DecimalSI),
 			v1.ResourceMemory: *resource.NewQuantity(framework.DefaultMemoryRequest, resource.DecimalSI),
