@@ -274,6 +274,18 @@ func BenchmarkScheduleOne(b *testing.B) {
 	}
 }
 
+// plainNodes returns n nodes of 4 CPUs, the given memory and 110 pods, with
+// no label but their hostname.
+func plainNodes(n int, memory string) []*v1.Node {
+	var nodes []*v1.Node
+	for i := range n {
+		name := fmt.Sprintf("node-%05d", i)
+		nodes = append(nodes, st.MakeNode().Name(name).Label(v1.LabelHostname, name).
+			Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: memory, v1.ResourcePods: "110"}).Obj())
+	}
+	return nodes
+}
+
 // BenchmarkScheduleOneBatching measures the scheduling cycles of upstream's
 // batching workload ResourceSaturation: nodes of 4 CPUs and pods of 3, so
 // each pod takes a node of its own, one after the other, each assumed where
@@ -285,12 +297,7 @@ func BenchmarkScheduleOne(b *testing.B) {
 // ranking, and only that node, until the ranking is older than 500 ms.
 func BenchmarkScheduleOneBatching(b *testing.B) {
 	for _, numNodes := range []int{500, 5000} {
-		var nodes []*v1.Node
-		for i := range numNodes {
-			name := fmt.Sprintf("node-%05d", i)
-			nodes = append(nodes, st.MakeNode().Name(name).Label(v1.LabelHostname, name).
-				Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "16Gi", v1.ResourcePods: "110"}).Obj())
-		}
+		nodes := plainNodes(numNodes, "16Gi")
 		for _, config := range []string{"default", "batching"} {
 			b.Run(fmt.Sprintf("nodes=%d/config=%s", numNodes, config), func(b *testing.B) {
 				ctx := klog.NewContext(context.Background(), klog.Background())
@@ -330,12 +337,7 @@ func BenchmarkScheduleOneBatching(b *testing.B) {
 // what the scheduler takes from an apiserver sharing its cores.
 func BenchmarkSchedulingBasic(b *testing.B) {
 	for _, numNodes := range []int{500, 5000} {
-		var nodes []*v1.Node
-		for i := range numNodes {
-			name := fmt.Sprintf("node-%05d", i)
-			nodes = append(nodes, st.MakeNode().Name(name).Label(v1.LabelHostname, name).
-				Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "32Gi", v1.ResourcePods: "110"}).Obj())
-		}
+		nodes := plainNodes(numNodes, "32Gi") // node-default.yaml's
 		b.Run(fmt.Sprintf("nodes=%d", numNodes), func(b *testing.B) {
 			ctx := klog.NewContext(context.Background(), klog.Background())
 			var s *minisched.Scheduler
