@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 	csitrans "k8s.io/csi-translation-lib"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -130,6 +131,8 @@ type volumeBinder struct {
 	// capacity tracking; csiStorageCapacityLister lists the capacities.
 	csiDriverLister          storagelisters.CSIDriverLister
 	csiStorageCapacityLister storagelisters.CSIStorageCapacityLister
+	// topologySelectors holds the capacities' nodeTopology, converted.
+	topologySelectors *topologySelectors
 
 	pvcCache pvcAssumeCache
 	pvCache  pvAssumeCache
@@ -153,7 +156,13 @@ func newVolumeBinder(logger klog.Logger, client kubernetes.Interface, factory in
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, err
 	}
+	selectors := &topologySelectors{}
+	if _, err := factory.Storage().V1().CSIStorageCapacities().Informer().AddEventHandler(
+		toolscache.ResourceEventHandlerFuncs{DeleteFunc: selectors.forgetDeleted}); err != nil {
+		return nil, err
+	}
 	return &volumeBinder{
+		topologySelectors:        selectors,
 		kubeClient:               client,
 		classLister:              factory.Storage().V1().StorageClasses().Lister(),
 		podLister:                factory.Core().V1().Pods().Lister(),

@@ -129,7 +129,7 @@ func (b *volumeBinder) hasEnoughCapacity(logger klog.Logger, provisioner string,
 	size := quantity.Value()
 	for _, capacity := range capacities {
 		if capacity.StorageClassName == class.Name && capacitySufficient(capacity, size) &&
-			nodeHasAccess(logger, node, capacity) {
+			b.nodeHasAccess(logger, node, capacity) {
 			return true, capacity, nil
 		}
 	}
@@ -156,11 +156,17 @@ func volumeLimit(capacity *storagev1.CSIStorageCapacity) *resource.Quantity {
 
 // nodeHasAccess reports whether capacity's nodeTopology selects node; a
 // capacity without one is reachable from no node.
-func nodeHasAccess(logger klog.Logger, node *v1.Node, capacity *storagev1.CSIStorageCapacity) bool {
+func (b *volumeBinder) nodeHasAccess(logger klog.Logger, node *v1.Node, capacity *storagev1.CSIStorageCapacity) bool {
 	if capacity.NodeTopology == nil {
 		return false
 	}
-	selector, err := metav1.LabelSelectorAsSelector(capacity.NodeTopology)
+	var selector labels.Selector
+	var err error
+	if b.topologySelectors != nil {
+		selector, err = b.topologySelectors.get(capacity)
+	} else {
+		selector, err = metav1.LabelSelectorAsSelector(capacity.NodeTopology)
+	}
 	if err != nil {
 		logger.Error(err, "Unexpected error converting to a label selector", "nodeTopology", capacity.NodeTopology)
 		return false

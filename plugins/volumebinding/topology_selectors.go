@@ -1,0 +1,81 @@
+// The nodeTopology selectors of CSIStorageCapacity objects, converted once
+// per object version: Filter checks a storage class's capacities on every
+// node (until one selects it), and converting a LabelSelector into a
+// labels.Selector costs far more than matching one.
+
+package volumebinding
+
+import (
+	"maps"
+	"sync"
+	"sync/atomic"
+
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+)
+
+// topologySelectors caches each CSIStorageCapacity's nodeTopology as a
+// selector, by UID, with the resourceVersion it was made from (a newer
+// version is converted again). The map is never changed once published: a
+// new entry publishes a copy under mu, so Filter's goroutines read it with
+// one atomic load and no lock. The zero value is ready to use.
+type topologySelectors struct {
+	mu  sync.Mutex
+	all atomic.Pointer[map[types.UID]topologySelector]
+}
+
+// topologySelector is one capacity version's converted nodeTopology.
+type topologySelector struct {
+	resourceVersion string
+	selector        labels.Selector
+	err             error
+}
+
+// get returns capacity's nodeTopology (which must be set) as a selector, or
+// the conversion's error. An object without UID or resourceVersion (one
+// that never came from the apiserver) is converted every time.
+func (t *topologySelectors) get(capacity *storagev1.CSIStorageCapacity) (labels.Selector, error) {
+	uid, version := capacity.UID, capacity.ResourceVersion
+	if uid == "" || version == "" {
+		return metav1.LabelSelectorAsSelector(capacity.NodeTopology)
+	}
+	if all := t.all.Load(); all != nil {
+		if s, ok := (*all)[uid]; ok && s.resourceVersion == version {
+			return s.selector, s.err
+		}
+	}
+	s := topologySelector{resourceVersion: version}
+	s.selector, s.err = metav1.LabelSelectorAsSelector(capacity.NodeTopology)
+	t.update(func(m map[types.UID]topologySelector) { m[uid] = s })
+	return s.selector, s.err
+}
+
+// forget drops a deleted capacity's entry.
+func (t *topologySelectors) forget(uid types.UID) {
+	t.update(func(m map[types.UID]topologySelector) { delete(m, uid) })
+}
+
+// update publishes a copy of the entries with change applied.
+func (t *topologySelectors) update(change func(map[types.UID]topologySelector)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	next := map[types.UID]topologySelector{}
+	if all := t.all.Load(); all != nil {
+		next = maps.Clone(*all)
+	}
+	change(next)
+	t.all.Store(&next)
+}
+
+// forgetDeleted is the CSIStorageCapacity informer's delete handler.
+func (t *topologySelectors) forgetDeleted(obj any) {
+	if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	if capacity, ok := obj.(*storagev1.CSIStorageCapacity); ok {
+		t.forget(capacity.UID)
+	}
+}
