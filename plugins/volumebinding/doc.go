@@ -11,7 +11,7 @@
 //
 //	PreFilter   the pod's claims exist and are usable; sort them (claims.go)
 //	Filter      can the node have them? (find.go, static_binding.go,
-//	            provisioning.go, csi_migration.go)
+//	            provisioning.go with topology_selectors.go, csi_migration.go)
 //	Score       how full would the storage be (scorer.go)
 //	Reserve     assume the choice in the PV/PVC caches (assume.go,
 //	            assume_cache.go), so the next cycle sees it
