@@ -2,11 +2,10 @@ package framework
 
 import (
 	"errors"
-	"maps"
-	"sync"
-	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/minisched/minisched/internal/cowmap"
 )
 
 // ErrNotFound is returned by CycleState.Read for a key nobody wrote.
@@ -30,13 +29,11 @@ type StateData interface {
 //
 // Filter and Score run on many goroutines at once, so every method is safe for
 // concurrent use. The entries are written a few times a cycle (PreFilter,
-// PreScore) and read for every node by every plugin from every goroutine:
-// the map is never changed once published, a write publishes a changed copy
-// (under mu, which only writers take), and a read is one atomic load, so the
-// goroutines reading do not contend for a lock's counter.
+// PreScore) and read for every node by every plugin from every goroutine, so
+// they are kept in a copy-on-write map: a read is one atomic load, and the
+// reading goroutines do not contend for a lock's counter.
 type CycleState struct {
-	mu      sync.Mutex // serialises writers
-	storage atomic.Pointer[map[StateKey]StateData]
+	storage cowmap.Map[StateKey, StateData]
 
 	// SkipFilterPlugins and SkipScorePlugins hold the plugins whose PreFilter
 	// or PreScore returned Skip: their Filter or Score is not called in this
@@ -72,36 +69,20 @@ func NewCycleState() *CycleState {
 
 // Read returns the data stored under key, or ErrNotFound.
 func (c *CycleState) Read(key StateKey) (StateData, error) {
-	if m := c.storage.Load(); m != nil {
-		if v, ok := (*m)[key]; ok {
-			return v, nil
-		}
+	if v, ok := c.storage.Load(key); ok {
+		return v, nil
 	}
 	return nil, ErrNotFound
 }
 
 // Write stores data under key, replacing what was there.
 func (c *CycleState) Write(key StateKey, data StateData) {
-	c.update(func(m map[StateKey]StateData) { m[key] = data })
+	c.storage.Store(key, data)
 }
 
 // Delete removes key.
 func (c *CycleState) Delete(key StateKey) {
-	c.update(func(m map[StateKey]StateData) { delete(m, key) })
-}
-
-// update publishes a copy of the entries with change applied.
-func (c *CycleState) update(change func(map[StateKey]StateData)) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var next map[StateKey]StateData
-	if m := c.storage.Load(); m != nil {
-		next = maps.Clone(*m)
-	} else {
-		next = map[StateKey]StateData{}
-	}
-	change(next)
-	c.storage.Store(&next)
+	c.storage.Delete(key)
 }
 
 // Clone returns a deep copy: each entry is copied with its own Clone.
@@ -110,13 +91,12 @@ func (c *CycleState) Clone() *CycleState {
 		return nil
 	}
 	out := NewCycleState()
-	if m := c.storage.Load(); m != nil {
-		copied := make(map[StateKey]StateData, len(*m))
-		for k, v := range *m {
+	out.storage.Update(func(copied map[StateKey]StateData) {
+		c.storage.Range(func(k StateKey, v StateData) bool {
 			copied[k] = v.Clone()
-		}
-		out.storage.Store(&copied)
-	}
+			return true
+		})
+	})
 	if c.SkipFilterPlugins != nil {
 		out.SkipFilterPlugins = c.SkipFilterPlugins.Clone()
 	}

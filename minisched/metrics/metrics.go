@@ -29,16 +29,15 @@
 package metrics
 
 import (
-	"maps"
 	"net/http"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/minisched/minisched/internal/cowmap"
 )
 
 // Values of the result label of the attempt metrics.
@@ -105,11 +104,9 @@ type Metrics struct {
 	pluginExecution    *prometheus.HistogramVec
 	// pluginSeries caches pluginExecution's series: a sampled cycle times
 	// thousands of plugin calls, and a lookup here costs a fraction of
-	// WithLabelValues' hashing of the labels. The map is never changed once
-	// published (a new series publishes a copy, under pluginSeriesMu), so
-	// the goroutines timing plugins read it without a lock.
-	pluginSeries     atomic.Pointer[map[pluginSeriesKey]prometheus.Observer]
-	pluginSeriesMu   sync.Mutex
+	// WithLabelValues' hashing of the labels; copy-on-write, so the
+	// goroutines timing plugins read it without a lock.
+	pluginSeries     cowmap.Map[pluginSeriesKey, prometheus.Observer]
 	podSchedulingSLI *prometheus.HistogramVec
 	podAttempts      prometheus.Histogram
 	goroutines       *prometheus.GaugeVec
@@ -306,30 +303,14 @@ func (m *Metrics) PluginExecution(plugin, point, status string, d time.Duration)
 		return
 	}
 	key := pluginSeriesKey{plugin, point, status}
-	if all := m.pluginSeries.Load(); all != nil {
-		if series, ok := (*all)[key]; ok {
-			series.Observe(d.Seconds())
-			return
-		}
+	series, ok := m.pluginSeries.Load(key)
+	if !ok {
+		// Two goroutines may both get here: WithLabelValues returns the
+		// same series to both.
+		series = m.pluginExecution.WithLabelValues(plugin, point, status)
+		m.pluginSeries.Store(key, series)
 	}
-	m.newPluginSeries(key).Observe(d.Seconds())
-}
-
-// newPluginSeries resolves key's series and publishes it in pluginSeries.
-func (m *Metrics) newPluginSeries(key pluginSeriesKey) prometheus.Observer {
-	m.pluginSeriesMu.Lock()
-	defer m.pluginSeriesMu.Unlock()
-	next := map[pluginSeriesKey]prometheus.Observer{}
-	if all := m.pluginSeries.Load(); all != nil {
-		if series, ok := (*all)[key]; ok {
-			return series
-		}
-		next = maps.Clone(*all)
-	}
-	series := m.pluginExecution.WithLabelValues(key.plugin, key.point, key.status)
-	next[key] = series
-	m.pluginSeries.Store(&next)
-	return series
+	series.Observe(d.Seconds())
 }
 
 // GoroutineStarted and GoroutineDone count goroutines of an operation.

@@ -6,25 +6,21 @@
 package volumebinding
 
 import (
-	"maps"
-	"sync"
-	"sync/atomic"
-
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/minisched/minisched/internal/cowmap"
 )
 
 // topologySelectors caches each CSIStorageCapacity's nodeTopology as a
 // selector, by UID, with the resourceVersion it was made from (a newer
-// version is converted again). The map is never changed once published: a
-// new entry publishes a copy under mu, so Filter's goroutines read it with
-// one atomic load and no lock. The zero value is ready to use.
+// version is converted again), in a copy-on-write map, which Filter's
+// goroutines read without a lock. The zero value is ready to use.
 type topologySelectors struct {
-	mu  sync.Mutex
-	all atomic.Pointer[map[types.UID]topologySelector]
+	all cowmap.Map[types.UID, topologySelector]
 }
 
 // topologySelector is one capacity version's converted nodeTopology.
@@ -42,32 +38,13 @@ func (t *topologySelectors) get(capacity *storagev1.CSIStorageCapacity) (labels.
 	if uid == "" || version == "" {
 		return metav1.LabelSelectorAsSelector(capacity.NodeTopology)
 	}
-	if all := t.all.Load(); all != nil {
-		if s, ok := (*all)[uid]; ok && s.resourceVersion == version {
-			return s.selector, s.err
-		}
+	if s, ok := t.all.Load(uid); ok && s.resourceVersion == version {
+		return s.selector, s.err
 	}
 	s := topologySelector{resourceVersion: version}
 	s.selector, s.err = metav1.LabelSelectorAsSelector(capacity.NodeTopology)
-	t.update(func(m map[types.UID]topologySelector) { m[uid] = s })
+	t.all.Store(uid, s)
 	return s.selector, s.err
-}
-
-// forget drops a deleted capacity's entry.
-func (t *topologySelectors) forget(uid types.UID) {
-	t.update(func(m map[types.UID]topologySelector) { delete(m, uid) })
-}
-
-// update publishes a copy of the entries with change applied.
-func (t *topologySelectors) update(change func(map[types.UID]topologySelector)) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	next := map[types.UID]topologySelector{}
-	if all := t.all.Load(); all != nil {
-		next = maps.Clone(*all)
-	}
-	change(next)
-	t.all.Store(&next)
 }
 
 // forgetDeleted is the CSIStorageCapacity informer's delete handler.
@@ -76,6 +53,6 @@ func (t *topologySelectors) forgetDeleted(obj any) {
 		obj = tombstone.Obj
 	}
 	if capacity, ok := obj.(*storagev1.CSIStorageCapacity); ok {
-		t.forget(capacity.UID)
+		t.all.Delete(capacity.UID)
 	}
 }

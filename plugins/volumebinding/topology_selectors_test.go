@@ -64,11 +64,10 @@ func TestTopologySelectors(t *testing.T) {
 				ts.forgetDeleted(toolscache.DeletedFinalStateUnknown{Obj: capacity(string(tt.forget), "1", "a")})
 			}
 			kept := map[types.UID]string{}
-			if all := ts.all.Load(); all != nil {
-				for uid, s := range *all {
-					kept[uid] = s.resourceVersion
-				}
-			}
+			ts.all.Range(func(uid types.UID, s topologySelector) bool {
+				kept[uid] = s.resourceVersion
+				return true
+			})
 			if len(kept) != len(tt.wantKept) {
 				t.Fatalf("kept %v, want %v", kept, tt.wantKept)
 			}
