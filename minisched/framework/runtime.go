@@ -719,12 +719,7 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 		}
 	}
 	state.SkipFilterPlugins = skip
-	state.filterPlugins, state.filterPluginsSet = nil, true
-	for _, pl := range f.filterPlugins {
-		if !skip.Has(pl.Name()) {
-			state.filterPlugins = append(state.filterPlugins, pl)
-		}
-	}
+	state.filterPlugins, state.filterPluginsSet = f.activeFilterPlugins(skip), true
 	return result, nil, sets.New(narrowing...)
 }
 
@@ -734,12 +729,7 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status {
 	plugins := state.filterPlugins
 	if !state.filterPluginsSet { // no PreFilter ran on this state
-		plugins = nil
-		for _, pl := range f.filterPlugins {
-			if !state.SkipFilterPlugins.Has(pl.Name()) {
-				plugins = append(plugins, pl)
-			}
-		}
+		plugins = f.activeFilterPlugins(state.SkipFilterPlugins)
 	}
 	for _, pl := range plugins {
 		start := f.sampleStart(state)
@@ -754,6 +744,17 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod
 		return s.WithPlugin(pl.Name())
 	}
 	return nil
+}
+
+// activeFilterPlugins are the Filter plugins not in skip, in order.
+func (f *Framework) activeFilterPlugins(skip sets.Set[string]) []FilterPlugin {
+	var plugins []FilterPlugin
+	for _, pl := range f.filterPlugins {
+		if !skip.Has(pl.Name()) {
+			plugins = append(plugins, pl)
+		}
+	}
+	return plugins
 }
 
 // RunPostFilterPlugins runs PostFilter plugins in order while they return
