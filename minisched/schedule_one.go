@@ -122,6 +122,7 @@ func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
 	logger.V(3).Info("Attempting to schedule pod", "attempts", podInfo.Attempts)
 	start := time.Now()
 	state := newCycleState()
+	state.SetPodInfo(podInfo.PodInfo)
 	result, assumedPodInfo, status := s.schedulingCycle(ctx, state, schedFramework, podInfo)
 	result.start = start
 	rec := s.recordAttempt(schedFramework, state, podInfo, result)

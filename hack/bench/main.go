@@ -91,7 +91,7 @@ func mainErr() error {
 	backlog := flag.Bool("backlog", true, "create the measured pods (and any init pods, already bound) before the scheduler starts, in every workload but Churn and Preemption; --backlog=false creates them while it runs, as scheduler_perf does")
 	minischedBin := flag.String("minisched", "", "the minisched binary (default: bin/minisched under --root)")
 	kubeSchedulerBin := flag.String("kube-scheduler", "", "the kube-scheduler binary (default: kube-scheduler in KUBEBUILDER_ASSETS or bin/k8s/<version>)")
-	profileDir := flag.String("profile", "", "directory for a CPU profile of each minisched run and of the apiserver in every run (go tool pprof reads them)")
+	profileDir := flag.String("profile", "", "directory for a CPU profile of each minisched run and of the apiserver in every run, and an allocation profile of each minisched run (go tool pprof reads them)")
 	profileSeconds := flag.Int("profile-seconds", 10, "length of each CPU profile; the run waits for it")
 	engineList := flag.String("engines", "minisched,kube-scheduler,ceiling", "comma-separated engines to run; the ceiling (the API writes of scheduling and nothing else) runs only on the backlog workloads that have one")
 	ceilingWorkersFlag := flag.Int("ceiling-workers", ceilingWorkers, "how many pods the ceiling binds at once")

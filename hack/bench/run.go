@@ -90,7 +90,8 @@ type Options struct {
 	// minisched run, taken from the start of its measured phase, and one of
 	// the apiserver over the same seconds of every run, whatever the
 	// engine: with it on the same cores, where the apiserver's time goes
-	// is half of where a run's goes.
+	// is half of where a run's goes. It also receives each minisched
+	// run's allocation profile, taken when the run ends.
 	ProfileDir     string
 	ProfileSeconds int
 	// Stall ends the wait for bindings when none came for this long.
@@ -216,6 +217,14 @@ func measure(ctx context.Context, o Options, w Workload, engine Engine, label st
 	}
 
 	if o.ProfileDir != "" && engine == Minisched && proc.metricsURL != "" {
+		// Registered after proc.stop, so it runs before it: the process's
+		// allocations since it started, the run's included.
+		defer func() {
+			path := filepath.Join(o.ProfileDir, fmt.Sprintf("%s-round%d.allocs.pprof", w.Name, res.Round))
+			if err := fetchAllocs(ctx, proc, path); err != nil {
+				res.Notes = append(res.Notes, fmt.Sprintf("no allocation profile: %v", err))
+			}
+		}()
 		profiled := startProfile(ctx, o, proc, filepath.Join(o.ProfileDir, fmt.Sprintf("%s-round%d.cpu.pprof", w.Name, res.Round)))
 		defer func() {
 			if err := <-profiled; err != nil {
@@ -846,6 +855,29 @@ func startProfile(ctx context.Context, o Options, proc *schedulerProcess, path s
 		}()
 	}()
 	return done
+}
+
+// fetchAllocs saves minisched's allocation profile (every allocation
+// since the process started, sampled by the runtime) to path.
+func fetchAllocs(ctx context.Context, proc *schedulerProcess, path string) error {
+	url := strings.TrimSuffix(proc.metricsURL, "/metrics") + "/debug/pprof/allocs"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", url, err)
+	}
+	return os.WriteFile(path, body, 0o644)
 }
 
 // freePort asks the kernel for a free TCP port on the loopback address.

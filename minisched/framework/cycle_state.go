@@ -3,6 +3,8 @@ package framework
 import (
 	"errors"
 
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/minisched/minisched/internal/cowmap"
@@ -46,6 +48,9 @@ type CycleState struct {
 	// node, does not look each plugin up in the set on each one.
 	filterPlugins    []FilterPlugin
 	filterPluginsSet bool
+	// filterObservers are, in a cycle that records plugin timings, the
+	// series of filterPlugins' successful calls (see successObservers).
+	filterObservers []prometheus.Observer
 	// SkipPreBindPlugins holds the PreBind plugins whose PreBindPreFlight
 	// returned Skip.
 	SkipPreBindPlugins sets.Set[string]
@@ -55,6 +60,9 @@ type CycleState struct {
 	// ranking (the pod has no signature), sparing an array of every node's
 	// scores per cycle.
 	ScoreTotalsOnly bool
+	// podInfo is the PodInfo of the pod the cycle schedules, if the
+	// scheduler recorded it (SetPodInfo).
+	podInfo *PodInfo
 	// RecordPluginMetrics says this cycle times each plugin call for
 	// scheduler_plugin_execution_duration_seconds: set for a sample of
 	// cycles (10%, as kube-scheduler), since timing every call of every
@@ -65,6 +73,26 @@ type CycleState struct {
 // NewCycleState returns an empty CycleState.
 func NewCycleState() *CycleState {
 	return &CycleState{}
+}
+
+// SetPodInfo records the PodInfo of the pod the cycle schedules, so that
+// plugins read what it computed of the pod when it was queued (PodRequests)
+// instead of computing it again on every cycle. The scheduler calls it
+// before PreFilter.
+func (c *CycleState) SetPodInfo(pi *PodInfo) {
+	c.podInfo = pi
+}
+
+// PodRequests returns pod's effective requests, as PodRequests(pod)
+// computes them, from the PodInfo SetPodInfo recorded when that PodInfo is
+// pod's (the same object); ok is false otherwise, and the caller computes
+// them. The Resource shares its ScalarResources with the PodInfo: read it,
+// or Clone it to change it.
+func (c *CycleState) PodRequests(pod *v1.Pod) (_ Resource, ok bool) {
+	if c == nil || c.podInfo == nil || c.podInfo.Pod != pod {
+		return Resource{}, false
+	}
+	return c.podInfo.Requests, true
 }
 
 // Read returns the data stored under key, or ErrNotFound.
@@ -104,9 +132,11 @@ func (c *CycleState) Clone() *CycleState {
 		out.SkipScorePlugins = c.SkipScorePlugins.Clone()
 	}
 	out.filterPlugins, out.filterPluginsSet = c.filterPlugins, c.filterPluginsSet
+	out.filterObservers = c.filterObservers
 	if c.SkipPreBindPlugins != nil {
 		out.SkipPreBindPlugins = c.SkipPreBindPlugins.Clone()
 	}
+	out.podInfo = c.podInfo
 	out.RecordPluginMetrics = c.RecordPluginMetrics
 	out.ScoreTotalsOnly = c.ScoreTotalsOnly
 	return out

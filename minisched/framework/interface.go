@@ -162,7 +162,8 @@ type PreScorePlugin interface {
 // ScoreExtensions turn raw scores into the range [MinNodeScore, MaxNodeScore].
 type ScoreExtensions interface {
 	// NormalizeScore is called once per plugin after all nodes were scored,
-	// and may rewrite scores in place. Success or Error.
+	// and may rewrite scores in place; it must not keep scores, whose array
+	// serves a later cycle. Success or Error.
 	NormalizeScore(ctx context.Context, state *CycleState, pod *v1.Pod, scores NodeScoreList) *Status
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -655,6 +656,36 @@ func (f *Framework) recordPlugin(plugin, point string, start time.Duration, s *S
 	f.metrics.PluginExecution(plugin, point, s.Code().String(), time.Since(clockOrigin)-start)
 }
 
+// successObservers returns, when the cycle records plugin timings, the
+// series each of plugins' successful calls at point is observed in (nil
+// otherwise): Filter and Score are called on every node, and looking the
+// series up by its labels on each call cost more than the call itself in
+// a sampled cycle.
+func successObservers[P Plugin](f *Framework, state *CycleState, plugins []P, point string) []prometheus.Observer {
+	if f.metrics == nil || !state.RecordPluginMetrics {
+		return nil
+	}
+	observers := make([]prometheus.Observer, len(plugins))
+	for i, pl := range plugins {
+		observers[i] = f.metrics.PluginObserver(pl.Name(), point, Success.String())
+	}
+	return observers
+}
+
+// recordCall records a call of the i-th plugin of a list that sampleStart
+// timed: a success in observers[i] (successObservers of the list), any
+// other outcome, or one without observers, by its labels.
+func (f *Framework) recordCall(observers []prometheus.Observer, i int, plugin, point string, start time.Duration, s *Status) {
+	if start == 0 {
+		return
+	}
+	if observers != nil && s.IsSuccess() {
+		observers[i].Observe((time.Since(clockOrigin) - start).Seconds())
+		return
+	}
+	f.recordPlugin(plugin, point, start, s)
+}
+
 // pluginError turns a status of an unexpected code (an error, or a code the
 // extension point does not accept) into an Error naming the extension point
 // and the plugin.
@@ -720,6 +751,7 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 	}
 	state.SkipFilterPlugins = skip
 	state.filterPlugins, state.filterPluginsSet = f.activeFilterPlugins(skip), true
+	state.filterObservers = successObservers(f, state, state.filterPlugins, filterPoint)
 	return result, nil, sets.New(narrowing...)
 }
 
@@ -727,14 +759,14 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 // first that does not return Success: that plugin's status (with its name)
 // is the node's verdict. A code other than the rejection codes becomes Error.
 func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status {
-	plugins := state.filterPlugins
+	plugins, observers := state.filterPlugins, state.filterObservers
 	if !state.filterPluginsSet { // no PreFilter ran on this state
-		plugins = f.activeFilterPlugins(state.SkipFilterPlugins)
+		plugins, observers = f.activeFilterPlugins(state.SkipFilterPlugins), nil
 	}
-	for _, pl := range plugins {
+	for i, pl := range plugins {
 		start := f.sampleStart(state)
 		s := pl.Filter(ctx, state, pod, nodeInfo)
-		f.recordPlugin(pl.Name(), filterPoint, start, s)
+		f.recordCall(observers, i, pl.Name(), filterPoint, start, s)
 		if s.IsSuccess() {
 			continue
 		}
@@ -836,16 +868,20 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		return result, nil
 	}
 	// raw[i*k+j] is plugin j's score of node i: plain integers, which the
-	// garbage collector need not scan.
+	// garbage collector need not scan, in an array of an earlier cycle
+	// (nothing keeps it once the totals are summed).
 	k := len(active)
-	raw := make([]int64, len(nodes)*k)
+	buf := getRawScores(len(nodes) * k)
+	defer rawScoresPool.Put(buf)
+	raw := *buf
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var errOnce sync.Once
 	var failed *Status
+	observers := successObservers(f, state, active, scorePoint)
 	f.parallelizer.Until(ctx, len(nodes), func(i int) {
-		if s := f.runRawScorePlugins(ctx, state, pod, nodes[i], active, raw[i*k:(i+1)*k]); s != nil {
+		if s := f.runRawScorePlugins(ctx, state, pod, nodes[i], active, observers, raw[i*k:(i+1)*k]); s != nil {
 			errOnce.Do(func() { failed = s })
 			cancel()
 		}
@@ -867,7 +903,7 @@ func (f *Framework) RunRawScorePlugins(ctx context.Context, state *CycleState, p
 	nodeInfo *NodeInfo) ([]PluginScore, *Status) {
 	active := f.activeScorePlugins(state)
 	raw := make([]int64, len(active))
-	if s := f.runRawScorePlugins(ctx, state, pod, nodeInfo, active, raw); s != nil {
+	if s := f.runRawScorePlugins(ctx, state, pod, nodeInfo, active, nil, raw); s != nil {
 		return nil, s
 	}
 	scores := make([]PluginScore, len(active))
@@ -910,14 +946,53 @@ func (f *Framework) activeScorePlugins(state *CycleState) []ScorePlugin {
 	return active
 }
 
+// rawScoresPool holds the raw-score arrays of finished cycles (a *[]int64
+// each, nodes × plugins long), and nodeScoresPool the arrays their lists
+// to normalise were cut from (a *NodeScoreList each): every cycle needs
+// one of each, as long as the cycle before it, and would otherwise leave
+// them to the garbage collector.
+var (
+	rawScoresPool  = sync.Pool{New: func() any { return new([]int64) }}
+	nodeScoresPool = sync.Pool{New: func() any { return new(NodeScoreList) }}
+)
+
+// getRawScores returns a pooled array of n zeros.
+func getRawScores(n int) *[]int64 {
+	buf := rawScoresPool.Get().(*[]int64)
+	if cap(*buf) < n {
+		*buf = make([]int64, n)
+	}
+	*buf = (*buf)[:n]
+	clear(*buf)
+	return buf
+}
+
+// getNodeScores returns a pooled list of n entries, and putNodeScores
+// gives it back, emptied so that the pool keeps no node's name alive.
+func getNodeScores(n int) *NodeScoreList {
+	buf := nodeScoresPool.Get().(*NodeScoreList)
+	if cap(*buf) < n {
+		*buf = make(NodeScoreList, n)
+	}
+	*buf = (*buf)[:n]
+	return buf
+}
+
+func putNodeScores(buf *NodeScoreList) {
+	*buf = (*buf)[:cap(*buf)]
+	clear(*buf)
+	nodeScoresPool.Put(buf)
+}
+
 // runRawScorePlugins has each plugin of active score one node, into
-// out[j]; it returns the first failure.
+// out[j]; it returns the first failure. observers are successObservers of
+// active, or nil.
 func (f *Framework) runRawScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
-	nodeInfo *NodeInfo, active []ScorePlugin, out []int64) *Status {
+	nodeInfo *NodeInfo, active []ScorePlugin, observers []prometheus.Observer, out []int64) *Status {
 	for j, pl := range active {
 		start := f.sampleStart(state)
 		score, s := pl.Score(ctx, state, pod, nodeInfo)
-		f.recordPlugin(pl.Name(), scorePoint, start, s)
+		f.recordCall(observers, j, pl.Name(), scorePoint, start, s)
 		if !s.IsSuccess() {
 			return pluginError("Score", pl, s)
 		}
@@ -937,11 +1012,22 @@ func (f *Framework) normalizeAndWeigh(ctx context.Context, state *CycleState, po
 	active []ScorePlugin, raw []int64, scores []NodePluginScores, perPlugin bool) *Status {
 	k := len(active)
 	normalized := make([]NodeScoreList, k)
+	extended := 0
+	for _, pl := range active {
+		if pl.ScoreExtensions() != nil {
+			extended++
+		}
+	}
+	// The lists to normalise share one array of an earlier cycle: a
+	// NormalizeScore rewrites its list in place and keeps nothing of it.
+	buf := getNodeScores(extended * len(scores))
+	defer putNodeScores(buf)
+	lists := *buf
 	for j, pl := range active {
 		if pl.ScoreExtensions() == nil {
 			continue
 		}
-		normalized[j] = make(NodeScoreList, len(scores))
+		normalized[j], lists = lists[:len(scores):len(scores)], lists[len(scores):]
 		for i := range scores {
 			normalized[j][i] = NodeScore{Name: scores[i].Name, Score: raw[i*k+j]}
 		}

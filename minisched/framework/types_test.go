@@ -80,3 +80,44 @@ func TestNonZeroRequests(t *testing.T) {
 		})
 	}
 }
+
+// TestCycleStatePodRequests checks that a cycle's state hands out the
+// requests of the PodInfo the scheduler recorded only for that PodInfo's
+// pod object, and that a cloned state keeps it.
+func TestCycleStatePodRequests(t *testing.T) {
+	pod := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "a", Resources: v1.ResourceRequirements{
+		Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("250m"), "example.com/gpu": resource.MustParse("2")}}}}}}
+	recorded := func() *CycleState {
+		s := NewCycleState()
+		s.SetPodInfo(NewPodInfo(pod))
+		return s
+	}
+	tests := []struct {
+		name   string
+		state  *CycleState
+		pod    *v1.Pod
+		wantOK bool
+	}{
+		{name: "no state", state: nil, pod: pod},
+		{name: "nothing recorded", state: NewCycleState(), pod: pod},
+		{name: "the recorded pod", state: recorded(), pod: pod, wantOK: true},
+		{name: "an equal copy of it", state: recorded(), pod: pod.DeepCopy()},
+		{name: "a clone of the state", state: recorded().Clone(), pod: pod, wantOK: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := tt.state.PodRequests(tt.pod)
+			if ok != tt.wantOK {
+				t.Fatalf("PodRequests ok = %v, want %v", ok, tt.wantOK)
+			}
+			if !ok {
+				return
+			}
+			want := PodRequests(tt.pod)
+			if got.MilliCPU != want.MilliCPU || got.Memory != want.Memory ||
+				got.ScalarResources["example.com/gpu"] != want.ScalarResources["example.com/gpu"] {
+				t.Errorf("PodRequests = %+v, want %+v", got, want)
+			}
+		})
+	}
+}

@@ -302,6 +302,17 @@ func (m *Metrics) PluginExecution(plugin, point, status string, d time.Duration)
 	if m == nil {
 		return
 	}
+	m.PluginObserver(plugin, point, status).Observe(d.Seconds())
+}
+
+// PluginObserver returns the series of scheduler_plugin_execution_duration_seconds
+// for calls of plugin at point that end with status, or nil when m is nil:
+// the framework resolves the series of successful Filter and Score calls
+// once per sampled cycle, instead of once per node in PluginExecution.
+func (m *Metrics) PluginObserver(plugin, point, status string) prometheus.Observer {
+	if m == nil {
+		return nil
+	}
 	key := pluginSeriesKey{plugin, point, status}
 	series, ok := m.pluginSeries.Load(key)
 	if !ok {
@@ -310,7 +321,7 @@ func (m *Metrics) PluginExecution(plugin, point, status string, d time.Duration)
 		series = m.pluginExecution.WithLabelValues(plugin, point, status)
 		m.pluginSeries.Store(key, series)
 	}
-	series.Observe(d.Seconds())
+	return series
 }
 
 // GoroutineStarted and GoroutineDone count goroutines of an operation.

@@ -116,6 +116,32 @@ func hasDeviceClassMappedExtendedResource(reqs v1.ResourceList, resolver framewo
 	return false
 }
 
+// specNamesDRAExtendedResource reports whether a request in the pod's
+// spec (a container's, an init container's, the pod's own, or the
+// overhead) names a resource IsDRAExtendedResourceName accepts. The
+// requests PodRequests adds up without status resources come from those
+// alone, so when none does, the pod asks for no extended resource a
+// DeviceClass could back, and PreFilter need not add them up: the common
+// pod, on every cycle.
+func specNamesDRAExtendedResource(pod *v1.Pod) bool {
+	names := func(list v1.ResourceList) bool {
+		for name := range list {
+			if framework.IsDRAExtendedResourceName(name) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, containers := range [][]v1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range containers {
+			if names(containers[i].Resources.Requests) {
+				return true
+			}
+		}
+	}
+	return (pod.Spec.Resources != nil && names(pod.Spec.Resources.Requests)) || names(pod.Spec.Overhead)
+}
+
 // findExtendedResourceClaim returns the claim an earlier attempt created
 // for the pod's extended resources (annotated so, and controlled by the
 // pod), or nil. claims must be every claim of the cache.
@@ -143,6 +169,9 @@ func findExtendedResourceClaim(pod *v1.Pod, claims []*resourceapi.ResourceClaim)
 // temporary UID under which Reserve can put its allocation in flight.
 func (pl *DynamicResources) preFilterExtendedResources(pod *v1.Pod, logger klog.Logger,
 	s *stateData) (*resourceapi.ResourceClaim, *framework.Status) {
+	if !specNamesDRAExtendedResource(pod) {
+		return nil, nil
+	}
 	resolver := pl.draManager.DeviceClassResolver()
 	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 	if !hasDeviceClassMappedExtendedResource(reqs, resolver) {

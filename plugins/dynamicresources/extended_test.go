@@ -13,9 +13,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	cgotesting "k8s.io/client-go/testing"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
@@ -451,4 +453,47 @@ func runExtendedCycle(ctx context.Context, t *testing.T, env *pluginEnv, pod *v1
 		env.pl.Unreserve(ctx, cs, pod, node.Name)
 	}
 	return got
+}
+
+// TestSpecNamesDRAExtendedResource checks the spec scan that lets PreFilter
+// skip adding up the requests of a pod that names no extended resource: for
+// each pod, its answer, and that the requests component-helpers adds up
+// (as preFilterExtendedResources does) name one only when it says yes.
+func TestSpecNamesDRAExtendedResource(t *testing.T) {
+	plain := v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("500Mi"),
+		"hugepages-2Mi": resource.MustParse("4Mi")}
+	extended := v1.ResourceList{gpu: resource.MustParse("1")}
+	ctr := func(reqs v1.ResourceList) v1.Container {
+		return v1.Container{Name: "c", Resources: v1.ResourceRequirements{Requests: reqs}}
+	}
+	tests := []struct {
+		name string
+		spec v1.PodSpec
+		want bool
+	}{
+		{name: "cpu, memory and hugepages", spec: v1.PodSpec{Containers: []v1.Container{ctr(plain)}}},
+		{name: "no requests", spec: v1.PodSpec{Containers: []v1.Container{ctr(nil)}}},
+		{name: "a container's", spec: v1.PodSpec{Containers: []v1.Container{ctr(plain), ctr(extended)}}, want: true},
+		{name: "an init container's", spec: v1.PodSpec{Containers: []v1.Container{ctr(plain)},
+			InitContainers: []v1.Container{ctr(extended)}}, want: true},
+		{name: "the implicit class name", spec: v1.PodSpec{Containers: []v1.Container{
+			ctr(v1.ResourceList{implicit: resource.MustParse("1")})}}, want: true},
+		{name: "the overhead's", spec: v1.PodSpec{Containers: []v1.Container{ctr(plain)}, Overhead: extended}, want: true},
+		{name: "the pod's own", spec: v1.PodSpec{Containers: []v1.Container{ctr(plain)},
+			Resources: &v1.ResourceRequirements{Requests: extended}}, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &v1.Pod{Spec: tt.spec}
+			got := specNamesDRAExtendedResource(pod)
+			if got != tt.want {
+				t.Errorf("specNamesDRAExtendedResource = %v, want %v", got, tt.want)
+			}
+			for name := range resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}) {
+				if framework.IsDRAExtendedResourceName(name) && !got {
+					t.Errorf("the requests name %s, yet the scan found no extended resource", name)
+				}
+			}
+		})
+	}
 }

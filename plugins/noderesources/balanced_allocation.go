@@ -99,7 +99,7 @@ func (s *balancedAllocationPreScoreState) Clone() framework.StateData {
 // pods onto the same few nodes (kubernetes/kubernetes#129138).
 func (ba *BalancedAllocation) PreScore(ctx context.Context, state *framework.CycleState, pod *v1.Pod,
 	_ []*framework.NodeInfo) *framework.Status {
-	podRequests := ba.podRequests(pod)
+	podRequests := ba.podRequests(state, pod)
 	if isBestEffort(podRequests) {
 		klog.FromContext(ctx).V(5).Info("Skipping balanced-allocation scoring of a best-effort pod", "pod", klog.KObj(pod))
 		return framework.NewStatus(framework.Skip)
@@ -125,7 +125,7 @@ func (ba *BalancedAllocation) Score(ctx context.Context, state *framework.CycleS
 			return 0, framework.AsStatus(fmt.Errorf("invalid PreScore state, got type %T", data))
 		}
 	} else {
-		s = &balancedAllocationPreScoreState{podRequests: ba.podRequests(pod)}
+		s = &balancedAllocationPreScoreState{podRequests: ba.podRequests(state, pod)}
 		if isBestEffort(s.podRequests) {
 			return 0, nil
 		}

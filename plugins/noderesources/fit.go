@@ -101,12 +101,17 @@ func (s *preFilterState) Clone() framework.StateData {
 	return &preFilterState{Resource: *s.Resource.Clone()}
 }
 
-// PreFilter computes the pod's effective requests (the larger of its running
-// containers and its largest init container, plus overhead) once, so Filter
-// does not redo it per node.
+// PreFilter keeps the pod's effective requests (the larger of its running
+// containers and its largest init container, plus overhead) for Filter,
+// which would otherwise compute them per node. They are the PodInfo's, when
+// the scheduler recorded it in the state; computed otherwise.
 func (pl *Fit) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod,
 	_ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	state.Write(preFilterStateKey, &preFilterState{Resource: framework.PodRequests(pod)})
+	requests, ok := state.PodRequests(pod)
+	if !ok {
+		requests = framework.PodRequests(pod)
+	}
+	state.Write(preFilterStateKey, &preFilterState{Resource: requests})
 	return nil, nil
 }
 

@@ -68,13 +68,24 @@ type resourceAllocationScorer struct {
 
 // podRequests returns the pod's request for each scored resource, in the
 // order of r.resources (cpu in millicores): the larger of its running
-// containers and its largest init container, plus overhead.
-func (r *resourceAllocationScorer) podRequests(pod *v1.Pod) []int64 {
+// containers and its largest init container, plus overhead. When no
+// container's request is defaulted (useRequested, or every container
+// requests cpu and memory), they are the requests the scheduler computed
+// when the pod was queued, if state has them; otherwise they are computed.
+func (r *resourceAllocationScorer) podRequests(state *framework.CycleState, pod *v1.Pod) []int64 {
+	defaulted := !r.useRequested && framework.ContainersMayLackRequests(pod)
+	if !defaulted {
+		if requests, ok := state.PodRequests(pod); ok {
+			if out, ok := r.scoredRequests(requests); ok {
+				return out
+			}
+		}
+	}
 	opts := resourcehelper.PodResourcesOptions{
 		UseStatusResources: true,
 		InPlacePodLevelResourcesVerticalScalingEnabled: true,
 	}
-	if !r.useRequested && framework.ContainersMayLackRequests(pod) {
+	if defaulted {
 		opts.NonMissingContainerRequests = v1.ResourceList{
 			v1.ResourceCPU:    *resource.NewMilliQuantity(framework.DefaultMilliCPURequest, resource.DecimalSI),
 			v1.ResourceMemory: *resource.NewQuantity(framework.DefaultMemoryRequest, resource.DecimalSI),
@@ -91,6 +102,30 @@ func (r *resourceAllocationScorer) podRequests(pod *v1.Pod) []int64 {
 		}
 	}
 	return out
+}
+
+// scoredRequests picks each scored resource's request, in the order of
+// r.resources, out of requests; ok is false if a scored resource is one
+// framework.Resource does not hold.
+func (r *resourceAllocationScorer) scoredRequests(requests framework.Resource) (_ []int64, ok bool) {
+	out := make([]int64, len(r.resources))
+	for i, res := range r.resources {
+		switch name := v1.ResourceName(res.Name); {
+		case name == v1.ResourceCPU:
+			out[i] = requests.MilliCPU
+		case name == v1.ResourceMemory:
+			out[i] = requests.Memory
+		case name == v1.ResourceEphemeralStorage:
+			out[i] = requests.EphemeralStorage
+		case name == v1.ResourcePods:
+			out[i] = requests.AllowedPodNumber
+		case framework.IsScalarResourceName(name):
+			out[i] = requests.ScalarResources[name]
+		default:
+			return nil, false
+		}
+	}
+	return out, true
 }
 
 // isBestEffort reports whether the pod requests none of the scored resources.

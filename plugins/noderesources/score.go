@@ -61,7 +61,7 @@ func (s *preScoreState) Clone() framework.StateData {
 // allocated devices once for every node's Score.
 func (pl *Fit) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod,
 	_ []*framework.NodeInfo) *framework.Status {
-	s, status := pl.computePreScoreState(pod)
+	s, status := pl.computePreScoreState(state, pod)
 	if status != nil {
 		return status
 	}
@@ -70,12 +70,12 @@ func (pl *Fit) PreScore(_ context.Context, state *framework.CycleState, pod *v1.
 }
 
 // computePreScoreState is PreScore's state for pod.
-func (pl *Fit) computePreScoreState(pod *v1.Pod) (*preScoreState, *framework.Status) {
+func (pl *Fit) computePreScoreState(state *framework.CycleState, pod *v1.Pod) (*preScoreState, *framework.Status) {
 	draState, status := pl.scorer.dra.getDRAPreScoredParams(pl.scorer.resources)
 	if status != nil {
 		return nil, status
 	}
-	return &preScoreState{podRequests: pl.scorer.podRequests(pod), draPreScoreState: draState}, nil
+	return &preScoreState{podRequests: pl.scorer.podRequests(state, pod), draPreScoreState: draState}, nil
 }
 
 // Score rates the node with the configured strategy. A scalar resource the
@@ -91,7 +91,7 @@ func (pl *Fit) Score(ctx context.Context, state *framework.CycleState, pod *v1.P
 		}
 	} else {
 		var status *framework.Status
-		if s, status = pl.computePreScoreState(pod); status != nil {
+		if s, status = pl.computePreScoreState(state, pod); status != nil {
 			return 0, status
 		}
 	}
