@@ -122,7 +122,6 @@ func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
 	logger.V(3).Info("Attempting to schedule pod", "attempts", podInfo.Attempts)
 	start := time.Now()
 	state := newCycleState()
-	state.SetPodInfo(podInfo.PodInfo)
 	result, assumedPodInfo, status := s.schedulingCycle(ctx, state, schedFramework, podInfo)
 	result.start = start
 	rec := s.recordAttempt(schedFramework, state, podInfo, result)
@@ -184,8 +183,9 @@ func newCycleState() *framework.CycleState {
 	return state
 }
 
-// schedulingCycle finds a node (schedulingAlgorithm), assumes the pod there
-// and runs Reserve and Permit; when all succeed it ends by activating the
+// schedulingCycle records the pod's PodInfo in state (for plugins to read
+// its requests from), finds a node (schedulingAlgorithm), assumes the pod
+// there and runs Reserve and Permit; when all succeed it ends by activating the
 // pods plugins asked for. On failure it has already undone what it did
 // (Unreserve, Forget) and returns a status for the failure handler: a
 // rejection by plugins carries a *FitError; a cluster without nodes is
@@ -193,6 +193,7 @@ func newCycleState() *framework.CycleState {
 // an error.
 func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleState,
 	schedFramework *framework.Framework, podInfo *framework.QueuedPodInfo) (scheduleResult, *framework.QueuedPodInfo, *framework.Status) {
+	state.SetPodInfo(podInfo.PodInfo)
 	result, status := s.schedulingAlgorithm(ctx, schedFramework, state, podInfo)
 	if !status.IsSuccess() {
 		return result, podInfo, status
