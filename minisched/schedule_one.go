@@ -288,6 +288,12 @@ func (s *Scheduler) schedulePod(ctx context.Context, schedFramework *framework.F
 	ranking := selectHost(result.seen.scores, s.recording())
 	result.suggestedHost = ranking.Pop().Name
 	schedFramework.StoreScheduleResults(ctx, podInfo.PodSignature, hint, result.suggestedHost, ranking, cycle)
+	if state.ScoreTotalsOnly {
+		// Neither a record nor OpportunisticBatching keeps the scores or
+		// the ranking built in their array: the next cycle reuses it.
+		framework.ReleaseScores(state, result.seen.scores)
+		result.seen.scores = nil
+	}
 	return result, nil
 }
 

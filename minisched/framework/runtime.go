@@ -855,12 +855,18 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, p
 // [MinNodeScore, MaxNodeScore], multiplies by the weights and sums. The
 // result is in node order. Each node's Scores list every plugin's raw and
 // weighted score, unless state.ScoreTotalsOnly is set: then Scores is nil
-// and only TotalScore is kept.
+// and only TotalScore is kept, and the list's array may be one an earlier
+// cycle gave back with ReleaseScores.
 func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod *v1.Pod,
 	nodes []*NodeInfo) (_ []NodePluginScores, status *Status) {
 	defer f.observe(scorePoint, time.Now(), &status)
 	active := f.activeScorePlugins(state)
-	result := make([]NodePluginScores, len(nodes))
+	var result []NodePluginScores
+	if state.ScoreTotalsOnly {
+		result = getPluginScores(len(nodes))
+	} else {
+		result = make([]NodePluginScores, len(nodes))
+	}
 	for i, n := range nodes {
 		result[i].Name = n.Node().Name
 	}
@@ -955,6 +961,32 @@ var (
 	rawScoresPool  = sync.Pool{New: func() any { return new([]int64) }}
 	nodeScoresPool = sync.Pool{New: func() any { return new(NodeScoreList) }}
 )
+
+// pluginScoresPool holds the node lists of totals-only cycles
+// (RunScorePlugins with ScoreTotalsOnly) that the scheduler gave back with
+// ReleaseScores, a *[]NodePluginScores each.
+var pluginScoresPool sync.Pool
+
+// getPluginScores returns a list of n empty entries, pooled if it can.
+func getPluginScores(n int) []NodePluginScores {
+	if buf, _ := pluginScoresPool.Get().(*[]NodePluginScores); buf != nil && cap(*buf) >= n {
+		return (*buf)[:n] // ReleaseScores emptied it
+	}
+	return make([]NodePluginScores, n)
+}
+
+// ReleaseScores gives back the list RunScorePlugins returned for a cycle
+// with state.ScoreTotalsOnly, once nothing reads it or a list made from it
+// (SortedScoredNodes's heap is built in its array): the next such cycle
+// reuses the array. Lists of other cycles are left alone.
+func ReleaseScores(state *CycleState, scores []NodePluginScores) {
+	if !state.ScoreTotalsOnly || cap(scores) == 0 {
+		return
+	}
+	scores = scores[:cap(scores)]
+	clear(scores) // the next cycle starts from empty entries, and no node's name stays alive
+	pluginScoresPool.Put(&scores)
+}
 
 // getRawScores returns a pooled array of n zeros.
 func getRawScores(n int) *[]int64 {
