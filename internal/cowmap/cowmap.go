@@ -1,7 +1,8 @@
 // Package cowmap is a map for many readers and few writers, as the
-// scheduling cycle has them: CycleState's entries, the plugin timings'
-// metric series, VolumeBinding's converted capacity selectors are written a
-// few times and read on every node from every goroutine. The map is never
+// scheduling cycle has them: the plugin timings' metric series and
+// VolumeBinding's converted capacity selectors are written a few times and
+// read on every node from every goroutine (CycleState keeps a list the same
+// way, its dozen keys being cheaper to scan than to hash). The map is never
 // changed once published; a write publishes a changed copy (writers take a
 // lock among themselves), so a read is one atomic load and a map lookup,
 // with no lock whose counter the reading goroutines would all write.

@@ -2,12 +2,13 @@ package framework
 
 import (
 	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
-
-	"github.com/minisched/minisched/internal/cowmap"
 )
 
 // ErrNotFound is returned by CycleState.Read for a key nobody wrote.
@@ -32,10 +33,11 @@ type StateData interface {
 // Filter and Score run on many goroutines at once, so every method is safe for
 // concurrent use. The entries are written a few times a cycle (PreFilter,
 // PreScore) and read for every node by every plugin from every goroutine, so
-// they are kept in a copy-on-write map: a read is one atomic load, and the
-// reading goroutines do not contend for a lock's counter.
+// they are kept in a copy-on-write list: a read is one atomic load and a
+// scan of a dozen keys, and the reading goroutines do not contend for a
+// lock's counter.
 type CycleState struct {
-	storage cowmap.Map[StateKey, StateData]
+	storage stateEntries
 
 	// SkipFilterPlugins and SkipScorePlugins hold the plugins whose PreFilter
 	// or PreScore returned Skip: their Filter or Score is not called in this
@@ -97,7 +99,7 @@ func (c *CycleState) PodRequests(pod *v1.Pod) (_ Resource, ok bool) {
 
 // Read returns the data stored under key, or ErrNotFound.
 func (c *CycleState) Read(key StateKey) (StateData, error) {
-	if v, ok := c.storage.Load(key); ok {
+	if v, ok := c.storage.load(key); ok {
 		return v, nil
 	}
 	return nil, ErrNotFound
@@ -105,12 +107,22 @@ func (c *CycleState) Read(key StateKey) (StateData, error) {
 
 // Write stores data under key, replacing what was there.
 func (c *CycleState) Write(key StateKey, data StateData) {
-	c.storage.Store(key, data)
+	c.storage.update(func(l []stateEntry) []stateEntry {
+		for i := range l {
+			if l[i].key == key {
+				l[i].data = data
+				return l
+			}
+		}
+		return append(l, stateEntry{key, data})
+	})
 }
 
 // Delete removes key.
 func (c *CycleState) Delete(key StateKey) {
-	c.storage.Delete(key)
+	c.storage.update(func(l []stateEntry) []stateEntry {
+		return slices.DeleteFunc(l, func(e stateEntry) bool { return e.key == key })
+	})
 }
 
 // Clone returns a deep copy: each entry is copied with its own Clone.
@@ -119,12 +131,13 @@ func (c *CycleState) Clone() *CycleState {
 		return nil
 	}
 	out := NewCycleState()
-	out.storage.Update(func(copied map[StateKey]StateData) {
-		c.storage.Range(func(k StateKey, v StateData) bool {
-			copied[k] = v.Clone()
-			return true
-		})
-	})
+	if l := c.storage.list.Load(); l != nil {
+		copied := make([]stateEntry, len(*l))
+		for i, e := range *l {
+			copied[i] = stateEntry{e.key, e.data.Clone()}
+		}
+		out.storage.list.Store(&copied)
+	}
 	if c.SkipFilterPlugins != nil {
 		out.SkipFilterPlugins = c.SkipFilterPlugins.Clone()
 	}
@@ -140,4 +153,43 @@ func (c *CycleState) Clone() *CycleState {
 	out.RecordPluginMetrics = c.RecordPluginMetrics
 	out.ScoreTotalsOnly = c.ScoreTotalsOnly
 	return out
+}
+
+// stateEntry is one entry of CycleState.
+type stateEntry struct {
+	key  StateKey
+	data StateData
+}
+
+// stateEntries are CycleState's entries: a list published copy-on-write
+// (as internal/cowmap publishes a map), so that a read is an atomic load
+// and a scan of a dozen keys, which compare by length first and then by
+// pointer, the keys being constants. That costs less than hashing the key
+// for a map lookup.
+type stateEntries struct {
+	mu   sync.Mutex // serialises writers
+	list atomic.Pointer[[]stateEntry]
+}
+
+func (s *stateEntries) load(key StateKey) (StateData, bool) {
+	if l := s.list.Load(); l != nil {
+		for i := range *l {
+			if (*l)[i].key == key {
+				return (*l)[i].data, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// update publishes change's result on a copy of the list.
+func (s *stateEntries) update(change func([]stateEntry) []stateEntry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var next []stateEntry
+	if l := s.list.Load(); l != nil {
+		next = slices.Clone(*l)
+	}
+	next = change(next)
+	s.list.Store(&next)
 }

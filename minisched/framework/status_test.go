@@ -141,6 +141,12 @@ func TestCycleState(t *testing.T) {
 	if _, err := cs.Read("x"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Read after Delete = %v", err)
 	}
+	cs.Delete("d7")
+	for _, key := range []StateKey{"d6", "d8", "k2"} {
+		if _, err := cs.Read(key); err != nil {
+			t.Errorf("Read(%s) after deleting another key = %v", key, err)
+		}
+	}
 }
 
 func TestFitErrorMessage(t *testing.T) {
