@@ -824,35 +824,12 @@ func startAPIServerProfile(ctx context.Context, o Options, client kubernetes.Int
 // from its /debug/pprof/profile into path; the channel gets the outcome.
 func startProfile(ctx context.Context, o Options, proc *schedulerProcess, path string) <-chan error {
 	done := make(chan error, 1)
-	url := strings.TrimSuffix(proc.metricsURL, "/metrics") + fmt.Sprintf("/debug/pprof/profile?seconds=%d", o.ProfileSeconds)
 	go func() {
-		done <- func() error {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-			if err != nil {
-				return err
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				return err
-			}
-			defer resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("GET %s: %s", url, resp.Status)
-			}
-			f, err := os.Create(path)
-			if err != nil {
-				return err
-			}
-			if _, err := io.Copy(f, resp.Body); err != nil {
-				f.Close()
-				return fmt.Errorf("reading %s: %w", url, err)
-			}
-			if err := f.Close(); err != nil {
-				return err
-			}
+		err := savePprof(ctx, proc, fmt.Sprintf("profile?seconds=%d", o.ProfileSeconds), path)
+		if err == nil {
 			o.Progress("CPU profile of %ds in %s", o.ProfileSeconds, path)
-			return nil
-		}()
+		}
+		done <- err
 	}()
 	return done
 }
@@ -860,7 +837,13 @@ func startProfile(ctx context.Context, o Options, proc *schedulerProcess, path s
 // fetchAllocs saves minisched's allocation profile (every allocation
 // since the process started, sampled by the runtime) to path.
 func fetchAllocs(ctx context.Context, proc *schedulerProcess, path string) error {
-	url := strings.TrimSuffix(proc.metricsURL, "/metrics") + "/debug/pprof/allocs"
+	return savePprof(ctx, proc, "allocs", path)
+}
+
+// savePprof saves the scheduler's /debug/pprof/<profile> (served beside
+// its /metrics) to path.
+func savePprof(ctx context.Context, proc *schedulerProcess, profile, path string) error {
+	url := strings.TrimSuffix(proc.metricsURL, "/metrics") + "/debug/pprof/" + profile
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
@@ -873,11 +856,15 @@ func fetchAllocs(ctx context.Context, proc *schedulerProcess, path string) error
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	body, err := io.ReadAll(resp.Body)
+	f, err := os.Create(path)
 	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
 		return fmt.Errorf("reading %s: %w", url, err)
 	}
-	return os.WriteFile(path, body, 0o644)
+	return f.Close()
 }
 
 // freePort asks the kernel for a free TCP port on the loopback address.
