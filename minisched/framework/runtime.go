@@ -863,7 +863,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	active := f.activeScorePlugins(state)
 	var result []NodePluginScores
 	if state.ScoreTotalsOnly {
-		result = getPluginScores(len(nodes))
+		result = pluginScoresPool.get(len(nodes))
 	} else {
 		result = make([]NodePluginScores, len(nodes))
 	}
@@ -877,9 +877,8 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	// garbage collector need not scan, in an array of an earlier cycle
 	// (nothing keeps it once the totals are summed).
 	k := len(active)
-	buf := getRawScores(len(nodes) * k)
-	defer rawScoresPool.Put(buf)
-	raw := *buf
+	raw := rawScoresPool.get(len(nodes) * k)
+	defer rawScoresPool.put(raw)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -952,28 +951,37 @@ func (f *Framework) activeScorePlugins(state *CycleState) []ScorePlugin {
 	return active
 }
 
-// rawScoresPool holds the raw-score arrays of finished cycles (a *[]int64
-// each, nodes × plugins long), and nodeScoresPool the arrays their lists
-// to normalise were cut from (a *NodeScoreList each): every cycle needs
-// one of each, as long as the cycle before it, and would otherwise leave
-// them to the garbage collector.
-var (
-	rawScoresPool  = sync.Pool{New: func() any { return new([]int64) }}
-	nodeScoresPool = sync.Pool{New: func() any { return new(NodeScoreList) }}
-)
+// slicePool lends slices of T that a cycle needs while it lasts, as long
+// as the cycle before needed them, which would otherwise be left to the
+// garbage collector once per pod.
+type slicePool[T any] struct{ pool sync.Pool }
 
-// pluginScoresPool holds the node lists of totals-only cycles
-// (RunScorePlugins with ScoreTotalsOnly) that the scheduler gave back with
-// ReleaseScores, a *[]NodePluginScores each.
-var pluginScoresPool sync.Pool
-
-// getPluginScores returns a list of n empty entries, pooled if it can.
-func getPluginScores(n int) []NodePluginScores {
-	if buf, _ := pluginScoresPool.Get().(*[]NodePluginScores); buf != nil && cap(*buf) >= n {
-		return (*buf)[:n] // ReleaseScores emptied it
+// get returns a slice of n zero values.
+func (sp *slicePool[T]) get(n int) []T {
+	if s, _ := sp.pool.Get().(*[]T); s != nil && cap(*s) >= n {
+		return (*s)[:n] // put zeroed it
 	}
-	return make([]NodePluginScores, n)
+	return make([]T, n)
 }
+
+// put takes back s, which nothing may use any more: its whole array is
+// zeroed, so that the next get starts from zero values and the pool keeps
+// nothing alive.
+func (sp *slicePool[T]) put(s []T) {
+	s = s[:cap(s)]
+	clear(s)
+	sp.pool.Put(&s)
+}
+
+// The pools of the scoring phase: each node's raw scores, the lists
+// handed to NormalizeScore, and the node lists of totals-only cycles
+// (RunScorePlugins with ScoreTotalsOnly) the scheduler gives back with
+// ReleaseScores.
+var (
+	rawScoresPool    slicePool[int64]
+	nodeScoresPool   slicePool[NodeScore]
+	pluginScoresPool slicePool[NodePluginScores]
+)
 
 // ReleaseScores gives back the list RunScorePlugins returned for a cycle
 // with state.ScoreTotalsOnly, once nothing reads it or a list made from it
@@ -983,37 +991,7 @@ func ReleaseScores(state *CycleState, scores []NodePluginScores) {
 	if !state.ScoreTotalsOnly || cap(scores) == 0 {
 		return
 	}
-	scores = scores[:cap(scores)]
-	clear(scores) // the next cycle starts from empty entries, and no node's name stays alive
-	pluginScoresPool.Put(&scores)
-}
-
-// getRawScores returns a pooled array of n zeros.
-func getRawScores(n int) *[]int64 {
-	buf := rawScoresPool.Get().(*[]int64)
-	if cap(*buf) < n {
-		*buf = make([]int64, n)
-	}
-	*buf = (*buf)[:n]
-	clear(*buf)
-	return buf
-}
-
-// getNodeScores returns a pooled list of n entries, and putNodeScores
-// gives it back, emptied so that the pool keeps no node's name alive.
-func getNodeScores(n int) *NodeScoreList {
-	buf := nodeScoresPool.Get().(*NodeScoreList)
-	if cap(*buf) < n {
-		*buf = make(NodeScoreList, n)
-	}
-	*buf = (*buf)[:n]
-	return buf
-}
-
-func putNodeScores(buf *NodeScoreList) {
-	*buf = (*buf)[:cap(*buf)]
-	clear(*buf)
-	nodeScoresPool.Put(buf)
+	pluginScoresPool.put(scores)
 }
 
 // runRawScorePlugins has each plugin of active score one node, into
@@ -1052,9 +1030,8 @@ func (f *Framework) normalizeAndWeigh(ctx context.Context, state *CycleState, po
 	}
 	// The lists to normalise share one array of an earlier cycle: a
 	// NormalizeScore rewrites its list in place and keeps nothing of it.
-	buf := getNodeScores(extended * len(scores))
-	defer putNodeScores(buf)
-	lists := *buf
+	lists := nodeScoresPool.get(extended * len(scores))
+	defer nodeScoresPool.put(lists)
 	for j, pl := range active {
 		if pl.ScoreExtensions() == nil {
 			continue
