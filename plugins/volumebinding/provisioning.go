@@ -12,7 +12,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/component-helpers/storage/volume"
@@ -160,13 +159,7 @@ func (b *volumeBinder) nodeHasAccess(logger klog.Logger, node *v1.Node, capacity
 	if capacity.NodeTopology == nil {
 		return false
 	}
-	var selector labels.Selector
-	var err error
-	if b.topologySelectors != nil {
-		selector, err = b.topologySelectors.get(capacity)
-	} else {
-		selector, err = metav1.LabelSelectorAsSelector(capacity.NodeTopology)
-	}
+	selector, err := b.topologySelectors.get(capacity)
 	if err != nil {
 		logger.Error(err, "Unexpected error converting to a label selector", "nodeTopology", capacity.NodeTopology)
 		return false

@@ -31,11 +31,12 @@ type topologySelector struct {
 }
 
 // get returns capacity's nodeTopology (which must be set) as a selector, or
-// the conversion's error. An object without UID or resourceVersion (one
-// that never came from the apiserver) is converted every time.
+// the conversion's error. Without a cache (a nil t: a binder built without
+// informers), or for an object without UID or resourceVersion (one that
+// never came from the apiserver), it converts every time.
 func (t *topologySelectors) get(capacity *storagev1.CSIStorageCapacity) (labels.Selector, error) {
 	uid, version := capacity.UID, capacity.ResourceVersion
-	if uid == "" || version == "" {
+	if t == nil || uid == "" || version == "" {
 		return metav1.LabelSelectorAsSelector(capacity.NodeTopology)
 	}
 	if s, ok := t.all.Load(uid); ok && s.resourceVersion == version {

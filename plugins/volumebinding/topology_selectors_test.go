@@ -79,3 +79,30 @@ func TestTopologySelectors(t *testing.T) {
 		})
 	}
 }
+
+// TestTopologySelectorsNil checks that a binder without the cache (a nil
+// *topologySelectors) converts the selector itself.
+func TestTopologySelectorsNil(t *testing.T) {
+	var ts *topologySelectors
+	c := &storagev1.CSIStorageCapacity{ObjectMeta: metav1.ObjectMeta{Name: "c", UID: "u1", ResourceVersion: "1"},
+		NodeTopology: &metav1.LabelSelector{MatchLabels: map[string]string{"zone": "a"}}}
+	tests := []struct {
+		name string
+		node map[string]string
+		want bool
+	}{
+		{name: "selected", node: map[string]string{"zone": "a"}, want: true},
+		{name: "not selected", node: map[string]string{"zone": "b"}, want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			selector, err := ts.get(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := selector.Matches(labels.Set(tt.node)); got != tt.want {
+				t.Errorf("matches %v = %v, want %v", tt.node, got, tt.want)
+			}
+		})
+	}
+}
