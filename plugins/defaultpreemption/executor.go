@@ -47,18 +47,10 @@ func newExecutor(fh framework.Handle, podLister corelisters.PodLister) *executor
 }
 
 // preemptAsync starts evicting c's victims for preemptor and returns at
-// once. The goroutine:
-//
-//  1. clears the nominations of lower-priority pods on the node (they would
-//     otherwise hold room the preemptor is about to take);
-//  2. preempts every victim but the last, in parallel, then the last one;
-//     a victim waiting on Permit is rejected in memory, any other gets
-//     DisruptionTarget=True and is deleted (with its grace period);
-//  3. activates the preemptor if something failed, or if the last victim
-//     was only rejected in memory (no deletion event will come to wake it).
-//
-// Victims already being deleted are skipped. Until the last victim is being
-// deleted, PreEnqueue keeps the preemptor out of activeQ.
+// once; evict does the work in a goroutine and, if it says so, the
+// preemptor is activated at the end. Victims already being deleted are
+// skipped. Until the last victim is being deleted, PreEnqueue keeps the
+// preemptor out of activeQ.
 func (e *executor) preemptAsync(ctx context.Context, c *candidate, preemptor *v1.Pod) {
 	logger := klog.FromContext(ctx)
 	var victims []*v1.Pod
@@ -76,59 +68,73 @@ func (e *executor) preemptAsync(ctx context.Context, c *candidate, preemptor *v1
 	e.mu.Lock()
 	e.preempting.Insert(preemptor.UID)
 	e.mu.Unlock()
-
+	logger.V(2).Info("Start the preemption asynchronously", "node", c.name, "victims", len(c.victims),
+		"victimsToDelete", len(victims))
 	go func() {
 		// The cycle's context ends with the cycle; the evictions outlive it.
-		ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
-		defer cancel()
-		failed, lastInMemory := false, false
-		defer func() {
-			if failed || lastInMemory {
-				e.fh.Activate(logger, map[string]*v1.Pod{preemptor.Name: preemptor})
-			}
-		}()
-		logger.V(2).Info("Start the preemption asynchronously", "node", c.name, "victims", len(c.victims),
-			"victimsToDelete", len(victims))
-
-		// 1. Lower-priority nominations on the node.
-		if err := e.clearLowerPriorityNominations(ctx, preemptor, c.name); err != nil {
-			logger.Error(err, "Cannot clear 'NominatedNodeName' field from lower priority pods on the same target node",
-				"node", c.name)
-			failed = true
+		if e.evict(klog.NewContext(context.Background(), logger), c.name, preemptor, victims) {
+			e.fh.Activate(logger, map[string]*v1.Pod{preemptor.Name: preemptor})
 		}
-
-		// 2. All victims but the last, in parallel; then the last.
-		var errOnce sync.Once
-		var firstErr error
-		e.fh.Parallelizer().Until(ctx, len(victims)-1, func(i int) {
-			if _, err := e.preemptPod(ctx, c.name, preemptor, victims[i]); err != nil {
-				errOnce.Do(func() { firstErr = err; cancel() })
-			}
-		})
-		if firstErr != nil {
-			logger.Error(firstErr, "Error occurred during async preemption")
-			failed = true
-		} else {
-			last := victims[len(victims)-1]
-			e.mu.Lock()
-			e.lastVictim[preemptor.UID] = types.NamespacedName{Namespace: last.Namespace, Name: last.Name}
-			e.mu.Unlock()
-			inMemory, err := e.preemptPod(ctx, c.name, preemptor, last)
-			switch {
-			case err != nil:
-				logger.Error(err, "Error occurred during async preemption of the last victim")
-				failed = true
-			case inMemory:
-				lastInMemory = true
-			}
-		}
-
-		e.mu.Lock()
-		e.preempting.Delete(preemptor.UID)
-		delete(e.lastVictim, preemptor.UID)
-		e.mu.Unlock()
-		logger.V(2).Info("Async preemption finished", "node", c.name, "failed", failed)
 	}()
+}
+
+// evict is the body of preemptAsync's goroutine, for a preemptor already in
+// e.preempting, and victims (at least one) not yet being deleted. It:
+//
+//  1. clears the nominations of lower-priority pods on the node (they would
+//     otherwise hold room the preemptor is about to take);
+//  2. preempts every victim but the last, in parallel, then the last one;
+//     a victim waiting on Permit is rejected in memory, any other gets
+//     DisruptionTarget=True and is deleted (with its grace period);
+//  3. takes the preemptor out of e.preempting, and reports whether the
+//     caller must activate it: if something failed, or if the last victim
+//     was only rejected in memory (no deletion event will come to wake it).
+func (e *executor) evict(ctx context.Context, node string, preemptor *v1.Pod, victims []*v1.Pod) (activate bool) {
+	logger := klog.FromContext(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	failed, lastInMemory := false, false
+
+	// 1. Lower-priority nominations on the node.
+	if err := e.clearLowerPriorityNominations(ctx, preemptor, node); err != nil {
+		logger.Error(err, "Cannot clear 'NominatedNodeName' field from lower priority pods on the same target node",
+			"node", node)
+		failed = true
+	}
+
+	// 2. All victims but the last, in parallel; then the last.
+	var errOnce sync.Once
+	var firstErr error
+	e.fh.Parallelizer().Until(ctx, len(victims)-1, func(i int) {
+		if _, err := e.preemptPod(ctx, node, preemptor, victims[i]); err != nil {
+			errOnce.Do(func() { firstErr = err; cancel() })
+		}
+	})
+	if firstErr != nil {
+		logger.Error(firstErr, "Error occurred during async preemption")
+		failed = true
+	} else {
+		last := victims[len(victims)-1]
+		e.mu.Lock()
+		e.lastVictim[preemptor.UID] = types.NamespacedName{Namespace: last.Namespace, Name: last.Name}
+		e.mu.Unlock()
+		inMemory, err := e.preemptPod(ctx, node, preemptor, last)
+		switch {
+		case err != nil:
+			logger.Error(err, "Error occurred during async preemption of the last victim")
+			failed = true
+		case inMemory:
+			lastInMemory = true
+		}
+	}
+
+	// 3. The gate lifts.
+	e.mu.Lock()
+	e.preempting.Delete(preemptor.UID)
+	delete(e.lastVictim, preemptor.UID)
+	e.mu.Unlock()
+	logger.V(2).Info("Async preemption finished", "node", node, "failed", failed)
+	return failed || lastInMemory
 }
 
 // preemptPod evicts one victim and records a Preempted event on it. A
