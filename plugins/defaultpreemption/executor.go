@@ -87,13 +87,20 @@ func (e *executor) preemptAsync(ctx context.Context, c *candidate, preemptor *v1
 //     a victim waiting on Permit is rejected in memory, any other gets
 //     DisruptionTarget=True and is deleted (with its grace period);
 //  3. takes the preemptor out of e.preempting, and reports whether the
-//     caller must activate it: if something failed, or if the last victim
-//     was only rejected in memory (no deletion event will come to wake it).
+//     caller must activate it: if something failed, or if no deletion event
+//     of the last victim is to come to wake it.
+//
+// No event is to come when the last victim was only rejected in memory, or
+// when it was already gone. kube-scheduler v1.37.1 activates on the first
+// but not the second (kubernetes#141694): a pod that preempts again for a
+// victim its first preemption deleted saw that victim's deletion event
+// while in flight, was gated by PreEnqueue as it came back (this preemption
+// had begun), and waited for the five-minute flush. minisched activates it.
 func (e *executor) evict(ctx context.Context, node string, preemptor *v1.Pod, victims []*v1.Pod) (activate bool) {
 	logger := klog.FromContext(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	failed, lastInMemory := false, false
+	failed, lastQuiet := false, false
 
 	// 1. Lower-priority nominations on the node.
 	if err := e.clearLowerPriorityNominations(ctx, preemptor, node); err != nil {
@@ -118,13 +125,13 @@ func (e *executor) evict(ctx context.Context, node string, preemptor *v1.Pod, vi
 		e.mu.Lock()
 		e.lastVictim[preemptor.UID] = types.NamespacedName{Namespace: last.Namespace, Name: last.Name}
 		e.mu.Unlock()
-		inMemory, err := e.preemptPod(ctx, node, preemptor, last)
+		quiet, err := e.preemptPod(ctx, node, preemptor, last)
 		switch {
 		case err != nil:
 			logger.Error(err, "Error occurred during async preemption of the last victim")
 			failed = true
-		case inMemory:
-			lastInMemory = true
+		case quiet:
+			lastQuiet = true
 		}
 	}
 
@@ -134,15 +141,17 @@ func (e *executor) evict(ctx context.Context, node string, preemptor *v1.Pod, vi
 	delete(e.lastVictim, preemptor.UID)
 	e.mu.Unlock()
 	logger.V(2).Info("Async preemption finished", "node", node, "failed", failed)
-	return failed || lastInMemory
+	return failed || lastQuiet
 }
 
 // preemptPod evicts one victim and records a Preempted event on it. A
-// victim waiting on Permit is rejected in memory (it reports true): it was
-// never bound, so there is nothing to delete. Any other victim gets the
-// DisruptionTarget condition, so its owners know why it goes, and is
-// deleted. A victim already gone is not an error.
-func (e *executor) preemptPod(ctx context.Context, node string, preemptor, victim *v1.Pod) (bool, error) {
+// victim waiting on Permit is rejected in memory: it was never bound, so
+// there is nothing to delete. Any other victim gets the DisruptionTarget
+// condition, so its owners know why it goes, and is deleted. A victim
+// already gone is not an error. It reports quiet when no deletion event of
+// the victim is to follow this call: it was rejected in memory, or it was
+// already gone (its deletion event is behind us).
+func (e *executor) preemptPod(ctx context.Context, node string, preemptor, victim *v1.Pod) (quiet bool, err error) {
 	logger := klog.FromContext(ctx)
 	msg := fmt.Sprintf("Preempted by pod %v on node %v", preemptor.UID, node)
 	inMemory := false
@@ -163,7 +172,7 @@ func (e *executor) preemptPod(ctx context.Context, node string, preemptor, victi
 			if err := podstatus.Patch(ctx, e.fh.ClientSet(), victim, newStatus); err != nil {
 				if apierrors.IsNotFound(err) {
 					logger.V(2).Info("Victim Pod is already deleted", "victim", klog.KObj(victim), "node", node)
-					return false, nil
+					return true, nil
 				}
 				return false, fmt.Errorf("adding DisruptionTarget to %s/%s: %w", victim.Namespace, victim.Name, err)
 			}
@@ -172,7 +181,7 @@ func (e *executor) preemptPod(ctx context.Context, node string, preemptor, victi
 			metav1.DeleteOptions{}); err != nil {
 			if apierrors.IsNotFound(err) {
 				logger.V(2).Info("Victim Pod is already deleted", "victim", klog.KObj(victim), "node", node)
-				return false, nil
+				return true, nil
 			}
 			return false, fmt.Errorf("deleting victim %s/%s: %w", victim.Namespace, victim.Name, err)
 		}
