@@ -30,17 +30,20 @@ comma := ,
 
 KWOK_VERSION := v0.8.0
 
-.PHONY: start test build envtest kube-scheduler kube-controller-manager kwok prometheus conformance vet bench clean
+.PHONY: start test build envtest kube-scheduler kube-controller-manager kwok prometheus chromium conformance vet bench clean
 
 ## start: build, start envtest, run every story (Go and scenarios/*.yaml); CHAPTER=3 (or 1,2) runs a chapter's, with the
-## scheduler of that chapter; ARGS="--scenario ch6-assume" picks (bin/minisched start -h lists the flags)
+## scheduler of that chapter; WEB=:8080 serves the live view of the queues there (docs/web.md) and starts once a page
+## is open; ARGS="--scenario ch6-assume" picks (bin/minisched start -h lists the flags)
 CHAPTER ?=
+WEB ?=
 start: build envtest kwok kube-controller-manager
-	$(BIN)/minisched start $(if $(CHAPTER),--chapter $(CHAPTER)) $(ARGS)
+	$(BIN)/minisched start $(if $(CHAPTER),--chapter $(CHAPTER)) $(if $(WEB),--web $(WEB)) $(ARGS)
 
 ## test: go vet and every test (with the race detector) against a real apiserver; explain/'s test
-## also runs the real kube-scheduler, testenv's and the storage tests kube-controller-manager
-test: envtest kwok kube-scheduler kube-controller-manager vet
+## also runs the real kube-scheduler, testenv's and the storage tests kube-controller-manager, web/'s
+## Chromium
+test: envtest kwok kube-scheduler kube-controller-manager chromium vet
 	$(GO) test -race -count=1 ./...
 
 ## build: the minisched binary in bin/
@@ -71,6 +74,10 @@ $(BIN)/kwok:
 ## prometheus: the Prometheus server that annotator/'s test queries (Debian's package; skipped if on PATH)
 prometheus:
 	@command -v prometheus >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y prometheus)
+
+## chromium: the browser web/'s test drives the live view in (Debian's package; skipped if on PATH)
+chromium:
+	@command -v chromium >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
 
 ## kube-scheduler: the reference scheduler, built like kube-apiserver, to compare decisions with
 kube-scheduler: $(ASSETS)/kube-scheduler

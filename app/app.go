@@ -47,6 +47,7 @@ import (
 	"github.com/minisched/minisched/scenario/scenariofile"
 	"github.com/minisched/minisched/scheduler"
 	"github.com/minisched/minisched/testenv"
+	"github.com/minisched/minisched/web"
 )
 
 // Command is a minisched binary: its subcommands and the plugins it has
@@ -277,6 +278,8 @@ type startFlags struct {
 	names, files stringList
 	chapters     intList
 	configPath   string
+	// web is where to serve the live view ("": nowhere).
+	web string
 }
 
 // parseStart parses start's command line.
@@ -290,11 +293,18 @@ func (c *Command) parseStart(args []string) (*startFlags, error) {
 	fs.Var(&f.files, "scenario-file", "run the YAML scenario file `F.yaml` (repeatable; see docs/scenarios.md)")
 	fs.StringVar(&f.configPath, "config", "",
 		"KubeSchedulerConfiguration `FILE` for the scenarios that bring none of their own")
+	fs.StringVar(&f.web, "web", "", "serve the live view of the queues on `HOST:PORT` (:PORT is 127.0.0.1:PORT; "+
+		"docs/web.md); the scenarios start once a page is open, and it is served until Ctrl-C")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("start takes no arguments, got %q (--scenario NAME?)", fs.Args())
+	}
+	if f.web != "" {
+		if _, err := web.ListenAddress(f.web); err != nil {
+			return nil, fmt.Errorf("--web: %w", err)
+		}
 	}
 	return f, nil
 }
@@ -386,7 +396,22 @@ func (c *Command) start(ctx context.Context, args []string) error {
 	if len(f.chapters) > 0 {
 		r.ChapterHeader = chapters.DescribeChapter
 	}
-	return r.RunAll(ctx, scenarios)
+	if f.web == "" {
+		return r.RunAll(ctx, scenarios)
+	}
+	r.View = web.New()
+	addr, err := r.View.Serve(ctx, f.web)
+	if err != nil {
+		return fmt.Errorf("--web %s: %w", f.web, err)
+	}
+	fmt.Fprintf(c.stdout, "The live view is at http://%s/ : open it, and the scenarios start.\n", addr)
+	if err := r.View.WaitForWatcher(ctx); err != nil {
+		return nil // interrupted before anyone looked
+	}
+	runErr := r.RunAll(ctx, scenarios)
+	fmt.Fprintf(c.stdout, "The scenarios are done; the live view stays at http://%s/ until Ctrl-C.\n", addr)
+	<-ctx.Done()
+	return runErr
 }
 
 // run schedules the pods of a real cluster until ctx ends.
@@ -398,8 +423,15 @@ func (c *Command) run(ctx context.Context, args []string) error {
 	recordAttempts := fs.Bool("record-attempts", false, recordAttemptsHelp)
 	metricsAddr := fs.String("metrics-bind-address", scheduler.DefaultMetricsBindAddress,
 		"`HOST:PORT` to serve /metrics, /healthz, /readyz and /livez on, over plain HTTP (0 turns it off)")
+	webAddr := fs.String("web-address", "", "`HOST:PORT` to serve the live view of the queues on, read-only "+
+		"(:PORT is 127.0.0.1:PORT; default: off; docs/web.md says what to put in front of it)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *webAddr != "" {
+		if _, err := web.ListenAddress(*webAddr); err != nil {
+			return fmt.Errorf("--web-address: %w", err)
+		}
 	}
 	cfg, err := loadConfig(*configPath)
 	if err != nil {
@@ -414,6 +446,11 @@ func (c *Command) run(ctx context.Context, args []string) error {
 	if *recordAttempts {
 		opts = append(opts, scheduler.WithAttemptRecords())
 	}
+	var view *web.View
+	if *webAddr != "" {
+		view = web.New()
+		opts = append(opts, scheduler.WithLiveView(view))
+	}
 	svc, err := scheduler.New(ctx, cfg, rc, opts...)
 	if err != nil {
 		return err
@@ -421,6 +458,11 @@ func (c *Command) run(ctx context.Context, args []string) error {
 	if *metricsAddr != "0" {
 		if _, err := svc.Serve(ctx, *metricsAddr); err != nil {
 			return err
+		}
+	}
+	if view != nil {
+		if _, err := view.Serve(ctx, *webAddr); err != nil {
+			return fmt.Errorf("--web-address %s: %w", *webAddr, err)
 		}
 	}
 	if err := svc.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {

@@ -372,6 +372,21 @@ func (c *Cache) IsAssumedPod(pod *v1.Pod) (bool, error) {
 	return c.assumedPods.Has(key), nil
 }
 
+// AssumedPods returns the assumed pods (placed by us, not yet confirmed by
+// the informer), each with spec.nodeName set to its node. The objects are
+// shared: do not modify them.
+func (c *Cache) AssumedPods() []*v1.Pod {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	pods := make([]*v1.Pod, 0, len(c.assumedPods))
+	for uid := range c.assumedPods {
+		if ps, ok := c.podStates[uid]; ok {
+			pods = append(pods, ps.pod)
+		}
+	}
+	return pods
+}
+
 // GetPod returns the cache's object for pod (matched by UID), or an error if
 // the cache does not have it. The object is shared: do not modify it.
 func (c *Cache) GetPod(pod *v1.Pod) (*v1.Pod, error) {

@@ -283,6 +283,16 @@ func TestPodStateMachine(t *testing.T) {
 					t.Errorf("IsAssumedPod(%s) = false, want true", uid)
 				}
 			}
+			listed := sets.New[types.UID]()
+			for _, p := range c.AssumedPods() {
+				listed.Insert(p.UID)
+				if p.Spec.NodeName == "" {
+					t.Errorf("AssumedPods lists %s without its node", p.Name)
+				}
+			}
+			if diff := cmp.Diff(sets.New(tt.wantAssumed...), listed, cmpOpts...); diff != "" {
+				t.Errorf("AssumedPods (-want +got):\n%s", diff)
+			}
 		})
 	}
 }

@@ -56,7 +56,7 @@ func Pod(ctx context.Context, client kubernetes.Interface, namespace, name strin
 		}
 		return nil
 	}
-	events, err := schedulingEvents(ctx, client, pod)
+	events, err := SchedulingEvents(ctx, client, pod)
 	if err != nil {
 		return err
 	}
@@ -64,20 +64,24 @@ func Pod(ctx context.Context, client kubernetes.Interface, namespace, name strin
 	return nil
 }
 
-// event is the part of a scheduling event explain reads, from either API.
-type event struct {
-	reason, note, reporter string
-	count                  int32
-	last                   time.Time
+// Event is the part of a scheduling event explain reads, from either API:
+// why (Scheduled or FailedScheduling), what it said, who said it, how many
+// times, and when last.
+type Event struct {
+	Reason   string    `json:"reason"`
+	Note     string    `json:"message"`
+	Reporter string    `json:"reporter"`
+	Count    int32     `json:"count"`
+	Last     time.Time `json:"time"`
 }
 
-// schedulingEvents lists the Scheduled and FailedScheduling events about
+// SchedulingEvents lists the Scheduled and FailedScheduling events about
 // pod, oldest first. kube-scheduler and minisched write them to
 // events.k8s.io/v1 (reported by the profile's schedulerName); the core/v1
 // view of the same events is the fallback for a user who may read only
 // that.
-func schedulingEvents(ctx context.Context, client kubernetes.Interface, pod *v1.Pod) ([]event, error) {
-	var out []event
+func SchedulingEvents(ctx context.Context, client kubernetes.Interface, pod *v1.Pod) ([]Event, error) {
+	var out []Event
 	sel := fields.Set{"regarding.name": pod.Name}.AsSelector().String()
 	list, err := client.EventsV1().Events(pod.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
 	if err == nil {
@@ -85,13 +89,13 @@ func schedulingEvents(ctx context.Context, client kubernetes.Interface, pod *v1.
 			if e.Regarding.UID != pod.UID || (e.Reason != "Scheduled" && e.Reason != "FailedScheduling") {
 				continue
 			}
-			ev := event{reason: e.Reason, note: e.Note, reporter: e.ReportingController, count: 1,
-				last: e.EventTime.Time}
+			ev := Event{Reason: e.Reason, Note: e.Note, Reporter: e.ReportingController, Count: 1,
+				Last: e.EventTime.Time}
 			if e.Series != nil {
-				ev.count, ev.last = e.Series.Count, e.Series.LastObservedTime.Time
+				ev.Count, ev.Last = e.Series.Count, e.Series.LastObservedTime.Time
 			}
-			if ev.last.IsZero() {
-				ev.last = e.DeprecatedLastTimestamp.Time
+			if ev.Last.IsZero() {
+				ev.Last = e.DeprecatedLastTimestamp.Time
 			}
 			out = append(out, ev)
 		}
@@ -105,34 +109,34 @@ func schedulingEvents(ctx context.Context, client kubernetes.Interface, pod *v1.
 			if e.InvolvedObject.UID != pod.UID || (e.Reason != "Scheduled" && e.Reason != "FailedScheduling") {
 				continue
 			}
-			ev := event{reason: e.Reason, note: e.Message, reporter: e.ReportingController, count: max(e.Count, 1),
-				last: e.LastTimestamp.Time}
+			ev := Event{Reason: e.Reason, Note: e.Message, Reporter: e.ReportingController, Count: max(e.Count, 1),
+				Last: e.LastTimestamp.Time}
 			if e.Series != nil {
-				ev.count, ev.last = e.Series.Count, e.Series.LastObservedTime.Time
+				ev.Count, ev.Last = e.Series.Count, e.Series.LastObservedTime.Time
 			}
-			if ev.last.IsZero() {
-				ev.last = e.EventTime.Time
+			if ev.Last.IsZero() {
+				ev.Last = e.EventTime.Time
 			}
-			if ev.reporter == "" {
-				ev.reporter = e.Source.Component
+			if ev.Reporter == "" {
+				ev.Reporter = e.Source.Component
 			}
 			out = append(out, ev)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].last.Before(out[j].last) })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Last.Before(out[j].Last) })
 	return out, nil
 }
 
 // fromEvents explains a pod without an attempt record from its events (and
 // its PodScheduled condition), and says what they cannot tell.
-func fromEvents(w io.Writer, pod *v1.Pod, events []event) {
+func fromEvents(w io.Writer, pod *v1.Pod, events []Event) {
 	key := pod.Namespace + "/" + pod.Name
 	fmt.Fprintf(w, "Pod %s has no %s annotation: minisched did not record its attempts "+
 		"(another scheduler handled it, or minisched ran without --record-attempts).\n",
 		key, attempt.Annotation)
-	var scheduled, failed *event
+	var scheduled, failed *Event
 	for i := range events {
-		switch events[i].reason {
+		switch events[i].Reason {
 		case "Scheduled":
 			scheduled = &events[i]
 		case "FailedScheduling":
@@ -142,8 +146,8 @@ func fromEvents(w io.Writer, pod *v1.Pod, events []event) {
 	if pod.Spec.NodeName != "" {
 		fmt.Fprintf(w, "\nBound to %s", pod.Spec.NodeName)
 		if scheduled != nil {
-			fmt.Fprintf(w, " by %s (%s, %s)", scheduled.reporter, scheduled.note,
-				scheduled.last.Local().Format(time.DateTime))
+			fmt.Fprintf(w, " by %s (%s, %s)", scheduled.Reporter, scheduled.Note,
+				scheduled.Last.Local().Format(time.DateTime))
 		} else {
 			fmt.Fprint(w, " (no Scheduled event is left: events expire, by default after an hour)")
 		}
@@ -154,7 +158,7 @@ func fromEvents(w io.Writer, pod *v1.Pod, events []event) {
 	}
 	msg, by, when, count := "", "", time.Time{}, int32(0)
 	if failed != nil {
-		msg, by, when, count = failed.note, failed.reporter, failed.last, failed.count
+		msg, by, when, count = failed.Note, failed.Reporter, failed.Last, failed.Count
 	} else if c := podstatus.Condition(&pod.Status, v1.PodScheduled); c != nil && c.Status == v1.ConditionFalse {
 		msg, by, when = c.Message, "its PodScheduled condition", c.LastTransitionTime.Time
 	}

@@ -38,19 +38,74 @@ func Render(w io.Writer, pod string, r *attempt.Record, o Options) {
 	render(w, pod, r, nil, o)
 }
 
+// Table is one of a record's tables as explain prints it: a title line,
+// the column headers and the rows (each cell as printed; none when the
+// title says it all), and lines printed below it. The live view shows the
+// same tables in HTML.
+type Table struct {
+	Title   string     `json:"title"`
+	Columns []string   `json:"columns,omitempty"`
+	Rows    [][]string `json:"rows,omitempty"`
+	Notes   []string   `json:"notes,omitempty"`
+}
+
+// Tables is a record as explain prints it: the heading line, the Filter
+// table, the Score table (nil when no node was scored) and the outcome's
+// lines.
+type Tables struct {
+	Heading string   `json:"heading"`
+	Filter  Table    `json:"filter"`
+	Score   *Table   `json:"score"`
+	Outcome []string `json:"outcome"`
+}
+
+// RecordTables makes the tables Render prints for pod's record r.
+func RecordTables(pod string, r *attempt.Record, o Options) Tables {
+	nodes := r.SortedNodes()
+	return Tables{
+		Heading: fmt.Sprintf("Pod %s: %s (attempt %d, profile %s, %s)", pod, r.Result, r.Attempt, r.Profile,
+			r.Time.Local().Format(time.DateTime)),
+		Filter:  filterTable(r, nodes, o),
+		Score:   scoreTable(r, nodes, o),
+		Outcome: outcome(r, nodes),
+	}
+}
+
 // render is Render with, below the Filter table, the device section when
 // there is one (Pod reads the cluster for it; a record alone cannot
 // tell).
 func render(w io.Writer, pod string, r *attempt.Record, devices *deviceReport, o Options) {
-	fmt.Fprintf(w, "Pod %s: %s (attempt %d, profile %s, %s)\n", pod, r.Result, r.Attempt, r.Profile,
-		r.Time.Local().Format(time.DateTime))
-	nodes := r.SortedNodes()
-	renderFilter(w, r, nodes, o)
+	t := RecordTables(pod, r, o)
+	fmt.Fprintln(w, t.Heading)
+	fmt.Fprintln(w)
+	writeTable(w, t.Filter)
 	if devices != nil {
 		renderDevices(w, devices)
 	}
-	renderScore(w, r, nodes, o)
-	renderOutcome(w, r, nodes)
+	if t.Score != nil {
+		fmt.Fprintln(w)
+		writeTable(w, *t.Score)
+	}
+	fmt.Fprintln(w)
+	for _, line := range t.Outcome {
+		fmt.Fprintln(w, line)
+	}
+}
+
+// writeTable prints t: its title, its columns aligned, and its notes.
+func writeTable(w io.Writer, t Table) {
+	fmt.Fprintln(w, t.Title)
+	if len(t.Columns) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, strings.Join(t.Columns, "\t"))
+		for _, row := range t.Rows {
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
+		}
+		_ = tw.Flush()
+	}
+	for _, n := range t.Notes {
+		fmt.Fprintln(w, n)
+	}
 }
 
 // renderEarlierPreemption writes, after a record, the pod's last attempt
@@ -62,17 +117,15 @@ func renderEarlierPreemption(w io.Writer, r *attempt.Record) {
 	fmt.Fprintf(w, "  It said: %s\n", r.Message)
 }
 
-// renderFilter writes the Filter table.
-func renderFilter(w io.Writer, r *attempt.Record, nodes []attempt.NodeRecord, o Options) {
-	fmt.Fprintln(w)
+// filterTable is the Filter table: nodes × the plugins and extenders that
+// rejected one (all of them, Wide), each cell ✓, the reason, – or skip.
+func filterTable(r *attempt.Record, nodes []attempt.NodeRecord, o Options) Table {
 	if r.PreFilter != nil {
-		fmt.Fprintf(w, "PreFilter: %s rejected the pod before any node was examined, on all %d nodes:\n  %s\n",
-			r.PreFilter.Plugin, r.NumNodes, r.PreFilter.Reason)
-		return
+		return Table{Title: fmt.Sprintf("PreFilter: %s rejected the pod before any node was examined, on all %d nodes:",
+			r.PreFilter.Plugin, r.NumNodes), Notes: []string{"  " + r.PreFilter.Reason}}
 	}
 	if len(nodes) == 0 {
-		fmt.Fprintf(w, "Filter: no node was examined (%d nodes).\n", r.NumNodes)
-		return
+		return Table{Title: fmt.Sprintf("Filter: no node was examined (%d nodes).", r.NumNodes)}
 	}
 	// Columns: PreFilter's narrowing, the Filter plugins, the extenders,
 	// and any other plugin that rejected a node (Reserve, Permit).
@@ -108,12 +161,13 @@ func renderFilter(w io.Writer, r *attempt.Record, nodes []attempt.NodeRecord, o 
 		if len(names) > 10 {
 			names = append(names[:10], "…")
 		}
-		fmt.Fprintf(w, "Filter: every plugin passed on the %d node(s) examined: %s\n", len(nodes), strings.Join(names, ", "))
-		return
+		return Table{Title: fmt.Sprintf("Filter: every plugin passed on the %d node(s) examined: %s", len(nodes),
+			strings.Join(names, ", "))}
 	}
-	fmt.Fprintf(w, "Filter (%s passed, %s not run: a node's plugins stop at its first failure):\n", passed, notRun)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "NODE\t%s\n", strings.Join(columns, "\t"))
+	t := Table{
+		Title:   fmt.Sprintf("Filter (%s passed, %s not run: a node's plugins stop at its first failure):", passed, notRun),
+		Columns: append([]string{"NODE"}, columns...),
+	}
 	for _, n := range nodes {
 		cells := []string{n.Name}
 		// A node passes every plugin before the one that rejected it; the
@@ -132,9 +186,8 @@ func renderFilter(w io.Writer, r *attempt.Record, nodes []attempt.NodeRecord, o 
 				cells = append(cells, passed)
 			}
 		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		t.Rows = append(t.Rows, cells)
 	}
-	_ = tw.Flush()
 	var ran []string
 	for _, name := range quiet {
 		if !skipped[name] {
@@ -142,15 +195,17 @@ func renderFilter(w io.Writer, r *attempt.Record, nodes []attempt.NodeRecord, o 
 		}
 	}
 	if len(ran) > 0 {
-		fmt.Fprintf(w, "Rejected no node: %s\n", strings.Join(ran, ", "))
+		t.Notes = append(t.Notes, "Rejected no node: "+strings.Join(ran, ", "))
 	}
 	if len(r.Skipped) > 0 {
-		fmt.Fprintf(w, "Skipped (their PreFilter had nothing to check): %s\n", strings.Join(r.Skipped, ", "))
+		t.Notes = append(t.Notes, "Skipped (their PreFilter had nothing to check): "+strings.Join(r.Skipped, ", "))
 	}
+	return t
 }
 
-// renderScore writes the Score table, if the pod was scored.
-func renderScore(w io.Writer, r *attempt.Record, nodes []attempt.NodeRecord, o Options) {
+// scoreTable is the Score table (feasible nodes × scorers, and the total),
+// nil if no node was scored.
+func scoreTable(r *attempt.Record, nodes []attempt.NodeRecord, o Options) *Table {
 	var scored []attempt.NodeRecord
 	for _, n := range nodes {
 		if len(n.Scores) > 0 {
@@ -158,20 +213,17 @@ func renderScore(w io.Writer, r *attempt.Record, nodes []attempt.NodeRecord, o O
 		}
 	}
 	if len(scored) == 0 {
-		return
+		return nil
 	}
-	fmt.Fprintln(w)
+	t := &Table{Title: "Score (weighted: normalised score × weight; --wide shows raw and normalised):"}
 	if o.Wide {
-		fmt.Fprintln(w, "Score (raw/normalised/weighted; an extender's 0–10 is normalised to 0–100):")
-	} else {
-		fmt.Fprintln(w, "Score (weighted: normalised score × weight; --wide shows raw and normalised):")
+		t.Title = "Score (raw/normalised/weighted; an extender's 0–10 is normalised to 0–100):"
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	header := []string{"NODE"}
+	t.Columns = []string{"NODE"}
 	for _, sc := range r.Scorers {
-		header = append(header, fmt.Sprintf("%s×%d", sc.Name, sc.Weight))
+		t.Columns = append(t.Columns, fmt.Sprintf("%s×%d", sc.Name, sc.Weight))
 	}
-	fmt.Fprintf(tw, "%s\tTOTAL\n", strings.Join(header, "\t"))
+	t.Columns = append(t.Columns, "TOTAL")
 	for _, n := range scored {
 		cells := []string{n.Name}
 		for _, s := range n.Scores {
@@ -181,45 +233,47 @@ func renderScore(w io.Writer, r *attempt.Record, nodes []attempt.NodeRecord, o O
 				cells = append(cells, fmt.Sprint(s[2]))
 			}
 		}
-		cells = append(cells, fmt.Sprint(n.Total))
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		t.Rows = append(t.Rows, append(cells, fmt.Sprint(n.Total)))
 	}
-	_ = tw.Flush()
+	return t
 }
 
-// renderOutcome writes the verdict: the selected node and the runner-up, or
+// outcome is the verdict's lines: the selected node and the runner-up, or
 // why no node, the nomination and the victims; and what the record leaves
 // out.
-func renderOutcome(w io.Writer, r *attempt.Record, nodes []attempt.NodeRecord) {
-	fmt.Fprintln(w)
+func outcome(r *attempt.Record, nodes []attempt.NodeRecord) []string {
+	var lines []string
 	if r.NotEvaluated > 0 {
-		fmt.Fprintf(w, "Not evaluated: %d of %d nodes (the search stops once it has found enough feasible "+
-			"nodes, percentageOfNodesToScore, or at a nominated or hinted node that fits).\n", r.NotEvaluated, r.NumNodes)
+		lines = append(lines, fmt.Sprintf("Not evaluated: %d of %d nodes (the search stops once it has found enough feasible "+
+			"nodes, percentageOfNodesToScore, or at a nominated or hinted node that fits).", r.NotEvaluated, r.NumNodes))
 	}
 	if o := r.Omitted; o != nil {
-		fmt.Fprintf(w, "Left out of the record to bound its size: %d nodes (%s).\n", o.Nodes, reasonCounts(o.Reasons))
+		lines = append(lines, fmt.Sprintf("Left out of the record to bound its size: %d nodes (%s).", o.Nodes,
+			reasonCounts(o.Reasons)))
 	}
 	switch {
 	case r.Result == attempt.Scheduled && r.Hint == r.Node:
-		fmt.Fprintf(w, "Selected: %s (OpportunisticBatching's hint: the best node left of the ranking an "+
-			"alike pod's cycle kept; no other node was filtered or scored)\n", r.Node)
+		lines = append(lines, fmt.Sprintf("Selected: %s (OpportunisticBatching's hint: the best node left of the ranking an "+
+			"alike pod's cycle kept; no other node was filtered or scored)", r.Node))
 	case r.Result == attempt.Scheduled:
-		fmt.Fprintf(w, "Selected: %s%s\n", r.Node, runnerUp(r.Node, nodes))
+		lines = append(lines, fmt.Sprintf("Selected: %s%s", r.Node, runnerUp(r.Node, nodes)))
 		if r.Hint != "" {
-			fmt.Fprintf(w, "Hint: %s, from OpportunisticBatching, no longer fitted: every node was searched\n", r.Hint)
+			lines = append(lines, fmt.Sprintf("Hint: %s, from OpportunisticBatching, no longer fitted: every node was searched",
+				r.Hint))
 		}
 	case r.Result == attempt.Unschedulable:
-		fmt.Fprintf(w, "No node: %s\n", r.Message)
+		lines = append(lines, "No node: "+r.Message)
 	default:
-		fmt.Fprintf(w, "Error: %s\n", r.Message)
+		lines = append(lines, "Error: "+r.Message)
 	}
 	if r.NominatedNode != "" {
 		victims := "none evicted in this attempt"
 		if len(r.Victims) > 0 {
 			victims = strings.Join(r.Victims, ", ")
 		}
-		fmt.Fprintf(w, "Nominated: %s (preemption makes room there; victims: %s)\n", r.NominatedNode, victims)
+		lines = append(lines, fmt.Sprintf("Nominated: %s (preemption makes room there; victims: %s)", r.NominatedNode, victims))
 	}
+	return lines
 }
 
 // runnerUp says how the selected node compares with the next best.

@@ -1,7 +1,7 @@
 // The attempt record, built once a scheduling cycle has ended, from what
 // the cycle returned (its scheduleResult and CycleState): the cycle itself
-// narrates nothing. It is built only when someone reads it (an Observer, or
-// annotations on), and gets its outcome when that is known: from the
+// narrates nothing. It is built only when someone reads it (an Observer, a
+// Watcher that watches, or annotations on), and gets its outcome when that is known: from the
 // failure handler, or from the binding cycle once the pod is bound.
 
 package minisched
@@ -17,9 +17,9 @@ import (
 	"github.com/minisched/minisched/minisched/framework"
 )
 
-// recording reports whether attempts are recorded: for an observer, or for
-// annotations.
-func (s *Scheduler) recording() bool { return s.observer != nil || s.records != nil }
+// recording reports whether attempts are recorded: for an observer, for a
+// watcher that watches now, or for annotations.
+func (s *Scheduler) recording() bool { return s.observer != nil || s.records != nil || s.watching() }
 
 // recordAttempt builds the record of the attempt whose scheduling cycle
 // just ended, without its outcome (see setOutcome); nil when nobody reads

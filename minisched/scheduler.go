@@ -86,8 +86,10 @@ type Scheduler struct {
 	// maxConcurrentBinds.
 	bindSlots chan struct{}
 
-	// observer, if set, is told about every attempt (see observer.go).
+	// observer, if set, is told about every attempt; watcher, if set, about
+	// those made while it watches (see observer.go).
 	observer Observer
+	watcher  Watcher
 	// records, if set, writes each attempt's record to its pod (see
 	// record.go and recordwriter.go).
 	records *recordWriter
@@ -123,6 +125,9 @@ type Options struct {
 	ProfilePercentage        map[string]*int32
 	// Observer, if set, is told about every scheduling attempt.
 	Observer Observer
+	// Watcher, if set, is told about the attempts made while it is
+	// Watching (the live view, while a page is open).
+	Watcher Watcher
 	// RecordAttempts writes the record of each pod's last attempt to the pod,
 	// as the annotation attempt.Annotation (and its last preempting one as
 	// attempt.PreemptionAnnotation; needs the permission to patch pods).
@@ -163,6 +168,7 @@ func New(ctx context.Context, factory informers.SharedInformerFactory, o Options
 		percentageOfNodesToScore: o.PercentageOfNodesToScore,
 		profilePercentage:        o.ProfilePercentage,
 		observer:                 o.Observer,
+		watcher:                  o.Watcher,
 		metrics:                  o.Metrics,
 		draManager:               o.DRAManager,
 		rng:                      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),

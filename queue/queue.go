@@ -81,6 +81,9 @@ type PriorityQueue struct {
 	podMaxBackoffDuration     time.Duration
 	// profiles maps spec.schedulerName to the profile that owns such pods.
 	profiles map[string]Profile
+	// less is the QueueSort activeQ is ordered by (Contents sorts a copy
+	// with it).
+	less framework.LessFunc
 
 	// activeQ holds pods ready to be scheduled, best first by less.
 	activeQ *keyedHeap[*framework.QueuedPodInfo]
@@ -118,6 +121,7 @@ func New(less framework.LessFunc, profiles map[string]Profile, opts ...Option) *
 		podInitialBackoffDuration: o.podInitialBackoffDuration,
 		podMaxBackoffDuration:     o.podMaxBackoffDuration,
 		profiles:                  profiles,
+		less:                      less,
 		activeQ:                   newKeyedHeap(uidKey, less),
 		unschedulablePods:         newUnschedulablePods(),
 		inFlight:                  newInFlightPods(),

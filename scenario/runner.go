@@ -23,6 +23,7 @@ import (
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/scheduler"
 	"github.com/minisched/minisched/testenv"
+	"github.com/minisched/minisched/web"
 )
 
 // Runner runs scenarios one after another against one apiserver, each with
@@ -44,6 +45,9 @@ type Runner struct {
 	// (chapters.DescribeChapter). A chapter it has no line for (an error)
 	// gets none.
 	ChapterHeader func(chapter int) (string, error)
+	// View, if set, shows each scenario's scheduler while it runs (the
+	// live view of start --web).
+	View *web.View
 
 	// progress is the opening line of the scenario RunAll runs now.
 	progress string
@@ -193,8 +197,12 @@ func (r *Runner) run(ctx context.Context, s Scenario) (err error) {
 	}
 
 	log := NewAttemptLog()
-	svc, err := scheduler.New(ctx, cfg, r.RestConfig, scheduler.WithObserver(log.Record), scheduler.WithSeed(42),
-		scheduler.WithOutOfTreeRegistry(r.Registry), scheduler.WithAttemptRecords())
+	opts := []scheduler.Option{scheduler.WithObserver(log.Record), scheduler.WithSeed(42),
+		scheduler.WithOutOfTreeRegistry(r.Registry), scheduler.WithAttemptRecords()}
+	if r.View != nil {
+		opts = append(opts, scheduler.WithLiveView(r.View))
+	}
+	svc, err := scheduler.New(ctx, cfg, r.RestConfig, opts...)
 	if err != nil {
 		return fmt.Errorf("configuring the scheduler: %w", err)
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/minisched/minisched/plugins"
 	"github.com/minisched/minisched/plugins/dynamicresources/dramanager"
 	"github.com/minisched/minisched/queue"
+	"github.com/minisched/minisched/web"
 )
 
 // APIServerTimeout bounds how long Run waits for an unreachable apiserver
@@ -73,6 +74,8 @@ type Service struct {
 	broadcaster events.EventBroadcaster
 	// draManager is the DRA state the profiles share.
 	draManager *dramanager.Manager
+	// view, if set, shows the scheduler while Run runs.
+	view *web.View
 }
 
 // Option adjusts New.
@@ -84,6 +87,8 @@ type options struct {
 	seed     uint64
 	// recordAttempts writes each pod's last attempt to it.
 	recordAttempts bool
+	// view is the live view to show the scheduler in.
+	view *web.View
 }
 
 // WithOutOfTreeRegistry adds plugins beyond the in-tree set.
@@ -93,6 +98,12 @@ func WithOutOfTreeRegistry(r framework.Registry) Option {
 
 // WithObserver reports every scheduling attempt to fn.
 func WithObserver(fn minisched.Observer) Option { return func(o *options) { o.observer = fn } }
+
+// WithLiveView shows the scheduler in view while Run runs: view is told of
+// the attempts made while a page is open (minisched.Watcher), and reads the
+// queue. Serve the view yourself (web.View.Serve); one view may show
+// several schedulers in turn.
+func WithLiveView(view *web.View) Option { return func(o *options) { o.view = view } }
 
 // WithAttemptRecords writes the record of each pod's last scheduling attempt
 // to the pod, as the annotation attempt.Annotation, for
@@ -230,6 +241,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 		ProfilePercentage:        profilePercentage,
 		Observer:                 o.observer,
 		RecordAttempts:           o.recordAttempts,
+		Watcher:                  watcher(o.view),
 		Seed:                     o.seed,
 		Metrics:                  m,
 		DRAManager:               draManager,
@@ -241,7 +253,16 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 	// queue, so that what it finds different is what the handlers missed.
 	dbg := debugger.New(factory.Core().V1().Nodes().Lister(), factory.Core().V1().Pods().Lister(), c, q)
 	return &Service{Config: cfg, Client: client, Scheduler: sched, Debugger: dbg, Metrics: m, host: rc.Host,
-		factory: factory, broadcaster: broadcaster, restConfig: rc, draManager: draManager}, nil
+		factory: factory, broadcaster: broadcaster, restConfig: rc, draManager: draManager, view: o.view}, nil
+}
+
+// watcher is view as the scheduler's Watcher; none without a view (a nil
+// *web.View in the interface would not be nil).
+func watcher(view *web.View) minisched.Watcher {
+	if view == nil {
+		return nil
+	}
+	return view
 }
 
 // Run checks that the apiserver answers (giving up after APIServerTimeout),
@@ -278,6 +299,11 @@ func (s *Service) Run(ctx context.Context) error {
 		}
 	}
 	logger.Info("Starting minisched", "profiles", len(s.Config.Profiles), "apiserver", s.host)
+	if s.view != nil {
+		detach := s.view.Attach(web.Source{Scheduler: s.Scheduler, Pods: s.factory.Core().V1().Pods().Lister(),
+			Client: s.Client})
+		defer detach()
+	}
 	// kill -USR2 <pid> logs how the cache compares with the informers, and
 	// dumps it, as kube-scheduler's cache debugger does.
 	s.Debugger.ListenForSignal(ctx)

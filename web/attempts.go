@@ -1,0 +1,118 @@
+// The attempts the view keeps, observed while someone watched: a timeline
+// of the last ones, in short, and the full records of the most recent, for
+// a pod's Filter and Score tables. A record can list thousands of nodes, so
+// fewer of them are kept.
+
+package web
+
+import (
+	"sync"
+	"time"
+
+	"github.com/minisched/minisched/minisched"
+	"github.com/minisched/minisched/minisched/attempt"
+)
+
+// How much the view keeps: timelineSize short entries, the full records of
+// the last recordsSize attempts, and at most podAttempts per pod in a pod's
+// document.
+const (
+	timelineSize = 1000
+	recordsSize  = 100
+	podAttempts  = 10
+)
+
+// timelineEntry is one attempt in short, as /api/attempts and the stream's
+// attempt events carry it.
+type timelineEntry struct {
+	Seq           int64          `json:"seq"`
+	Time          time.Time      `json:"time"`
+	Pod           string         `json:"pod"`
+	Attempt       int            `json:"attempt"`
+	Result        attempt.Result `json:"result"`
+	Node          string         `json:"node,omitempty"`
+	NominatedNode string         `json:"nominatedNode,omitempty"`
+	Victims       []string       `json:"victims,omitempty"`
+	Message       string         `json:"message,omitempty"`
+}
+
+// attemptLog is the view's memory of attempts, and the streams that want
+// each new one.
+type attemptLog struct {
+	mu sync.Mutex
+	// seq numbers the attempts observed; the last one has seq.
+	seq int64
+	// timeline holds the last timelineSize entries, oldest first.
+	timeline []timelineEntry
+	// records maps the seq of the last recordsSize attempts to their record.
+	records map[int64]*attempt.Record
+	// subscribers get each new entry; a full channel drops it (the page
+	// sees the gap in seq and reads /api/attempts again).
+	subscribers map[chan timelineEntry]struct{}
+}
+
+func newAttemptLog() *attemptLog {
+	return &attemptLog{records: map[int64]*attempt.Record{}, subscribers: map[chan timelineEntry]struct{}{}}
+}
+
+// add keeps a, drops what falls out of the windows, and tells the
+// subscribers.
+func (l *attemptLog) add(a minisched.Attempt) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seq++
+	e := timelineEntry{Seq: l.seq, Time: a.Time, Pod: a.Namespace + "/" + a.Name, Attempt: a.Attempt,
+		Result: a.Result, Node: a.Node, NominatedNode: a.NominatedNode, Victims: a.Victims, Message: a.Message}
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	l.timeline = append(l.timeline, e)
+	if len(l.timeline) > timelineSize {
+		l.timeline = append(l.timeline[:0:0], l.timeline[len(l.timeline)-timelineSize:]...)
+	}
+	l.records[l.seq] = a.Record
+	delete(l.records, l.seq-recordsSize)
+	for ch := range l.subscribers {
+		select {
+		case ch <- e:
+		default:
+		}
+	}
+}
+
+// last returns the last n timeline entries, oldest first.
+func (l *attemptLog) last(n int) []timelineEntry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	from := max(len(l.timeline)-n, 0)
+	return append([]timelineEntry(nil), l.timeline[from:]...)
+}
+
+// forPod returns pod's (namespace/name) last podAttempts entries, newest
+// first, each with its record if it is still kept.
+func (l *attemptLog) forPod(pod string) ([]timelineEntry, []*attempt.Record) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var entries []timelineEntry
+	var records []*attempt.Record
+	for i := len(l.timeline) - 1; i >= 0 && len(entries) < podAttempts; i-- {
+		if e := l.timeline[i]; e.Pod == pod {
+			entries = append(entries, e)
+			records = append(records, l.records[e.Seq])
+		}
+	}
+	return entries, records
+}
+
+// subscribe returns a channel that gets every new entry, until unsubscribe.
+func (l *attemptLog) subscribe() (<-chan timelineEntry, func()) {
+	ch := make(chan timelineEntry, 256)
+	l.mu.Lock()
+	l.subscribers[ch] = struct{}{}
+	l.mu.Unlock()
+	return ch, func() {
+		l.mu.Lock()
+		delete(l.subscribers, ch)
+		l.mu.Unlock()
+	}
+}

@@ -1,0 +1,332 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// stepTimeout bounds every wait of the test.
+const stepTimeout = 20 * time.Second
+
+// The parts of the JSON documents the test reads (docs/web.md has them
+// whole).
+type (
+	queueEntry struct {
+		Pod                string   `json:"pod"`
+		Plugins            []string `json:"plugins"`
+		Events             []string `json:"events"`
+		BackoffRemainingMs *int64   `json:"backoffRemainingMs"`
+		Phase              string   `json:"phase"`
+	}
+	queueDoc struct {
+		Scheduler     bool         `json:"scheduler"`
+		ActiveQ       []queueEntry `json:"activeQ"`
+		BackoffQ      []queueEntry `json:"backoffQ"`
+		Unschedulable []queueEntry `json:"unschedulable"`
+		InFlight      []queueEntry `json:"inFlight"`
+	}
+	table struct {
+		Columns []string   `json:"columns"`
+		Rows    [][]string `json:"rows"`
+	}
+	podDoc struct {
+		Location string `json:"location"`
+		Attempts []struct {
+			Result string `json:"result"`
+			Filter *table `json:"filter"`
+			Text   string `json:"text"`
+		} `json:"attempts"`
+		LastRecord *struct {
+			Text string `json:"text"`
+		} `json:"lastRecord"`
+	}
+	attemptsDoc struct {
+		Watching bool `json:"watching"`
+		Attempts []struct {
+			Pod string `json:"pod"`
+		} `json:"attempts"`
+	}
+)
+
+// find returns the entry of pod in list, or nil.
+func find(list []queueEntry, pod string) *queueEntry {
+	for i := range list {
+		if list[i].Pod == pod {
+			return &list[i]
+		}
+	}
+	return nil
+}
+
+// TestLiveView follows a pod through the queue on a small cluster, as the
+// JSON API and, in Chromium, the page show it: held in activeQ behind a
+// pod whose cycle runs; among the unschedulable pods, rejected by
+// NodeResourcesFit, with the Filter table of its attempt; in backoffQ once
+// a big node is added; bound, and gone from the queue. Before any page is
+// open, nothing is recorded. WEB_SCREENSHOTS=DIR saves the page at the
+// unschedulable and backoff steps there (docs/ has the ones of a real run).
+func TestLiveView(t *testing.T) {
+	h := newHarness(t, "web-live")
+	ns := h.env.Namespace
+	ctx := context.Background()
+	big := ns + "/big"
+	if err := h.env.CreateNodes(ctx, h.node("small", "1")); err != nil {
+		t.Fatal(err)
+	}
+
+	// Nobody watches: the scheduler records nothing for the view.
+	if err := h.env.CreatePods(ctx, h.pod("early", "100m")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.env.WaitForPodBound(ctx, "early", stepTimeout); err != nil {
+		t.Fatal(err)
+	}
+	var attempts attemptsDoc
+	if err := h.get(ctx, "/api/attempts", &attempts); err != nil {
+		t.Fatal(err)
+	}
+	if attempts.Watching || len(attempts.Attempts) > 0 {
+		t.Fatalf("with no page open: watching = %v, %d attempts recorded; want false and none",
+			attempts.Watching, len(attempts.Attempts))
+	}
+
+	b := newBrowser(t)
+	b.run(t, "open the page", chromedp.Navigate(h.url+"/"), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`)))
+	poll(t, "the page's stream makes the view watch", stepTimeout, func() error {
+		if !h.view.Watching() {
+			return fmt.Errorf("not watching")
+		}
+		return nil
+	})
+
+	// A held pod's cycle runs; the next pod waits in activeQ.
+	if err := h.env.CreatePods(ctx, h.heldPod("held")); err != nil {
+		t.Fatal(err)
+	}
+	h.waitQueue(t, "held is in its scheduling cycle", func(q queueDoc) error {
+		if e := find(q.InFlight, ns+"/held"); e == nil || e.Phase != "Scheduling" {
+			return fmt.Errorf("inFlight = %+v", q.InFlight)
+		}
+		return nil
+	})
+	b.waitDOM(t, "held in flight, Scheduling", `#inFlight li[data-pod="`+ns+`/held"][data-phase="Scheduling"]`)
+	if err := h.env.CreatePods(ctx, h.pod("big", "2")); err != nil {
+		t.Fatal(err)
+	}
+	h.waitQueue(t, "big waits in activeQ", func(q queueDoc) error {
+		if find(q.ActiveQ, big) == nil {
+			return fmt.Errorf("activeQ = %+v", q.ActiveQ)
+		}
+		return nil
+	})
+	b.waitDOM(t, "big in activeQ", `#activeQ li[data-pod="`+big+`"]`)
+
+	// Released: big is tried, and the small node is too small.
+	h.hold.release("held")
+	h.waitQueue(t, "big is unschedulable, rejected by NodeResourcesFit", func(q queueDoc) error {
+		e := find(q.Unschedulable, big)
+		if e == nil || !slices.Equal(e.Plugins, []string{"NodeResourcesFit"}) || len(e.Events) == 0 {
+			return fmt.Errorf("unschedulable = %+v", q.Unschedulable)
+		}
+		return nil
+	})
+	b.waitDOM(t, "big among the unschedulable pods with its plugin",
+		`#unschedulable li[data-pod="`+big+`"][data-plugins="NodeResourcesFit"]`)
+	var pod podDoc
+	if err := h.get(ctx, "/api/pods/"+big, &pod); err != nil {
+		t.Fatal(err)
+	}
+	if pod.Location != "unschedulable" || len(pod.Attempts) != 1 || pod.Attempts[0].Result != "Unschedulable" ||
+		pod.Attempts[0].Filter == nil || !strings.Contains(fmt.Sprint(pod.Attempts[0].Filter.Rows), "Insufficient cpu") ||
+		!strings.HasPrefix(pod.Attempts[0].Text, "Pod "+big+": Unschedulable") || pod.LastRecord == nil {
+		t.Fatalf("/api/pods/%s = %+v", big, pod)
+	}
+	// With the keyboard: focus big's entry, and Enter opens its detail.
+	b.run(t, "open big's detail", chromedp.Focus(chromedp.CSS(`#unschedulable li[data-pod="`+big+`"] button`)),
+		chromedp.KeyEvent(kb.Enter))
+	b.waitDOM(t, "big's Filter table", `#detail:not([hidden]) table.filter`)
+	b.waitText(t, "big's detail", "#detail-pod", big)
+	b.waitText(t, "the Filter table's reason", "#detail table.filter", "Insufficient cpu")
+	b.screenshot(t, "web-unschedulable.png")
+
+	// A big node: the event moves big to backoffQ (its 8 seconds are not
+	// over), where it stays while another pod's cycle is held (with
+	// activeQ empty, the scheduler would pop it from backoffQ at once, as
+	// kube-scheduler v1.37 does); then it is bound there.
+	if err := h.env.CreatePods(ctx, h.heldPod("held-again")); err != nil {
+		t.Fatal(err)
+	}
+	h.waitQueue(t, "held-again is in its scheduling cycle", func(q queueDoc) error {
+		if e := find(q.InFlight, ns+"/held-again"); e == nil || e.Phase != "Scheduling" {
+			return fmt.Errorf("inFlight = %+v", q.InFlight)
+		}
+		return nil
+	})
+	if err := h.env.CreateNodes(ctx, h.node("large", "4")); err != nil {
+		t.Fatal(err)
+	}
+	h.waitQueue(t, "big is back in backoffQ or activeQ", func(q queueDoc) error {
+		if find(q.BackoffQ, big) == nil && find(q.ActiveQ, big) == nil {
+			return fmt.Errorf("backoffQ = %+v, activeQ = %+v", q.BackoffQ, q.ActiveQ)
+		}
+		return nil
+	})
+	b.waitDOM(t, "big back in backoffQ or activeQ",
+		`#backoffQ li[data-pod="`+big+`"], #activeQ li[data-pod="`+big+`"]`)
+	b.run(t, "close the detail", chromedp.KeyEvent(kb.Escape))
+	b.waitDOM(t, "the detail closed", `#detail[hidden]`)
+	b.waitDOM(t, "held-again in flight, Scheduling", `#inFlight li[data-pod="`+ns+`/held-again"][data-phase="Scheduling"]`)
+	b.screenshot(t, "web-backoff.png")
+	h.hold.release("held-again")
+	if _, err := h.env.WaitForPodBound(ctx, "big", stepTimeout); err != nil {
+		t.Fatal(err)
+	}
+	h.waitQueue(t, "big has left the queue", func(q queueDoc) error {
+		for _, l := range [][]queueEntry{q.ActiveQ, q.BackoffQ, q.Unschedulable, q.InFlight} {
+			if find(l, big) != nil {
+				return fmt.Errorf("still listed: %+v", q)
+			}
+		}
+		return nil
+	})
+	b.waitDOM(t, "big's Scheduled attempt in the timeline", `#timeline li[data-pod="`+big+`"][data-result="Scheduled"]`)
+	b.waitGone(t, "big gone from the queue's lists",
+		`#activeQ li[data-pod="`+big+`"], #backoffQ li[data-pod="`+big+`"], #unschedulable li[data-pod="`+big+
+			`"], #inFlight li[data-pod="`+big+`"]`)
+	if err := h.get(ctx, "/api/pods/"+big, &pod); err != nil {
+		t.Fatal(err)
+	}
+	if pod.Location != "bound" || len(pod.Attempts) != 2 || pod.Attempts[0].Result != "Scheduled" {
+		t.Errorf("/api/pods/%s after binding = %+v", big, pod)
+	}
+}
+
+// TestReadOnly checks that the view refuses anything but GET and HEAD, and
+// keeps its page to its own server.
+func TestReadOnly(t *testing.T) {
+	h := newHarness(t, "web-read-only")
+	for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
+		t.Run(method, func(t *testing.T) {
+			req, err := http.NewRequest(method, h.url+"/api/queue", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusMethodNotAllowed {
+				t.Errorf("%s /api/queue: %s, want 405", method, resp.Status)
+			}
+		})
+	}
+	resp, err := http.Get(h.url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
+		t.Errorf("GET /: Content-Security-Policy %q, want default-src 'self'", csp)
+	}
+}
+
+// waitQueue polls /api/queue until check accepts it.
+func (h *harness) waitQueue(t *testing.T, what string, check func(queueDoc) error) {
+	t.Helper()
+	poll(t, what, stepTimeout, func() error {
+		var q queueDoc
+		if err := h.get(context.Background(), "/api/queue", &q); err != nil {
+			return err
+		}
+		return check(q)
+	})
+}
+
+// browser is a headless Chromium the test drives.
+type browser struct{ ctx context.Context }
+
+// newBrowser starts Debian's Chromium (make chromium installs it) at a
+// laptop's size; it is stopped when the test ends.
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatalf("Chromium is needed to test the page (make chromium installs it): %v", err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.WindowSize(1280, 800))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// The first Run starts the browser, and its context must not time out
+	// (that would stop the browser); later ones get stepTimeout.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting Chromium: %v", err)
+	}
+	return &browser{ctx: ctx}
+}
+
+// run runs actions in the page, within stepTimeout.
+func (b *browser) run(t *testing.T, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// waitDOM waits until the page has an element matching selector.
+func (b *browser) waitDOM(t *testing.T, what, selector string) {
+	t.Helper()
+	b.waitJS(t, what, fmt.Sprintf("document.querySelector(%q) !== null", selector))
+}
+
+// waitGone waits until the page has no element matching selector.
+func (b *browser) waitGone(t *testing.T, what, selector string) {
+	t.Helper()
+	b.waitJS(t, what, fmt.Sprintf("document.querySelector(%q) === null", selector))
+}
+
+// waitText waits until the element matching selector contains text.
+func (b *browser) waitText(t *testing.T, what, selector, text string) {
+	t.Helper()
+	b.waitJS(t, what, fmt.Sprintf("(document.querySelector(%q)?.textContent ?? '').includes(%q)", selector, text))
+}
+
+// waitJS waits until expression is true in the page.
+func (b *browser) waitJS(t *testing.T, what, expression string) {
+	t.Helper()
+	b.run(t, what, chromedp.Poll[chromedp.Void](expression, chromedp.WithPollingInterval(100*time.Millisecond),
+		chromedp.WithPollingTimeout(stepTimeout)))
+}
+
+// screenshot saves the page as name in $WEB_SCREENSHOTS, if set.
+func (b *browser) screenshot(t *testing.T, name string) {
+	t.Helper()
+	dir := os.Getenv("WEB_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
