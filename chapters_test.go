@@ -19,6 +19,7 @@ import (
 	"github.com/minisched/minisched/chapters"
 	"github.com/minisched/minisched/scenario/scenariofile"
 	"github.com/minisched/minisched/scheduler"
+	"github.com/minisched/minisched/web"
 )
 
 // chapterFile is docs/NN-slug.md.
@@ -252,7 +253,9 @@ var subcommandTests = map[string][2]string{
 //     every --scenario names one, Go or a file of scenarios/ (TestScenarios
 //     and TestFileScenarios run them all, and so does `make start`), and
 //     every --scenario-file is a file of scenarios/ or docs/exercises/
-//     (TestFileScenarios and TestExercises run them);
+//     (TestFileScenarios and TestExercises run them); WEB= (start --web)
+//     is HOST:PORT (app's TestStartWeb runs start --web, web's TestLiveView
+//     the page);
 //     `minisched start`, `bin/minisched start` and `go run . start` alike.
 //   - any other `make TARGET`: .ci/run runs TARGET, or a target it runs
 //     depends on TARGET.
@@ -336,6 +339,9 @@ func (c commandChecker) checkMake(args []string) string {
 	if n, ok := vars["CHAPTER"]; ok {
 		startArgs = append(startArgs, "--chapter", n)
 	}
+	if w, ok := vars["WEB"]; ok {
+		startArgs = append(startArgs, "--web", w)
+	}
 	if a, ok := vars["ARGS"]; ok {
 		words, err := shellWords(a)
 		if err != nil {
@@ -367,7 +373,7 @@ func (c commandChecker) checkSubcommand(args []string) string {
 func (c commandChecker) checkStart(args []string) string {
 	for i := 0; i < len(args); i++ {
 		flag, value, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
-		if !slices.Contains([]string{"chapter", "scenario", "scenario-file", "config"}, flag) {
+		if !slices.Contains([]string{"chapter", "scenario", "scenario-file", "config", "web"}, flag) {
 			return fmt.Sprintf("start has no flag --%s that this test knows", flag)
 		}
 		if !hasValue {
@@ -397,6 +403,10 @@ func (c commandChecker) checkStart(args []string) string {
 			}
 		case "config":
 			if _, err := scheduler.LoadConfigFile(value); err != nil {
+				return err.Error()
+			}
+		case "web":
+			if _, err := web.ListenAddress(value); err != nil {
 				return err.Error()
 			}
 		}
@@ -524,6 +534,8 @@ func TestCommandChecker(t *testing.T) {
 	}{
 		{cmd: "make start CHAPTER=1"},
 		{cmd: "make start CHAPTER=16", problem: "no scenario belongs to chapter"},
+		{cmd: "make start CHAPTER=1 WEB=127.0.0.1:8080"},
+		{cmd: "make start CHAPTER=1 WEB=8080", problem: "is not HOST:PORT"},
 		{cmd: `make start ARGS="--scenario ch1-random"`},
 		{cmd: `make start ARGS="--scenario ch1-randm"`, problem: `no scenario is named "ch1-randm"`},
 		{cmd: `make start ARGS="--scenario-file docs/exercises/ch01-cordoned.yaml"`},

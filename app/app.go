@@ -10,8 +10,10 @@
 //
 //	start [--chapter N ...] [--scenario NAME ...]   run the scenarios on an embedded apiserver,
 //	    [--scenario-file F.yaml ...] [--config FILE]  a chapter's with the scheduler of that chapter
+//	    [--web HOST:PORT]                           watched live in a browser (docs/web.md)
 //	run --kubeconfig FILE [--config FILE]         schedule pods of a real cluster, serving
 //	    [--metrics-bind-address HOST:PORT]        /metrics and health (default 127.0.0.1:10259; 0: off)
+//	    [--web-address HOST:PORT]                 and the live view of the queues (default: off)
 //	explain POD [-n NS] [--kubeconfig FILE]       why a pod is pending, or why it went where it did
 //	apiserver --kubeconfig-out FILE               start an embedded apiserver to try `run` against
 //	annotate --kubeconfig K --policy F --prometheus URL   copy node load from Prometheus (Dynamic)
@@ -158,8 +160,10 @@ real apiserver, with the scheduler as it stood at that chapter.
 Commands:
   %[1]s start [--chapter N ...] [--scenario NAME ...]   run scenarios on an embedded apiserver (envtest)
       [--scenario-file F.yaml ...] [--config FILE]    and scenarios written as YAML (docs/scenarios.md)
+      [--web HOST:PORT]                               watched live in a browser (docs/web.md)
   %[1]s run --kubeconfig FILE [--config FILE]         run against any apiserver until SIGINT/SIGTERM, while it leads (run -h)
       [--metrics-bind-address HOST:PORT]              /metrics, /healthz, /readyz, /livez (default 127.0.0.1:10259; 0: off)
+      [--web-address HOST:PORT]                       the live view of the queues, read-only (default: off)
   %[1]s apiserver --kubeconfig-out FILE               start an embedded apiserver and wait
   %[1]s annotate --kubeconfig K --policy F --prometheus URL   copy node load from Prometheus to annotations (Dynamic)
   %[1]s explain POD [-n NS] [--kubeconfig F]          why a pod is pending, or why it went where it did (explain -h)
@@ -172,6 +176,7 @@ Examples:
   %[1]s start --scenario ch10-preemption
   %[1]s start --scenario-file scenarios/ch9-labels.yaml
   make start CHAPTER=10                              # build, then start --chapter 10
+  make start CHAPTER=7 WEB=127.0.0.1:8080            # chapter 7, watched at http://127.0.0.1:8080/
   %[1]s apiserver --kubeconfig-out /tmp/minisched.kubeconfig
   %[1]s run --kubeconfig /tmp/minisched.kubeconfig
 `, c.name)
@@ -240,7 +245,7 @@ const scenarioDir = chapters.FilesDir
 
 // startHelp is `start -h`'s text.
 var startHelp = help{
-	usage: "%[1]s start [--chapter N ...] [--scenario NAME ...] [--scenario-file F.yaml ...] [--config FILE]",
+	usage: "%[1]s start [--chapter N ...] [--scenario NAME ...] [--scenario-file F.yaml ...] [--config FILE] [--web HOST:PORT]",
 	about: `
 Starts etcd and kube-apiserver (envtest: bin/k8s/1.37.1, built by make
 envtest, or $KUBEBUILDER_ASSETS), then runs scenarios against them one after
@@ -256,6 +261,10 @@ plugin, chapters 2, 3, 5 and 6 each add a plugin (chapters.ChapterPlugins), and
 from chapter 9 on it is the default profile. A line at the start of each
 chapter names its plugins. --chapter, --scenario and --scenario-file add up.
 
+--web HOST:PORT serves the live view of the queues there (docs/web.md): the
+scenarios start once a page is open, and the page stays up after the last
+one until Ctrl-C. :PORT means 127.0.0.1:PORT.
+
 A scenario with a configuration of its own runs with it; any other, with
 --config if given, else with the default profile. The Go scenarios of
 chapters 1 to 8 and the YAML files in scenarios/ of those chapters bring
@@ -269,6 +278,8 @@ their chapter's.`,
 		"%[1]s start --scenario-file scenarios/ch9-labels.yaml",
 		"%[1]s start --chapter 15 -v 1                  # with the scheduler's own log lines",
 		"make start CHAPTER=10                              # build, then start --chapter 10",
+		"%[1]s start --chapter 7 --web 127.0.0.1:8080     # watch chapter 7 at http://127.0.0.1:8080/",
+		"make start CHAPTER=7 WEB=127.0.0.1:8080            # the same, built first",
 		`make start ARGS="--scenario ch6-assume"`,
 	},
 }
@@ -473,7 +484,7 @@ func (c *Command) run(ctx context.Context, args []string) error {
 
 // runHelp is `run -h`'s text.
 var runHelp = help{
-	usage: "%[1]s run --kubeconfig FILE [--config FILE] [--metrics-bind-address HOST:PORT] [--record-attempts]",
+	usage: "%[1]s run --kubeconfig FILE [--config FILE] [--metrics-bind-address HOST:PORT] [--record-attempts] [--web-address HOST:PORT]",
 	about: `
 Schedules the pods whose spec.schedulerName names one of the configuration's
 profiles, until SIGINT or SIGTERM.
@@ -485,12 +496,19 @@ schedules (defaults: kube-system/kube-scheduler, kube-scheduler's own Lease, so
 beside kube-scheduler name another; leaseDuration 15s, renewDeadline 10s,
 retryPeriod 2s). On SIGINT or SIGTERM the leader finishes its binding cycles,
 then releases the Lease. A replica that loses the Lease stops scheduling and
-exits with status 1, for its supervisor to restart it.`,
+exits with status 1, for its supervisor to restart it.
+
+--web-address HOST:PORT serves the live view of the queues (docs/web.md):
+read-only, only what kubectl get pods shows, nothing recorded while no page
+is open, and no authentication of its own: keep it on loopback (:PORT means
+127.0.0.1:PORT) and reach it through kubectl port-forward or an SSH tunnel,
+or put an authenticating proxy in front of it.`,
 	examples: []string{
 		"%[1]s apiserver --kubeconfig-out /tmp/minisched.kubeconfig &   # an apiserver to try it on",
 		"%[1]s run --kubeconfig /tmp/minisched.kubeconfig",
 		"curl -s 127.0.0.1:10259/metrics | grep scheduler_schedule_attempts_total",
 		"%[1]s run --kubeconfig ~/.kube/config --metrics-bind-address 127.0.0.1:10260 -v 2",
+		"%[1]s run --kubeconfig ~/.kube/config --web-address 127.0.0.1:8080   # the live view (docs/web.md)",
 	},
 }
 

@@ -78,6 +78,10 @@ func TestRun(t *testing.T) {
 			"--metrics-bind-address", "0"}, wantErr: `loading kubeconfig "/nonexistent/kubeconfig"`},
 		{name: "a config file that does not exist", args: []string{"run", "--config", "/nonexistent/config.yaml"},
 			wantErr: "/nonexistent/config.yaml"},
+		{name: "a live view address without a port", args: []string{"run", "--web-address", "localhost"},
+			wantErr: `--web-address: "localhost" is not HOST:PORT`},
+		{name: "start's live view address without a port", args: []string{"start", "--web", "8080"},
+			wantErr: `--web: "8080" is not HOST:PORT`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
