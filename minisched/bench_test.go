@@ -6,6 +6,9 @@ package minisched_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	goruntime "runtime"
 	"syscall"
 	"testing"
@@ -29,6 +32,7 @@ import (
 	"github.com/minisched/minisched/plugins/dynamicresources/dramanager"
 	"github.com/minisched/minisched/queue"
 	"github.com/minisched/minisched/scheduler"
+	"github.com/minisched/minisched/web"
 )
 
 // BenchmarkSchedulingCycle measures one pod's search for feasible nodes
@@ -271,6 +275,64 @@ func BenchmarkScheduleOne(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkScheduleOneLiveView is BenchmarkScheduleOne's plain workload on
+// 500 nodes with the live view off (no Watcher), attached while no page is
+// open (a Watcher that is not Watching: what every cycle pays for the
+// view), and watched (the scores per plugin are kept for the record).
+func BenchmarkScheduleOneLiveView(b *testing.B) {
+	nodes, pods := benchCluster(500)
+	for _, view := range []string{"off", "idle", "watched"} {
+		b.Run("view="+view, func(b *testing.B) {
+			s := newBenchScheduler(b, nodes, pods)
+			if view != "off" {
+				v := web.New()
+				s.SetWatcher(v)
+				if view == "watched" {
+					openStream(b, v)
+				}
+			}
+			schedFramework := s.Profiles[benchProfileName]
+			incoming := benchIncomingPods("plain")
+			ctx := klog.NewContext(context.Background(), klog.Background())
+			i := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				podInfo := incoming[i%len(incoming)]
+				i++
+				if status := s.ScheduleAndUndo(ctx, schedFramework, podInfo); !status.IsSuccess() {
+					b.Fatalf("pod %s: %v", podInfo.Pod.Name, status.AsError())
+				}
+			}
+		})
+	}
+}
+
+// openStream opens the view's stream, as a page does, until the benchmark
+// ends, and returns once the view is Watching.
+func openStream(b *testing.B, v *web.View) {
+	b.Helper()
+	srv := httptest.NewServer(v.Handler())
+	ctx, cancel := context.WithCancel(context.Background())
+	// The stream ends when its client goes; only then can the server close.
+	b.Cleanup(func() { cancel(); srv.Close() })
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/api/stream", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+	}()
+	if !v.Watching() {
+		b.Fatal("the view does not watch with a stream open")
 	}
 }
 

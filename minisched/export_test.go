@@ -85,3 +85,6 @@ func (s *Scheduler) ScheduleNext(ctx context.Context, schedFramework *framework.
 	_, _, status := s.schedulingCycle(ctx, newCycleState(), schedFramework, podInfo)
 	return status
 }
+
+// SetWatcher sets the scheduler's Watcher, as Options.Watcher would.
+func (s *Scheduler) SetWatcher(w Watcher) { s.watcher = w }

@@ -26,16 +26,16 @@ func (v *View) serveStream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "streaming is not supported here")
 		return
 	}
+	// Watching before the client sees the stream open.
+	attempts, unsubscribe := v.attempts.subscribe()
+	defer unsubscribe()
+	v.streams.Add(1)
+	defer v.streams.Add(-1)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-
-	attempts, unsubscribe := v.attempts.subscribe()
-	defer unsubscribe()
-	v.streams.Add(1)
-	defer v.streams.Add(-1)
 
 	p := pageOf(r, defaultQueueLimit, maxQueueLimit)
 	poll := time.NewTicker(queuePollInterval)
