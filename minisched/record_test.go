@@ -198,14 +198,59 @@ func TestAttemptRecordNotEvaluated(t *testing.T) {
 	}
 }
 
+// TestRecordingIsOffWithoutAReader checks that a cycle builds a record only
+// for someone who reads it: not without observer, annotations or watcher,
+// nor for a watcher that is not watching (the live view with no page
+// open), which is told of nothing.
 func TestRecordingIsOffWithoutAReader(t *testing.T) {
-	s := newTestScheduler()
-	if s.recording() {
-		t.Fatal("a scheduler without observer or annotations records")
+	tests := []struct {
+		name     string
+		watcher  *countingWatcher
+		wantRecs bool
+	}{
+		{name: "no reader"},
+		{name: "a watcher that does not watch", watcher: &countingWatcher{}},
+		{name: "a watcher that watches", watcher: &countingWatcher{watching: true}, wantRecs: true},
 	}
-	pod := st.MakePod().Name("p").Obj()
-	if got := s.recordAttempt(nil, framework.NewCycleState(), &framework.QueuedPodInfo{PodInfo: framework.NewPodInfo(pod)},
-		scheduleResult{}); got != nil {
-		t.Errorf("record of an unrecorded cycle = %+v, want nil", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, schedFramework := recordTestScheduler(t, []*v1.Node{st.MakeNode().Name("n").Obj()},
+				[]configv1.Plugin{{Name: "PrioritySort"}, {Name: "DefaultBinder"}})
+			s.observer = nil
+			if tt.watcher != nil {
+				s.watcher = tt.watcher
+			}
+			if s.recording() != tt.wantRecs {
+				t.Fatalf("recording() = %v, want %v", s.recording(), tt.wantRecs)
+			}
+			pod := st.MakePod().Name("p").Obj()
+			rec := s.recordAttempt(schedFramework, framework.NewCycleState(),
+				&framework.QueuedPodInfo{PodInfo: framework.NewPodInfo(pod)}, scheduleResult{})
+			if (rec != nil) != tt.wantRecs {
+				t.Fatalf("record = %+v, want one: %v", rec, tt.wantRecs)
+			}
+			if rec != nil {
+				s.publishRecord(pod, rec)
+			}
+			if tt.watcher != nil && tt.watcher.observed != btoi(tt.wantRecs) {
+				t.Errorf("the watcher was told of %d attempts, want %d", tt.watcher.observed, btoi(tt.wantRecs))
+			}
+		})
 	}
+}
+
+// countingWatcher is a Watcher that counts what it is told.
+type countingWatcher struct {
+	watching bool
+	observed int
+}
+
+func (w *countingWatcher) Watching() bool  { return w.watching }
+func (w *countingWatcher) Observe(Attempt) { w.observed++ }
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
