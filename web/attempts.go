@@ -13,7 +13,7 @@ import (
 	"github.com/minisched/minisched/minisched/attempt"
 )
 
-// How much the view keeps: timelineSize short entries, the full records of
+// How much the view keeps: at least timelineSize short entries, the full records of
 // the last recordsSize attempts, and at most podAttempts per pod in a pod's
 // document.
 const (
@@ -42,7 +42,8 @@ type attemptLog struct {
 	mu sync.Mutex
 	// seq numbers the attempts observed; the last one has seq.
 	seq int64
-	// timeline holds the last timelineSize entries, oldest first.
+	// timeline holds at least the last timelineSize entries (at most twice
+	// that), oldest first.
 	timeline []timelineEntry
 	// records maps the seq of the last recordsSize attempts to their record.
 	records map[int64]*attempt.Record
@@ -67,7 +68,9 @@ func (l *attemptLog) add(a minisched.Attempt) {
 		e.Time = time.Now()
 	}
 	l.timeline = append(l.timeline, e)
-	if len(l.timeline) > timelineSize {
+	if len(l.timeline) >= 2*timelineSize {
+		// Trimmed in one copy every timelineSize attempts, not one per
+		// attempt.
 		l.timeline = append(l.timeline[:0:0], l.timeline[len(l.timeline)-timelineSize:]...)
 	}
 	l.records[l.seq] = a.Record

@@ -50,7 +50,7 @@ func TestAttemptLogWindows(t *testing.T) {
 				}
 			}
 			all := l.last(timelineSize)
-			if got := all[0].Seq; got != tt.wantFirstSeq || len(all) > timelineSize {
+			if got := all[0].Seq; got != tt.wantFirstSeq || len(all) > timelineSize || len(l.timeline) >= 2*timelineSize {
 				t.Errorf("timeline starts at seq %d with %d entries, want %d and at most %d", got, len(all),
 					tt.wantFirstSeq, timelineSize)
 			}
