@@ -14,8 +14,10 @@
 //   - failure.go: what happens when a pod does not fit or does not bind;
 //   - extender.go: HTTPExtender, the client side of scheduler extenders;
 //   - record.go: the attempt's record, built once the cycle has ended;
-//   - observer.go: how an attempt is told to a watcher;
-//   - recordwriter.go: how records reach their pods as annotations.
+//   - observer.go: how an attempt is told to an Observer, or to a Watcher
+//     (the live view) while it watches;
+//   - recordwriter.go: how records reach their pods as annotations;
+//   - inflight.go: the pods in flight and their phase, for the live view.
 //
 // Its contract with plugins is the sub-package framework; the record's
 // format is the sub-package attempt. Package scheduler is the service that

@@ -40,4 +40,7 @@
 // queue's) is guarded by one mutex; Pop waits on a condition variable tied
 // to it. Plugins' PreEnqueue and QueueingHint functions run under that lock,
 // which is why both must be cheap.
+//
+// Contents (contents.go) copies what the sub-queues hold for the live view,
+// holding the lock only for the copy.
 package queue

@@ -270,7 +270,9 @@ func watcher(view *web.View) minisched.Watcher {
 // lets binding cycles finish and stops everything. It returns nil on a clean
 // stop. With leaderElection.leaderElect, it schedules only while it holds
 // the Lease (see leaderelection.go), releases the Lease on a clean stop, and
-// returns ErrLostLease if the Lease was lost. Run is called once.
+// returns ErrLostLease if the Lease was lost. Once the informers have
+// synced, and until Run returns, the live view (WithLiveView) shows the
+// scheduler. Run is called once.
 func (s *Service) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	if err := waitForAPIServer(ctx, s.Client, s.host, APIServerTimeout); err != nil {
