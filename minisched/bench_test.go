@@ -259,20 +259,7 @@ func BenchmarkScheduleOne(b *testing.B) {
 		nodes, pods := benchCluster(numNodes)
 		for _, workload := range []string{"plain", "affinity"} {
 			b.Run(fmt.Sprintf("nodes=%d/workload=%s", numNodes, workload), func(b *testing.B) {
-				s := newBenchScheduler(b, nodes, pods)
-				schedFramework := s.Profiles[benchProfileName]
-				incoming := benchIncomingPods(workload)
-				ctx := klog.NewContext(context.Background(), klog.Background())
-				i := 0
-				b.ReportAllocs()
-				b.ResetTimer()
-				for b.Loop() {
-					podInfo := incoming[i%len(incoming)]
-					i++
-					if status := s.ScheduleAndUndo(ctx, schedFramework, podInfo); !status.IsSuccess() {
-						b.Fatalf("pod %s: %v", podInfo.Pod.Name, status.AsError())
-					}
-				}
+				scheduleAndUndoLoop(b, newBenchScheduler(b, nodes, pods), workload)
 			})
 		}
 	}
@@ -294,20 +281,26 @@ func BenchmarkScheduleOneLiveView(b *testing.B) {
 					openStream(b, v)
 				}
 			}
-			schedFramework := s.Profiles[benchProfileName]
-			incoming := benchIncomingPods("plain")
-			ctx := klog.NewContext(context.Background(), klog.Background())
-			i := 0
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				podInfo := incoming[i%len(incoming)]
-				i++
-				if status := s.ScheduleAndUndo(ctx, schedFramework, podInfo); !status.IsSuccess() {
-					b.Fatalf("pod %s: %v", podInfo.Pod.Name, status.AsError())
-				}
-			}
+			scheduleAndUndoLoop(b, s, "plain")
 		})
+	}
+}
+
+// scheduleAndUndoLoop is the timed loop of BenchmarkScheduleOne: each
+// iteration schedules the next pod of workload with s and undoes it.
+func scheduleAndUndoLoop(b *testing.B, s *minisched.Scheduler, workload string) {
+	schedFramework := s.Profiles[benchProfileName]
+	incoming := benchIncomingPods(workload)
+	ctx := klog.NewContext(context.Background(), klog.Background())
+	i := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		podInfo := incoming[i%len(incoming)]
+		i++
+		if status := s.ScheduleAndUndo(ctx, schedFramework, podInfo); !status.IsSuccess() {
+			b.Fatalf("pod %s: %v", podInfo.Pod.Name, status.AsError())
+		}
 	}
 }
 

@@ -1,13 +1,11 @@
-// Tests of the eviction against a real apiserver (envtest), started by the
-// first test that needs it.
+// Tests of the eviction against a real apiserver (envtest), which every
+// test of the package shares.
 
 package defaultpreemption
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"sync"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -25,32 +23,17 @@ import (
 	"github.com/minisched/minisched/testenv"
 )
 
-// The apiserver the eviction tests share, started on first use (the unit
-// tests do not wait for it).
-var (
-	apiOnce sync.Once
-	apiEnv  *testenv.Environment
-	apiErr  error
-)
+// apiEnv is the apiserver the package's tests share.
+var apiEnv *testenv.Environment
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if apiEnv != nil {
-		if err := apiEnv.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping envtest:", err)
-		}
-	}
-	os.Exit(code)
+	os.Exit(testenv.RunWithEnvironment(m.Run, &apiEnv, nil))
 }
 
 // apiClient returns a client of the shared apiserver and a namespace of the
 // test's own.
 func apiClient(t *testing.T) (kubernetes.Interface, string) {
 	t.Helper()
-	apiOnce.Do(func() { apiEnv, apiErr = testenv.StartEnvironment() })
-	if apiErr != nil {
-		t.Fatalf("starting envtest: %v", apiErr)
-	}
 	client, err := kubernetes.NewForConfig(apiEnv.Config)
 	if err != nil {
 		t.Fatal(err)
