@@ -1,8 +1,9 @@
 // The attempt record, built once a scheduling cycle has ended, from what
 // the cycle returned (its scheduleResult and CycleState): the cycle itself
 // narrates nothing. It is built only when someone reads it (an Observer, a
-// Watcher that watches, or annotations on), and gets its outcome when that is known: from the
-// failure handler, or from the binding cycle once the pod is bound.
+// Watcher that watches, or annotations on), and gets its outcome when that
+// is known: from the failure handler, or from the binding cycle once the
+// pod is bound.
 
 package minisched
 
