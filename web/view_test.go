@@ -14,6 +14,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // stepTimeout bounds every wait of the test.
@@ -35,6 +38,10 @@ type (
 		BackoffQ      []queueEntry `json:"backoffQ"`
 		Unschedulable []queueEntry `json:"unschedulable"`
 		InFlight      []queueEntry `json:"inFlight"`
+		Nominated     []struct {
+			Pod  string `json:"pod"`
+			Node string `json:"node"`
+		} `json:"nominated"`
 	}
 	table struct {
 		Columns []string   `json:"columns"`
@@ -210,6 +217,63 @@ func TestLiveView(t *testing.T) {
 	if pod.Location != "bound" || len(pod.Attempts) != 2 || pod.Attempts[0].Result != "Scheduled" {
 		t.Errorf("/api/pods/%s after binding = %+v", big, pod)
 	}
+}
+
+// TestLiveViewNominated shows a preemptor among the nominated pods, with its
+// node, while its victim terminates (a finalizer keeps it Terminating, so
+// the nomination holds).
+func TestLiveViewNominated(t *testing.T) {
+	h := newHarness(t, "web-nominated")
+	ns := h.env.Namespace
+	ctx := context.Background()
+	for name, value := range map[string]int32{ns + "-low": 1, ns + "-high": 1000} {
+		if err := h.env.CreatePriorityClass(ctx, &schedulingv1.PriorityClass{
+			ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = h.client.SchedulingV1().PriorityClasses().Delete(context.Background(), name, metav1.DeleteOptions{})
+		})
+	}
+	if err := h.env.CreateNodes(ctx, h.node("only", "1")); err != nil {
+		t.Fatal(err)
+	}
+	low := h.pod("low", "1")
+	low.Spec.PriorityClassName = ns + "-low"
+	low.Finalizers = []string{"web-test/keep"}
+	if err := h.env.CreatePods(ctx, low); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		patch := []byte(`{"metadata":{"finalizers":null}}`)
+		if _, err := h.client.CoreV1().Pods(ns).Patch(context.Background(), "low", types.MergePatchType, patch,
+			metav1.PatchOptions{}); err != nil {
+			t.Errorf("letting low go: %v", err)
+		}
+	})
+	if _, err := h.env.WaitForPodBound(ctx, "low", stepTimeout); err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t)
+	b.run(t, "open the page", chromedp.Navigate(h.url+"/"), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`)))
+	high := h.pod("high", "1")
+	high.Spec.PriorityClassName = ns + "-high"
+	if err := h.env.CreatePods(ctx, high); err != nil {
+		t.Fatal(err)
+	}
+	node := h.node("only", "1").Name
+	h.waitQueue(t, "high nominated to the node", func(q queueDoc) error {
+		for _, n := range q.Nominated {
+			if n.Pod == ns+"/high" && n.Node == node {
+				return nil
+			}
+		}
+		return fmt.Errorf("nominated = %+v", q.Nominated)
+	})
+	b.waitDOM(t, "high among the nominated pods, with its node",
+		`#nominated li[data-pod="`+ns+`/high"][data-node="`+node+`"]`)
+	b.waitDOM(t, "high's preempting attempt in the timeline",
+		`#timeline li[data-pod="`+ns+`/high"][data-result="Unschedulable"]`)
 }
 
 // TestReadOnly checks that the view refuses anything but GET and HEAD, and
