@@ -75,7 +75,15 @@ func RecordTables(pod string, r *attempt.Record, o Options) Tables {
 // there is one (Pod reads the cluster for it; a record alone cannot
 // tell).
 func render(w io.Writer, pod string, r *attempt.Record, devices *deviceReport, o Options) {
-	t := RecordTables(pod, r, o)
+	writeTables(w, RecordTables(pod, r, o), devices)
+}
+
+// Write prints t as Render prints the record it was made from.
+func (t Tables) Write(w io.Writer) { writeTables(w, t, nil) }
+
+// writeTables prints t with, below the Filter table, the device section
+// when there is one.
+func writeTables(w io.Writer, t Tables, devices *deviceReport) {
 	fmt.Fprintln(w, t.Heading)
 	fmt.Fprintln(w)
 	writeTable(w, t.Filter)

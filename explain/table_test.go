@@ -177,6 +177,12 @@ No node: 0/900 nodes are available.
 			if diff := cmp.Diff(tt.want, b.String()); diff != "" {
 				t.Errorf("Render (-want +got):\n%s", diff)
 			}
+			// The live view's text: the tables as data, printed.
+			var fromTables strings.Builder
+			RecordTables("ns/web", tt.rec, Options{Wide: tt.wide}).Write(&fromTables)
+			if diff := cmp.Diff(tt.want, fromTables.String()); diff != "" {
+				t.Errorf("RecordTables(...).Write (-want +got):\n%s", diff)
+			}
 		})
 	}
 }

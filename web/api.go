@@ -203,9 +203,10 @@ type recordTables struct {
 
 // tablesOf renders pod's record r as explain does.
 func tablesOf(pod string, r *attempt.Record) *recordTables {
+	t := explain.RecordTables(pod, r, explain.Options{})
 	var b strings.Builder
-	explain.Render(&b, pod, r, explain.Options{})
-	return &recordTables{Tables: explain.RecordTables(pod, r, explain.Options{}), Text: b.String()}
+	t.Write(&b)
+	return &recordTables{Tables: t, Text: b.String()}
 }
 
 // servePod serves /api/pods/{namespace}/{name}. A pod that is gone (or

@@ -109,7 +109,7 @@ type harness struct {
 	hold *hold
 }
 
-// newHarness starts a scheduler whose profile (named after the test) has
+// newHarness starts a scheduler whose profile (name, numbered) has
 // the Hold plugin and an 8-second backoff (a pod a node event moves after
 // a failure waits in backoffQ long enough to be seen there), and serves a
 // view of it. Both stop when the test ends.

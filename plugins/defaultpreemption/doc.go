@@ -16,6 +16,8 @@
 //   - pdb.go: which victims a PodDisruptionBudget protects.
 //   - executor.go: the eviction, asynchronous as in kube-scheduler v1.37: the
 //     preemptor is nominated at once and a goroutine clears lower-priority
-//     nominations, marks each victim DisruptionTarget and deletes it.
+//     nominations, marks each victim DisruptionTarget and deletes it, and
+//     activates the preemptor when no victim's deletion event will (the
+//     last victim was rejected in memory, or already gone).
 //   - args.go: DefaultPreemptionArgs, defaulted and validated.
 package defaultpreemption
