@@ -1,3 +1,7 @@
+// This file is pod (anti-)affinity terms as plugins read them: parsed once
+// per pod (PodInfo keeps them), matched against other pods, and counted per
+// topology domain for the snapshot.
+
 package framework
 
 import (

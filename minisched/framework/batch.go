@@ -1,13 +1,12 @@
-package framework
-
-// OpportunisticBatching (KEP-5598; beta and on by default in kube-scheduler
-// since 1.35, with rescoring since 1.37): when pods that are alike come one
-// after another, the ranking one full cycle computed serves the next ones.
-// The first pod is filtered and scored on every node as usual; the cycle
-// keeps the nodes it did not pick, best first. The next pod with the same
-// signature gets the best remaining node as a hint, which the scheduler
-// tries the way it tries a nominated node: Filter on that one node, and if
-// it passes, that is the pod's node, with no other Filter and no Score.
+// This file is OpportunisticBatching (KEP-5598; beta and on by default in
+// kube-scheduler since 1.35, with rescoring since 1.37): when pods that are
+// alike come one after another, the ranking one full cycle computed serves
+// the next ones. The first pod is filtered and scored on every node as
+// usual; the cycle keeps the nodes it did not pick, best first. The next pod
+// with the same signature gets the best remaining node as a hint, which the
+// scheduler tries the way it tries a nominated node: Filter on that one
+// node, and if it passes, that is the pod's node, with no other Filter and
+// no Score.
 //
 // It pays for workloads of one pod per node (a batch or ML job asking for a
 // whole node, or the same host port): once a pod took node X, X no longer
@@ -50,13 +49,24 @@ package framework
 // StoreScheduleResults keeps the ranking if the hint was chosen, replaces it
 // with this cycle's leftovers if a full cycle ranked more than one node of
 // a signed pod, and drops it otherwise.
+//
+// The profile's part is here too: which of its plugins sign pods
+// (computeSignPlugins), the signature the queue asks for when a pod is added
+// or updated (Framework.SignPod; the fragment keys and the signers several
+// plugins share are in signers.go), and the scheduler's two calls,
+// Framework.GetNodeHint after PreFilter and Framework.StoreScheduleResults
+// after a cycle that found a node.
+
+package framework
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/minisched/metrics"
@@ -65,6 +75,84 @@ import (
 // maxBatchAge is how long a stored ranking may be used, from the full cycle
 // that built it, as in kube-scheduler.
 const maxBatchAge = 500 * time.Millisecond
+
+// computeSignPlugins collects the plugins that sign pods: every PreFilter,
+// Filter, PreScore and Score plugin must, since a signature must capture all
+// that decides where the pod fits and how nodes rank. If one does not, or if
+// extenders are configured (they see the pod as they like), the profile signs
+// no pod and OpportunisticBatching never fires for it.
+func (f *Framework) computeSignPlugins(logger klog.Logger) {
+	f.signatures = true
+	if len(f.extenders) > 0 {
+		logger.Info("Disabling signatures for profile because it has extenders configured.", "profile", f.profileName)
+		f.signatures = false
+	}
+	var candidates []Plugin
+	for _, pl := range f.preFilterPlugins {
+		candidates = append(candidates, pl)
+	}
+	for _, pl := range f.filterPlugins {
+		candidates = append(candidates, pl)
+	}
+	for _, pl := range f.preScorePlugins {
+		candidates = append(candidates, pl)
+	}
+	for _, pl := range f.scorePlugins {
+		candidates = append(candidates, pl)
+	}
+	seen, unsigned := sets.New[string](), sets.New[string]()
+	for _, pl := range candidates {
+		if seen.Has(pl.Name()) {
+			continue
+		}
+		seen.Insert(pl.Name())
+		if sp, ok := pl.(SignPlugin); ok {
+			f.signPlugins = append(f.signPlugins, sp)
+		} else {
+			unsigned.Insert(pl.Name())
+			f.signatures = false
+		}
+	}
+	if unsigned.Len() > 0 {
+		logger.Info("Disabling signatures for profile because plugins do not support it.", "profile", f.profileName,
+			"plugins", sets.List(unsigned))
+	}
+}
+
+// SignPod returns the pod's signature: spec.schedulerName and every sign
+// plugin's fragments, by key, as JSON (a key two plugins give is kept once).
+// It is nil when the profile signs no pod or a plugin refuses this one; the
+// queue calls it when the pod is added or updated (see SignPlugin).
+func (f *Framework) SignPod(ctx context.Context, pod *v1.Pod) (sig PodSignature) {
+	var status *Status
+	defer f.observe(signPoint, time.Now(), &status)
+	if !f.signatures {
+		return nil
+	}
+	logger := klog.FromContext(ctx)
+	fragments := map[string]any{SchedulerNameSignerName: pod.Spec.SchedulerName}
+	for _, pl := range f.signPlugins {
+		parts, s := pl.SignPod(ctx, pod)
+		if !s.IsSuccess() {
+			if s.Code() == Error {
+				logger.Error(s.AsError(), "SignPod failed for plugin", "plugin", pl.Name())
+			}
+			logger.V(5).Info("SignPod can't sign pod due to plugin", "pod", klog.KObj(pod), "plugin", pl.Name(),
+				"status", s.Message())
+			return nil
+		}
+		for _, p := range parts {
+			fragments[p.Key] = p.Value
+		}
+	}
+	out, err := json.Marshal(fragments)
+	if err != nil {
+		status = AsStatus(err)
+		logger.Error(err, "SignPod failed to marshal signature object", "pod", klog.KObj(pod))
+		return nil
+	}
+	return out
+}
 
 // OpportunisticBatch is one profile's batching state: the ranking kept from
 // the last full cycle and what the last cycle decided. Scheduling cycles
@@ -91,8 +179,17 @@ type batchCycle struct {
 	chosenNode string
 }
 
+// newOpportunisticBatch returns a profile's batching state, with no ranking
+// stored.
 func newOpportunisticBatch(fw *Framework) *OpportunisticBatch {
 	return &OpportunisticBatch{fw: fw}
+}
+
+// GetNodeHint asks OpportunisticBatching for a node to try first
+// (OpportunisticBatch.GetNodeHint, below).
+func (f *Framework) GetNodeHint(ctx context.Context, pod *v1.Pod, signature PodSignature, state *CycleState,
+	cycleCount int64) string {
+	return f.batch.GetNodeHint(ctx, pod, signature, state, cycleCount)
 }
 
 // GetNodeHint returns the node the pod should try first, or "" if the
@@ -211,6 +308,13 @@ func (b *OpportunisticBatch) rescore(ctx context.Context, pod *v1.Pod, state *Cy
 	}
 	b.state.sortedNodes = NewSortedScoredNodes(scores)
 	return true
+}
+
+// StoreScheduleResults tells OpportunisticBatching what a cycle chose
+// (OpportunisticBatch.StoreScheduleResults, below).
+func (f *Framework) StoreScheduleResults(ctx context.Context, signature PodSignature, hintedNode, chosenNode string,
+	otherNodes *SortedScoredNodes, cycleCount int64) {
+	f.batch.StoreScheduleResults(ctx, signature, hintedNode, chosenNode, otherNodes, cycleCount)
 }
 
 // StoreScheduleResults is told what a cycle that found a node decided:

@@ -1,3 +1,6 @@
+// This file tests OpportunisticBatching, cycle by cycle, on nodes with a
+// number of pod slots each, and how a profile signs pods.
+
 package framework
 
 import (

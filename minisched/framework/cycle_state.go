@@ -1,3 +1,6 @@
+// This file is CycleState, the scratch pad the plugins of one scheduling
+// cycle share, and the copy-on-write list that keeps its entries.
+
 package framework
 
 import (

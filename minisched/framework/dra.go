@@ -1,3 +1,7 @@
+// This file is what plugins read about dynamic resource allocation: the
+// SharedDRAManager every profile shares, with its claims, slices and
+// device classes.
+
 package framework
 
 import (

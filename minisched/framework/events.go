@@ -1,3 +1,8 @@
+// This file is how cluster changes wake pods up: the ClusterEvents (a
+// resource and an action), the queueing hints with which a plugin decides
+// per pod, and the helpers that turn a node's or a pod's update into the
+// actions it stands for.
+
 package framework
 
 import (

@@ -1,3 +1,6 @@
+// This file tests what a pod's update stands for (PodUpdateActions) and how
+// action types print.
+
 package framework
 
 import (

@@ -1,3 +1,6 @@
+// This file is the contract of HTTP extenders, the scheduling policies that
+// live outside the scheduler.
+
 package framework
 
 import (

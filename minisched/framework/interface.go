@@ -1,19 +1,3 @@
-package framework
-
-import (
-	"context"
-	"time"
-
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/klog/v2"
-
-	"github.com/minisched/minisched/minisched/metrics"
-)
-
 // This file is the scheduling framework's contract: one interface per
 // extension point, in the order a pod meets them.
 //
@@ -21,6 +5,19 @@ import (
 //	scheduling: PreFilter → Filter → (PostFilter) → PreScore → Score → NormalizeScore → Reserve → Permit
 //	binding:    (WaitOnPermit) → PreBind → Bind → PostBind
 //	on failure after Reserve: Unreserve, in reverse order
+//
+// Gang scheduling (chapter 19, kube-scheduler's GenericWorkload gate) will
+// add a cycle for a whole pod group, and four extension points of its own,
+// whose interfaces will stand here between Score's and Reserve's:
+//
+//	pod group:  (PlacementGenerate) → per member: PreFilter … Score, PlacementFeasible
+//	            → (PlacementScore) → (PodGroupPostFilter) → per member: Reserve → Permit
+//
+// PlacementGenerate proposes the placements (sets of nodes) to try;
+// PlacementFeasible, after each member is placed in the snapshot, says
+// whether the group can still reach its minCount; PlacementScore ranks the
+// feasible placements; PodGroupPostFilter, when the group fits nowhere,
+// makes room for the whole group, as PostFilter does for one pod.
 //
 // HTTP extenders (extender.go) are not plugins: the scheduler consults them
 // after Filter, beside Score, instead of Bind, and preemption after its
@@ -40,6 +37,22 @@ import (
 //     never reads cluster state from it.
 //
 // A plugin never mutates the objects it is given, nor those of a lister.
+
+package framework
+
+import (
+	"context"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+
+	"github.com/minisched/minisched/minisched/metrics"
+)
 
 // Plugin is what every plugin is: something with a unique name.
 type Plugin interface {

@@ -1,3 +1,6 @@
+// This file tests the metrics sampling: extension points always timed,
+// plugin calls only in sampled cycles.
+
 package framework
 
 import (

@@ -1,3 +1,7 @@
+// This file is NodeInfo, what the scheduler knows of one node: the node, the
+// pods on it (assumed ones included) and the sums plugins read, with the
+// host ports in use.
+
 package framework
 
 import (

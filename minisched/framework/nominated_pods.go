@@ -1,16 +1,14 @@
-// This file is what the framework knows about nominated pods and about
-// other pods a plugin may wake up: the nominator and activator the queue
-// provides, Filter with the nominated pods added, the PreFilterExtensions
-// runners preemption uses, and PodsToActivate.
+// This file is what the framework knows about pods other than the one in the
+// cycle: the nominator and the activator the queue provides, and
+// PodsToActivate, where a plugin asks for other pods to be woken up. Filter
+// with the nominated pods counted is in run_filter.go, beside Filter.
 
 package framework
 
 import (
-	"context"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
-	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
 )
 
@@ -53,95 +51,6 @@ func (f *Framework) Activate(logger klog.Logger, pods map[string]*v1.Pod) {
 	if f.activator != nil {
 		f.activator.Activate(logger, pods)
 	}
-}
-
-// RunPreFilterExtensionAddPod tells every PreFilter plugin with extensions,
-// except those that skipped this pod, that podInfoToAdd now runs on
-// nodeInfo, so they can update their CycleState. Any failure is an Error.
-func (f *Framework) RunPreFilterExtensionAddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod,
-	podInfoToAdd *PodInfo, nodeInfo *NodeInfo) *Status {
-	for _, pl := range f.preFilterPlugins {
-		ext := pl.PreFilterExtensions()
-		if ext == nil || state.SkipFilterPlugins.Has(pl.Name()) {
-			continue
-		}
-		if s := ext.AddPod(ctx, state, podToSchedule, podInfoToAdd, nodeInfo); !s.IsSuccess() {
-			return pluginError("PreFilterExtension AddPod", pl, s)
-		}
-	}
-	return nil
-}
-
-// RunPreFilterExtensionRemovePod is RunPreFilterExtensionAddPod for a pod
-// that no longer runs on nodeInfo.
-func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod,
-	podInfoToRemove *PodInfo, nodeInfo *NodeInfo) *Status {
-	for _, pl := range f.preFilterPlugins {
-		ext := pl.PreFilterExtensions()
-		if ext == nil || state.SkipFilterPlugins.Has(pl.Name()) {
-			continue
-		}
-		if s := ext.RemovePod(ctx, state, podToSchedule, podInfoToRemove, nodeInfo); !s.IsSuccess() {
-			return pluginError("PreFilterExtension RemovePod", pl, s)
-		}
-	}
-	return nil
-}
-
-// RunFilterPluginsWithNominatedPods runs Filter on a node as if the pods
-// nominated to it with at least the pod's priority were already there, so
-// the room a preemption made is kept for its preemptor: a pod must yield to
-// them, not take their place (lower-priority nominees it may displace).
-//
-// If such pods exist and the pod passes with them, Filter runs a second time
-// without them: the nominees may end up elsewhere, and some filters (pod
-// affinity) pass only with them. Requiring both passes is the conservative
-// choice, as in kube-scheduler. The first pass works on copies of state and
-// nodeInfo.
-func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod,
-	nodeInfo *NodeInfo) *Status {
-	added, stateWith, nodeInfoWith, err := f.addGENominatedPods(ctx, state, pod, nodeInfo)
-	if err != nil {
-		return AsStatus(err)
-	}
-	status := f.RunFilterPlugins(ctx, stateWith, pod, nodeInfoWith)
-	if !added || !status.IsSuccess() {
-		return status
-	}
-	return f.RunFilterPlugins(ctx, state, pod, nodeInfo)
-}
-
-// addGENominatedPods returns copies of state and nodeInfo with the pods
-// nominated to the node whose priority is greater than or equal to the pod's
-// added, and whether there were any. Without any, it returns the originals.
-func (f *Framework) addGENominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod,
-	nodeInfo *NodeInfo) (bool, *CycleState, *NodeInfo, error) {
-	if nodeInfo.Node() == nil {
-		return false, state, nodeInfo, nil
-	}
-	nominated := f.NominatedPodsForNode(nodeInfo.Node().Name)
-	if len(nominated) == 0 {
-		return false, state, nodeInfo, nil
-	}
-	priority := corev1helpers.PodPriority(pod)
-	var stateOut *CycleState
-	var nodeInfoOut *NodeInfo
-	for _, pi := range nominated {
-		if pi.Pod.UID == pod.UID || corev1helpers.PodPriority(pi.Pod) < priority {
-			continue
-		}
-		if stateOut == nil {
-			stateOut, nodeInfoOut = state.Clone(), nodeInfo.Snapshot()
-		}
-		nodeInfoOut.AddPodInfo(pi)
-		if s := f.RunPreFilterExtensionAddPod(ctx, stateOut, pod, pi, nodeInfoOut); !s.IsSuccess() {
-			return false, state, nodeInfo, s.AsError()
-		}
-	}
-	if stateOut == nil {
-		return false, state, nodeInfo, nil
-	}
-	return true, stateOut, nodeInfoOut, nil
 }
 
 // PodsToActivateKey is the CycleState key of PodsToActivate. The scheduler

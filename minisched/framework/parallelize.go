@@ -1,3 +1,5 @@
+// This file is the worker pool that Filter and Score run on, node by node.
+
 package framework
 
 import (

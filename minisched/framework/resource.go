@@ -1,3 +1,6 @@
+// This file is Resource, the compact sum of cpu, memory, storage, pods and
+// extended resources that pods request and nodes offer.
+
 package framework
 
 import (

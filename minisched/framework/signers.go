@@ -1,9 +1,10 @@
-package framework
+// This file is pod signatures for OpportunisticBatching (batch.go): the
+// fragment type, the keys (kube-scheduler's names, so a reader can grep
+// upstream for them) and the signers that several plugins share. Each
+// plugin's SignPod is beside its Filter; the framework joins the fragments
+// (Framework.SignPod, in batch.go).
 
-// Pod signatures for OpportunisticBatching: the fragment type, the keys
-// (kube-scheduler's names, so a reader can grep upstream for them) and the
-// signers that several plugins share. Each plugin's SignPod is beside its
-// Filter; the framework joins the fragments (Framework.SignPod).
+package framework
 
 import (
 	"encoding/json"

@@ -1,7 +1,7 @@
-package framework
+// This file is the ranking of the feasible nodes, from which the scheduler
+// takes the best: a max-heap by total score, as kube-scheduler v1.37 has it.
 
-// The ranking of the feasible nodes, from which the scheduler takes the
-// best: a max-heap by total score, as kube-scheduler v1.37 has it.
+package framework
 
 import "container/heap"
 

@@ -201,3 +201,10 @@ func (s *Status) String() string {
 	}
 	return fmt.Sprintf("%s: %s", s.code, s.Message())
 }
+
+// pluginError turns a status of an unexpected code (an error, or a code the
+// extension point does not accept) into an Error naming the extension point
+// and the plugin.
+func pluginError(point string, pl Plugin, s *Status) *Status {
+	return AsStatus(fmt.Errorf("running %s plugin %q: %w", point, pl.Name(), s.AsError())).WithPlugin(pl.Name())
+}

@@ -1,3 +1,7 @@
+// This file tests Status and the small types plugins answer with:
+// CycleState, FitError's message, PreFilterResult, host ports and
+// DefaultNormalizeScore.
+
 package framework
 
 import (

@@ -1,3 +1,8 @@
+// This file is the types plugins and the scheduler pass each other: a pod
+// as the scheduler sees it (PodInfo, QueuedPodInfo), the scores of a node,
+// the results of PreFilter and PostFilter, each node's status, and the
+// Diagnosis and FitError of a failed attempt.
+
 package framework
 
 import (

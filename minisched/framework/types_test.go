@@ -1,3 +1,6 @@
+// This file tests a pod's requests: NewPodInfo's, and those a cycle's state
+// hands out.
+
 package framework
 
 import (

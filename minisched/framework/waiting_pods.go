@@ -1,3 +1,7 @@
+// This file is the pods that a Permit plugin asked to wait: each with one
+// timer per waiting plugin, allowed, rejected or preempted from any
+// goroutine while its binding cycle waits.
+
 package framework
 
 import (
