@@ -10,9 +10,17 @@
 //   - eventhandlers.go: how the world gets in (informer events to the cache
 //     and the queue);
 //   - schedule_one.go: one pod's way through the extension points, the
-//     scheduling cycle and the binding cycle;
+//     scheduling cycle and the binding cycle, in kube-scheduler's order and
+//     names (scheduleOne, scheduleOnePod, schedulingCycle, bindingCycle);
 //   - failure.go: what happens when a pod does not fit or does not bind;
 //   - extender.go: HTTPExtender, the client side of scheduler extenders;
+//
+// Then the machinery, which is no part of kube-scheduler's loop and changes
+// no decision; where the loop calls it, a comment says why:
+//   - backpressure.go: no pod is popped while maxConcurrentBinds Bind calls
+//     are in flight;
+//   - pools.go: a cycle whose per-plugin scores nobody reads lends their
+//     arrays to the next one;
 //   - record.go: the attempt's record, built once the cycle has ended;
 //   - observer.go: how an attempt is told to an Observer, or to a Watcher
 //     (the live view) while it watches;

@@ -82,7 +82,7 @@ func (s *Scheduler) ScheduleNext(ctx context.Context, schedFramework *framework.
 		return framework.AsStatus(err)
 	}
 	defer s.Queue.Done(podInfo.Pod.UID)
-	_, _, status := s.schedulingCycle(ctx, newCycleState(), schedFramework, podInfo)
+	_, _, status := s.schedulingCycle(ctx, s.newCycleState(podInfo), schedFramework, podInfo)
 	return status
 }
 

@@ -109,8 +109,8 @@ func extenderTestScheduler(t *testing.T, count int, pluginNames []string, exts .
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Scheduler{snapshot: snapshot, profilePercentage: map[string]*int32{}, rng: newTestScheduler().rng,
-		bindSlots: make(chan struct{}, maxConcurrentBinds)}
+	s := &Scheduler{Cache: cache.New(0), snapshot: snapshot, profilePercentage: map[string]*int32{},
+		rng: newTestScheduler().rng, bindSlots: make(chan struct{}, maxConcurrentBinds)}
 	return s, schedFramework
 }
 

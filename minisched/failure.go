@@ -129,16 +129,15 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, schedFramework 
 	if err := podstatus.Update(ctx, s.client, pod, cond, nominatedNodeName(nominatingInfo)); err != nil {
 		logger.Error(err, "Error updating pod condition")
 	}
-	if rec == nil {
-		return
-	}
-	setOutcome(rec, result, "", errMsg)
-	if !requeued {
-		// A pod gone or bound meanwhile keeps the record it has.
+	if rec != nil && !requeued {
+		// A pod gone or bound meanwhile keeps the record it has: this
+		// attempt's is only observed.
+		setOutcome(rec, result, "", errMsg)
 		s.observe(pod, rec)
 		return
 	}
-	s.publishRecord(pod, rec)
+	// The attempt's record (record.go) gets the outcome the event told.
+	s.recordOutcome(pod, rec, result, "", errMsg)
 }
 
 // nominatedNodeName is the nominated node nominatingInfo sets ("" clears

@@ -114,33 +114,17 @@ func (s *Scheduler) nodeRecords(schedFramework *framework.Framework, rec *attemp
 	return nodes, notEvaluated
 }
 
-// nodeScores sets rec.Scorers, the Score plugins with a weight and the
-// prioritizing extenders in the order of the nodes' scores, and returns each
-// scored node's [raw, normalised, weighted] score per scorer.
+// nodeScores sets rec.Scorers (see scorers) and returns each scored
+// node's [raw, normalised, weighted] score per scorer.
 func nodeScores(schedFramework *framework.Framework, rec *attempt.Record,
 	seen *cycleSeen) map[string]attempt.NodeRecord {
 	if len(seen.scores) == 0 {
 		return nil
 	}
-	index := map[string]int{}
-	for _, ns := range seen.scores {
-		for _, ps := range ns.Scores {
-			if _, ok := index[ps.Name]; ok {
-				continue
-			}
-			// An extender without a prioritize verb answers zeros, and a
-			// plugin of weight 0 counts for nothing: leave them out.
-			weight, isExt := seen.extenderWeights[ps.Name]
-			switch {
-			case isExt:
-				rec.Scorers = append(rec.Scorers, attempt.Scorer{Name: ps.Name, Weight: weight, Extender: true})
-			case schedFramework.ScoreWeight(ps.Name) > 0:
-				rec.Scorers = append(rec.Scorers, attempt.Scorer{Name: ps.Name, Weight: schedFramework.ScoreWeight(ps.Name)})
-			default:
-				continue
-			}
-			index[ps.Name] = len(rec.Scorers) - 1
-		}
+	rec.Scorers = scorers(schedFramework, seen)
+	index := make(map[string]int, len(rec.Scorers))
+	for i, sc := range rec.Scorers {
+		index[sc.Name] = i
 	}
 	out := make(map[string]attempt.NodeRecord, len(seen.scores))
 	for _, ns := range seen.scores {
@@ -160,6 +144,46 @@ func nodeScores(schedFramework *framework.Framework, rec *attempt.Record,
 		out[ns.Name] = n
 	}
 	return out
+}
+
+// scorers lists what scored the nodes: the Score plugins with a weight, in
+// the order they ran, then the prioritizing extenders that scored a node, in
+// the order they are configured. An extender without a prioritize verb
+// answers zeros, and a plugin of weight 0 counts for nothing: both are left
+// out. The order does not depend on the nodes' order, which selectHost
+// changes when it builds its heap in their array.
+func scorers(schedFramework *framework.Framework, seen *cycleSeen) []attempt.Scorer {
+	var out []attempt.Scorer
+	named := sets.New[string]()
+	for _, ns := range seen.scores {
+		for _, ps := range ns.Scores {
+			if named.Has(ps.Name) {
+				continue
+			}
+			named.Insert(ps.Name)
+			if _, isExt := seen.extenderWeights[ps.Name]; !isExt && schedFramework.ScoreWeight(ps.Name) > 0 {
+				out = append(out, attempt.Scorer{Name: ps.Name, Weight: schedFramework.ScoreWeight(ps.Name)})
+			}
+		}
+	}
+	for _, ext := range schedFramework.Extenders() {
+		if weight, ok := seen.extenderWeights[ext.Name()]; ok && named.Has(ext.Name()) {
+			out = append(out, attempt.Scorer{Name: ext.Name(), Weight: weight, Extender: true})
+		}
+	}
+	return out
+}
+
+// recordOutcome completes rec (nil: not recorded) with how the attempt at
+// pod ended, and hands it to its readers (publishRecord). The binding cycle
+// calls it once the pod is bound, beside the Scheduled event; the failure
+// handler, beside the FailedScheduling event.
+func (s *Scheduler) recordOutcome(pod *v1.Pod, rec *attempt.Record, result attempt.Result, node, message string) {
+	if rec == nil {
+		return
+	}
+	setOutcome(rec, result, node, message)
+	s.publishRecord(pod, rec)
 }
 
 // setOutcome completes a record with how the attempt ended.

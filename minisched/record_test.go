@@ -37,7 +37,7 @@ func recordTestScheduler(t *testing.T, nodes []*v1.Node, enabled []configv1.Plug
 	return s, schedFramework
 }
 
-// recordCycle runs Filter and Score as schedulePod does, and builds the
+// recordCycle runs Filter, Score and selectHost as schedulePod does, and builds the
 // record of the attempt with recordAttempt.
 func recordCycle(t *testing.T, s *Scheduler, schedFramework *framework.Framework, pod *v1.Pod) *attempt.Record {
 	t.Helper()
@@ -52,6 +52,8 @@ func recordCycle(t *testing.T, s *Scheduler, schedFramework *framework.Framework
 		if result.seen.scores, result.seen.extenderWeights, err = s.prioritizeNodes(ctx, schedFramework, state, pod, feasible); err != nil {
 			t.Fatal(err)
 		}
+		// selectHost reorders the scores in place, as in schedulePod.
+		selectHost(result.seen.scores).Pop()
 	}
 	return s.recordAttempt(schedFramework, state, &framework.QueuedPodInfo{PodInfo: framework.NewPodInfo(pod), Attempts: 1}, result)
 }
@@ -113,6 +115,25 @@ func TestAttemptRecord(t *testing.T) {
 			wantScores: map[string][][3]int64{
 				"n2": {{50, 50, 50}, {1, 0, 0}, {0, 0, 0}},
 				"n3": {{50, 50, 50}, {0, 100, 300}, {5, 50, 100}},
+			},
+		},
+		{
+			name: "prioritizing extenders in the order they are configured, whichever answered first",
+			exts: []framework.Extender{
+				&fakeExtender{name: "e2", prio: true, weight: 2, scores: map[string]int64{"n4": 5}},
+				&fakeExtender{name: "e3", prio: true, weight: 1, scores: map[string]int64{"n2": 3}},
+			},
+			wantFilters: []string{"NodeUnschedulable", "NodeResourcesFit", "TaintToleration"},
+			wantRejected: map[string]string{
+				"n0": "NodeUnschedulable: node(s) were unschedulable (unresolvable)",
+				"n1": "NodeResourcesFit: Insufficient cpu (unresolvable)",
+			},
+			wantScorers: []attempt.Scorer{{Name: "NodeResourcesFit", Weight: 1}, {Name: "TaintToleration", Weight: 3},
+				{Name: "e2", Weight: 2, Extender: true}, {Name: "e3", Weight: 1, Extender: true}},
+			wantScores: map[string][][3]int64{
+				"n2": {{50, 50, 50}, {1, 0, 0}, {0, 0, 0}, {3, 30, 30}},
+				"n3": {{50, 50, 50}, {0, 100, 300}, {0, 0, 0}, {0, 0, 0}},
+				"n4": {{50, 50, 50}, {0, 100, 300}, {5, 50, 100}, {0, 0, 0}},
 			},
 		},
 	}

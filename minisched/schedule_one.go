@@ -1,10 +1,9 @@
-// One pod's way through the scheduler, in the order it meets each step, and
-// the chapter of docs/ that explains it:
+// One pod's way through the scheduler, in the order it meets each step,
+// with kube-scheduler's names, and the chapter of docs/ that explains it:
 //
-//	scheduleOne                pop → scheduling cycle → binding cycle             1, 5
-//	  waitForBindSlot          back-pressure while bindings crowd the apiserver   15
-//	  newCycleState            the cycle's CycleState, plugin-metric sampling     4, 15
-//	schedulingCycle            algorithm → assume → Reserve → Permit              5, 6
+//	scheduleOne                pop the next pod                                   1
+//	scheduleOnePod             the scheduling cycle, then the binding cycle       1, 5
+//	schedulingCycle            schedulingAlgorithm, then prepareForBindingCycle   5, 6
 //	  schedulingAlgorithm      schedulePod; PostFilter when nothing fits          10
 //	  schedulePod              snapshot → Filter → Score → the best node          1, 2, 3
 //	    findNodesThatFitPod    PreFilter, a nominated or hinted node, Filter,     2, 10, 12, 15
@@ -12,12 +11,20 @@
 //	    prioritizeNodes        PreScore, Score, extenders' Prioritize             3, 4, 12
 //	    selectHost             the best total, from a heap; the rest is kept      3, 15
 //	                           for OpportunisticBatching
-//	  assumeAndReserve         the cache counts the pod on its node               6
-//	runBindingCycle            nominated-node patch → WaitOnPermit → bind         5
-//	  bindingCycle → bind      PreBind, Bind (or a binding extender), PostBind    5, 12
+//	  prepareForBindingCycle   assumeAndReserve, then Permit                      5, 6
+//	    assumeAndReserve       the cache counts the pod on its node; Reserve      6
+//	runBindingCycle            bindingCycle; on failure, handleBindingCycleError  5
+//	  bindingCycle             nominated node, WaitOnPermit, PreBind, bind,       5, 16
+//	                           PostBind
+//	    bind                   a binding extender, or the Bind plugins            5, 12
 //
-// What happens after a failure is in failure.go (chapters 7 and 8); the
-// record of an attempt, built once the cycle has ended, in record.go.
+// The rest lives in files of its own, each called from one place here:
+// failure.go puts back a pod that could not be scheduled or bound (chapters
+// 7 and 8); record.go builds the record of an attempt once its cycle has
+// ended, for explain and the live view; backpressure.go holds the next pod
+// in the queue while the apiserver is the bottleneck (chapter 15);
+// pools.go lends a cycle's score arrays to the next one (chapter 15);
+// extender.go is the client of HTTP extenders (chapter 12).
 
 package minisched
 
@@ -27,7 +34,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"time"
 
@@ -64,8 +70,11 @@ type scheduleResult struct {
 	// start is when the pod was popped: attempt durations count from it.
 	start time.Time
 
-	// seen is what the cycle saw, for the attempt record.
-	seen cycleSeen
+	// seen is what the cycle saw, for the attempt record; record is that
+	// record (nil: nobody reads records), which gets its outcome when the
+	// attempt ends (record.go).
+	seen   cycleSeen
+	record *attempt.Record
 }
 
 // cycleSeen is what a scheduling cycle saw, as far as it got: the cycle
@@ -92,11 +101,12 @@ type cycleSeen struct {
 // a node was chosen): any earlier nomination is dropped.
 var clearNominatedNode = &framework.NominatingInfo{NominatingMode: framework.ModeOverride}
 
-// scheduleOne takes one pod through the scheduling cycle and, if a node was
-// found, starts its binding cycle in a goroutine. Every pod it pops ends its
-// in-flight period in the queue exactly once (see queue.PriorityQueue.Done
-// for where).
+// scheduleOne pops the next pod and schedules it (scheduleOnePod). When
+// gang scheduling arrives (chapter 19), a pod group is popped here too, as
+// one entity, and goes to its own cycle, as in kube-scheduler's ScheduleOne.
 func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
+	// Back-pressure (backpressure.go): while the apiserver is the
+	// bottleneck, the next pod waits in the queue, not with a node chosen.
 	if !s.waitForBindSlot(ctx) {
 		return
 	}
@@ -104,6 +114,14 @@ func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
 	if err != nil || podInfo == nil {
 		return // the queue was closed
 	}
+	s.scheduleOnePod(ctx, bindCtx, podInfo)
+}
+
+// scheduleOnePod takes one pod through the scheduling cycle and, if a node
+// was found, starts its binding cycle in a goroutine. Every pod it is given
+// ends its in-flight period in the queue exactly once (see
+// queue.PriorityQueue.Done for where).
+func (s *Scheduler) scheduleOnePod(ctx, bindCtx context.Context, podInfo *framework.QueuedPodInfo) {
 	pod := podInfo.Pod
 	logger := klog.LoggerWithValues(klog.FromContext(ctx), "pod", klog.KObj(pod))
 	ctx = klog.NewContext(ctx, logger)
@@ -121,41 +139,26 @@ func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
 
 	logger.V(3).Info("Attempting to schedule pod", "attempts", podInfo.Attempts)
 	start := time.Now()
-	state := newCycleState()
+	state := s.newCycleState(podInfo)
 	result, assumedPodInfo, status := s.schedulingCycle(ctx, state, schedFramework, podInfo)
 	result.start = start
-	rec := s.recordAttempt(schedFramework, state, podInfo, result)
+	// The record of the attempt (record.go), for explain and the live view,
+	// is built from what the cycle saw, and only while someone reads
+	// records; after it, nothing reads what the cycle saw (pools.go).
+	result.record = s.recordAttempt(schedFramework, state, podInfo, result)
+	releaseSeen(state, &result)
 	if !status.IsSuccess() {
-		s.handleSchedulingFailure(ctx, schedFramework, assumedPodInfo, status, result.nominatingInfo, start, rec)
+		s.handleSchedulingFailure(ctx, schedFramework, assumedPodInfo, status, result.nominatingInfo, start, result.record)
 		return
 	}
-	// The binding cycle needs none of what the cycle saw: let it go now,
-	// not when the pod is bound.
-	result.seen = cycleSeen{}
 
 	// Bind in the background: the pod is assumed, so the next cycle already
 	// counts it on its node.
 	s.bindings.Add(1)
-	s.metrics.GoroutineStarted(metrics.Binding)
 	go func() {
 		defer s.bindings.Done()
-		defer s.metrics.GoroutineDone(metrics.Binding)
-		s.runBindingCycle(klog.NewContext(bindCtx, logger), state, schedFramework, result, assumedPodInfo, rec)
+		s.runBindingCycle(klog.NewContext(bindCtx, logger), state, schedFramework, result, assumedPodInfo)
 	}()
-}
-
-// waitForBindSlot is back-pressure: while maxConcurrentBinds Bind calls are
-// in flight the apiserver is the bottleneck, and a pod scheduled now would
-// only wait for a slot with its node already chosen. It waits in the queue
-// instead. It returns false if ctx ended first.
-func (s *Scheduler) waitForBindSlot(ctx context.Context) bool {
-	select {
-	case s.bindSlots <- struct{}{}:
-		<-s.bindSlots
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // skipPodSchedule reports pods that must not be scheduled now: one being
@@ -175,22 +178,24 @@ func (s *Scheduler) skipPodSchedule(logger klog.Logger, pod *v1.Pod) bool {
 // newCycleState is a fresh CycleState for one cycle, with an empty
 // PodsToActivate for plugins to fill. Each plugin call is timed in a sample
 // of the cycles only (metrics.PluginMetricsSamplePercent), as
-// kube-scheduler does: timing every call costs more than it tells.
-func newCycleState() *framework.CycleState {
+// kube-scheduler does: timing every call costs more than it tells. A cycle
+// whose per-plugin scores nobody will read computes their totals only
+// (scoreTotalsOnly, pools.go).
+func (s *Scheduler) newCycleState(podInfo *framework.QueuedPodInfo) *framework.CycleState {
 	state := framework.NewCycleState()
 	state.RecordPluginMetrics = rand.IntN(100) < metrics.PluginMetricsSamplePercent
 	state.Write(framework.PodsToActivateKey, framework.NewPodsToActivate())
+	state.ScoreTotalsOnly = s.scoreTotalsOnly(podInfo)
 	return state
 }
 
 // schedulingCycle records the pod's PodInfo in state (for plugins to read
-// its requests from), finds a node (schedulingAlgorithm), assumes the pod
-// there and runs Reserve and Permit; when all succeed it ends by activating the
-// pods plugins asked for. On failure it has already undone what it did
-// (Unreserve, Forget) and returns a status for the failure handler: a
-// rejection by plugins carries a *FitError; a cluster without nodes is
-// UnschedulableAndUnresolvable with ErrNoNodesAvailable; anything else is
-// an error.
+// its requests from), finds a node (schedulingAlgorithm), then assumes the
+// pod there and runs Reserve and Permit (prepareForBindingCycle). On
+// failure it has already undone what it did (Unreserve, Forget) and returns
+// a status for the failure handler: a rejection by plugins carries a
+// *FitError; a cluster without nodes is UnschedulableAndUnresolvable with
+// ErrNoNodesAvailable; anything else is an error.
 func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleState,
 	schedFramework *framework.Framework, podInfo *framework.QueuedPodInfo) (scheduleResult, *framework.QueuedPodInfo, *framework.Status) {
 	state.SetPodInfo(podInfo.PodInfo)
@@ -200,18 +205,8 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleS
 	}
 	// From here on a failure clears any nomination.
 	result.nominatingInfo = clearNominatedNode
-
-	assumedPodInfo, status := s.assumeAndReserve(ctx, state, schedFramework, podInfo, result.suggestedHost)
-	if !status.IsSuccess() {
-		return result, assumedPodInfo, status
-	}
-	assumed := assumedPodInfo.Pod
-	if sts := schedFramework.RunPermitPlugins(ctx, state, assumed, result.suggestedHost); !sts.IsWait() && !sts.IsSuccess() {
-		s.unreserveAndForget(ctx, state, schedFramework, assumed, result.suggestedHost)
-		return result, assumedPodInfo, rejectionOnNode(podInfo.Pod, result.suggestedHost, sts)
-	}
-	s.activatePods(klog.FromContext(ctx), state)
-	return result, assumedPodInfo, nil
+	assumedPodInfo, status := s.prepareForBindingCycle(ctx, state, schedFramework, podInfo, result.suggestedHost)
+	return result, assumedPodInfo, status
 }
 
 // schedulingAlgorithm runs schedulePod and, when no node fits, PostFilter
@@ -277,23 +272,13 @@ func (s *Scheduler) schedulePod(ctx context.Context, schedFramework *framework.F
 		schedFramework.StoreScheduleResults(ctx, podInfo.PodSignature, hint, result.suggestedHost, nil, cycle)
 		return result, nil
 	}
-	// Each node's per-plugin scores are read by the attempt record and, for
-	// a signed pod, by OpportunisticBatching's rescoring of the ranking it
-	// keeps; without either, the totals are all the cycle needs.
-	state.ScoreTotalsOnly = !s.recording() && podInfo.PodSignature == nil
 	result.seen.scores, result.seen.extenderWeights, err = s.prioritizeNodes(ctx, schedFramework, state, pod, feasible)
 	if err != nil {
 		return result, err
 	}
-	ranking := selectHost(result.seen.scores, s.recording())
+	ranking := selectHost(result.seen.scores)
 	result.suggestedHost = ranking.Pop().Name
 	schedFramework.StoreScheduleResults(ctx, podInfo.PodSignature, hint, result.suggestedHost, ranking, cycle)
-	if state.ScoreTotalsOnly {
-		// Neither a record nor OpportunisticBatching keeps the scores or
-		// the ranking built in their array: the next cycle reuses it.
-		framework.ReleaseScores(state, result.seen.scores)
-		result.seen.scores = nil
-	}
 	return result, nil
 }
 
@@ -658,13 +643,10 @@ func addExtenderScores(ctx context.Context, extenders []framework.Extender, pod 
 // OpportunisticBatching keeps. Ties go to the node with the higher
 // Randomizer, set only where an extender scored; without extenders, to
 // whichever tied node the heap puts on top, which depends on the order
-// Filter found them in (see framework.SortedScoredNodes). With keep, scores
-// is copied first, for a caller that reads it afterwards in its own order
-// (the attempt record); otherwise the heap is built in it.
-func selectHost(scores []framework.NodePluginScores, keep bool) *framework.SortedScoredNodes {
-	if keep {
-		scores = slices.Clone(scores)
-	}
+// Filter found them in (see framework.SortedScoredNodes). The heap is built
+// in scores' array: the nodes stay in it, in another order (the attempt
+// record finds each by name).
+func selectHost(scores []framework.NodePluginScores) *framework.SortedScoredNodes {
 	return framework.NewSortedScoredNodes(scores)
 }
 
@@ -689,6 +671,25 @@ func (s *Scheduler) runPostFilter(ctx context.Context, schedFramework *framework
 		return nil, nil
 	}
 	return result.NominatingInfo, result.Victims
+}
+
+// prepareForBindingCycle applies the algorithm's choice in memory: it
+// assumes the pod on node and runs Reserve (assumeAndReserve), then Permit;
+// when all succeed it ends by activating the pods plugins asked for. A
+// Permit rejection undoes Reserve and the assumption.
+func (s *Scheduler) prepareForBindingCycle(ctx context.Context, state *framework.CycleState,
+	schedFramework *framework.Framework, podInfo *framework.QueuedPodInfo, node string) (*framework.QueuedPodInfo, *framework.Status) {
+	assumedPodInfo, status := s.assumeAndReserve(ctx, state, schedFramework, podInfo, node)
+	if !status.IsSuccess() {
+		return assumedPodInfo, status
+	}
+	assumed := assumedPodInfo.Pod
+	if sts := schedFramework.RunPermitPlugins(ctx, state, assumed, node); !sts.IsWait() && !sts.IsSuccess() {
+		s.unreserveAndForget(ctx, state, schedFramework, assumed, node)
+		return assumedPodInfo, rejectionOnNode(podInfo.Pod, node, sts)
+	}
+	s.activatePods(klog.FromContext(ctx), state)
+	return assumedPodInfo, nil
 }
 
 // assumeAndReserve assumes the pod on node in the cache and runs Reserve.
@@ -758,38 +759,57 @@ func (s *Scheduler) activatePods(logger klog.Logger, state *framework.CycleState
 	p.Map = map[string]*v1.Pod{}
 }
 
-// The binding cycle, top-down: runBindingCycle → patchNominatedNode →
-// waitOnPermit → bindingCycle → bind.
-
-// runBindingCycle is the binding goroutine of an assumed pod: it sets the
-// nominated node when binding will take a while (patchNominatedNode), waits
-// for Permit's verdict, marks the pod Done in the queue once Permit allowed
-// it, binds, and activates the pods plugins asked for. A failure at any step
-// goes to handleBindingCycleError, whose failure handler ends the in-flight
-// period if Done had not. rec is the attempt's record (nil: not recorded).
+// runBindingCycle is the binding goroutine of an assumed pod: bindingCycle,
+// and handleBindingCycleError if it failed, whose failure handler ends the
+// in-flight period if bindingCycle had not.
 func (s *Scheduler) runBindingCycle(ctx context.Context, state *framework.CycleState,
-	schedFramework *framework.Framework, result scheduleResult, assumedPodInfo *framework.QueuedPodInfo, rec *attempt.Record) {
-	assumed, node := assumedPodInfo.Pod, result.suggestedHost
-	fail := func(sts *framework.Status) {
-		s.handleBindingCycleError(ctx, state, schedFramework, assumedPodInfo, node, sts, result.start, rec)
+	schedFramework *framework.Framework, result scheduleResult, assumedPodInfo *framework.QueuedPodInfo) {
+	s.metrics.GoroutineStarted(metrics.Binding)
+	defer s.metrics.GoroutineDone(metrics.Binding)
+	if sts := s.bindingCycle(ctx, state, schedFramework, result, assumedPodInfo); !sts.IsSuccess() {
+		s.handleBindingCycleError(ctx, state, schedFramework, assumedPodInfo, result.suggestedHost, sts,
+			result.start, result.record)
 	}
+}
+
+// bindingCycle sets the nominated node when binding will take a while
+// (patchNominatedNode), waits for Permit's verdict, marks the pod Done in
+// the queue once Permit allowed it, runs PreBind and binds; once the pod is
+// bound it records the success (metrics, the Scheduled event, the attempt's
+// outcome), runs PostBind and activates the pods plugins asked for.
+func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleState,
+	schedFramework *framework.Framework, result scheduleResult, assumedPodInfo *framework.QueuedPodInfo) *framework.Status {
+	logger := klog.FromContext(ctx)
+	assumed, node := assumedPodInfo.Pod, result.suggestedHost
 	if sts := s.patchNominatedNode(ctx, state, schedFramework, assumed, node); !sts.IsSuccess() {
-		fail(sts)
-		return
+		return sts
 	}
 	if sts := waitOnPermit(ctx, schedFramework, assumed, node); !sts.IsSuccess() {
-		fail(sts)
-		return
+		return sts
 	}
 	// Permit was the last extension point that can reject the pod: from
 	// here on a failure is an error and goes to backoff, so the queue can
 	// drop the events it kept for the pod now, not after the API calls.
 	s.Queue.Done(assumed.UID)
-	if sts := s.bindingCycle(ctx, state, schedFramework, result, assumedPodInfo, rec); !sts.IsSuccess() {
-		fail(sts)
-		return
+	if sts := schedFramework.RunPreBindPlugins(ctx, state, assumed, node); !sts.IsSuccess() {
+		return sts
 	}
-	s.activatePods(klog.FromContext(ctx), state)
+	if sts := s.bind(ctx, state, schedFramework, assumed, node); !sts.IsSuccess() {
+		return sts
+	}
+	logger.V(2).Info("Successfully bound pod to node", "node", node,
+		"evaluatedNodes", result.evaluatedNodes, "feasibleNodes", result.feasibleNodes)
+	s.metrics.Attempt(metrics.ScheduledResult, schedFramework.ProfileName(), time.Since(result.start))
+	if first := assumedPodInfo.InitialAttemptTimestamp; first != nil {
+		s.metrics.PodBound(assumedPodInfo.Attempts, *first)
+	}
+	msg := fmt.Sprintf("Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, node)
+	schedFramework.EventRecorder().Eventf(assumed, nil, v1.EventTypeNormal, "Scheduled", "Binding", msg)
+	// The attempt's record (record.go) gets the outcome the event told.
+	s.recordOutcome(assumed, result.record, attempt.Scheduled, node, msg)
+	schedFramework.RunPostBindPlugins(ctx, state, assumed, node)
+	s.activatePods(logger, state)
+	return nil
 }
 
 // patchNominatedNode sets status.nominatedNodeName to the chosen node when
@@ -825,55 +845,34 @@ func waitOnPermit(ctx context.Context, schedFramework *framework.Framework, assu
 	return sts
 }
 
-// bindingCycle runs PreBind and Bind for a pod Permit allowed and, once it
-// is bound, records the success (metrics, the Scheduled event), runs
-// PostBind and completes the attempt's record (nil: not recorded).
-func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleState,
-	schedFramework *framework.Framework, result scheduleResult, assumedPodInfo *framework.QueuedPodInfo,
-	rec *attempt.Record) *framework.Status {
-	logger := klog.FromContext(ctx)
-	assumed, node := assumedPodInfo.Pod, result.suggestedHost
-	if sts := schedFramework.RunPreBindPlugins(ctx, state, assumed, node); !sts.IsSuccess() {
-		return sts
-	}
-	sts := s.bind(ctx, state, schedFramework, assumed, node)
-	if sts.IsSkip() {
-		sts = framework.AsStatus(fmt.Errorf("no Bind plugin bound pod %s", framework.PodKey(assumed)))
-	}
-	if err := s.Cache.FinishBinding(logger, assumed); err != nil {
-		logger.Error(err, "Scheduler cache FinishBinding failed")
-	}
-	if !sts.IsSuccess() {
-		return sts
-	}
-	logger.V(2).Info("Successfully bound pod to node", "node", node,
-		"evaluatedNodes", result.evaluatedNodes, "feasibleNodes", result.feasibleNodes)
-	s.metrics.Attempt(metrics.ScheduledResult, schedFramework.ProfileName(), time.Since(result.start))
-	if first := assumedPodInfo.InitialAttemptTimestamp; first != nil {
-		s.metrics.PodBound(assumedPodInfo.Attempts, *first)
-	}
-	msg := fmt.Sprintf("Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, node)
-	schedFramework.EventRecorder().Eventf(assumed, nil, v1.EventTypeNormal, "Scheduled", "Binding", msg)
-	schedFramework.RunPostBindPlugins(ctx, state, assumed, node)
-	if rec != nil {
-		setOutcome(rec, attempt.Scheduled, node, msg)
-		s.publishRecord(assumed, rec)
-	}
-	return nil
-}
-
 // bind binds the pod through the first interested binding extender, or
-// else through the Bind plugins (kube-scheduler's precedence). A failing
-// ignorable extender passes the turn to the next binder.
+// else through the Bind plugins (kube-scheduler's precedence), and tells
+// the cache the binding is over (finishBinding), whatever its outcome.
 func (s *Scheduler) bind(ctx context.Context, state *framework.CycleState, schedFramework *framework.Framework,
 	assumed *v1.Pod, node string) *framework.Status {
-	// The bind slot bounds the requests in flight (see maxConcurrentBinds).
-	select {
-	case s.bindSlots <- struct{}{}:
-	case <-ctx.Done():
-		return framework.AsStatus(context.Cause(ctx))
+	defer s.finishBinding(klog.FromContext(ctx), assumed)
+	// Back-pressure (backpressure.go): at most maxConcurrentBinds Bind
+	// calls are in flight at once.
+	release, err := s.takeBindSlot(ctx)
+	if err != nil {
+		return framework.AsStatus(err)
 	}
-	defer func() { <-s.bindSlots }()
+	defer release()
+	if bound, err := s.extendersBinding(klog.FromContext(ctx), schedFramework, assumed, node); bound {
+		return framework.AsStatus(err)
+	}
+	sts := schedFramework.RunBindPlugins(ctx, state, assumed, node)
+	if sts.IsSkip() {
+		return framework.AsStatus(fmt.Errorf("no Bind plugin bound pod %s", framework.PodKey(assumed)))
+	}
+	return sts
+}
+
+// extendersBinding binds the pod through the first interested binding
+// extender; bound is false when none took it. A failing ignorable extender
+// passes the turn to the next.
+func (s *Scheduler) extendersBinding(logger klog.Logger, schedFramework *framework.Framework,
+	assumed *v1.Pod, node string) (bound bool, err error) {
 	for _, ext := range schedFramework.Extenders() {
 		if !ext.IsBinder() || !ext.IsInterested(assumed) {
 			continue
@@ -883,11 +882,19 @@ func (s *Scheduler) bind(ctx context.Context, state *framework.CycleState, sched
 			Target:     v1.ObjectReference{Kind: "Node", Name: node},
 		})
 		if err != nil && ext.IsIgnorable() {
-			klog.FromContext(ctx).Info("Skipping extender in bind as it returned error and has ignorable flag set",
+			logger.Info("Skipping extender in bind as it returned error and has ignorable flag set",
 				"extender", ext.Name(), "err", err)
 			continue
 		}
-		return framework.AsStatus(err)
+		return true, err
 	}
-	return schedFramework.RunBindPlugins(ctx, state, assumed, node)
+	return false, nil
+}
+
+// finishBinding tells the cache that the assumed pod's binding is over: from
+// then on the pod expires from the cache if the informer never confirms it.
+func (s *Scheduler) finishBinding(logger klog.Logger, assumed *v1.Pod) {
+	if err := s.Cache.FinishBinding(logger, assumed); err != nil {
+		logger.Error(err, "Scheduler cache FinishBinding failed")
+	}
 }

@@ -29,23 +29,6 @@ import (
 // after it is stopped, before it cancels them.
 const bindingGracePeriod = 30 * time.Second
 
-// maxConcurrentBinds bounds the Bind calls in flight; scheduleOne does not
-// pop the next pod while that many are. Every request to the apiserver
-// travels on one HTTP/2 connection, which carries at most 100 streams at
-// once (the apiserver's default), and a dozen of them are watches. A request
-// beyond the limit makes the client dial another TLS connection, and when
-// hundreds of bindings pile up it dials many: the handshakes then cost the
-// scheduler and the apiserver (on the same machine, often) more CPU than the
-// bindings, and the pods only wait longer. kube-scheduler has no such bound;
-// it binds as fast as it schedules. Decisions do not change: the next pod
-// still sees every earlier one, assumed or bound.
-//
-// 32 came from `make bench ARGS=--backlog` (docs/performance.md): 8 and 16
-// starved the apiserver of concurrent writes at 500 nodes (throughput fell
-// below kube-scheduler's), 64 let bindings wait long enough to double the
-// attempt latency at 5000 nodes.
-const maxConcurrentBinds = 32
-
 // Scheduler is the mini scheduler. One goroutine runs scheduling cycles, one
 // pod at a time, so each cycle sees the decisions of the previous ones;
 // binding runs in a goroutine per pod.
