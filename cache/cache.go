@@ -1,5 +1,6 @@
-// This file is the Cache itself: the pod state machine, node and image
-// bookkeeping, and the incremental UpdateSnapshot.
+// This file is the Cache itself: the pod state machine (drawn in the package
+// comment, doc.go), node and image bookkeeping, and the incremental
+// UpdateSnapshot.
 
 package cache
 
@@ -17,31 +18,6 @@ import (
 
 	"github.com/minisched/minisched/minisched/framework"
 )
-
-// A pod moves through the cache like this (pods are keyed by UID):
-//
-//	        +------------- AddPod (bound by someone else) -------------+
-//	        |                                                          v
-//	    Initial ---AssumePod---> Assumed ---AddPod (confirms)---> Added ---RemovePod---> Deleted
-//	      ^ ^                     |   |                            |  ^
-//	      | +-----ForgetPod-------+   |                            +--+
-//	      |     (binding failed)      |                          UpdatePod
-//	      +---------Expire------------+
-//	        (only if ttl > 0, after FinishBinding, once the deadline passed)
-//
-// Initial → Added directly is the path of pods bound by someone else (another
-// scheduler, or our own pods seen again after a restart): the informer's Add
-// is the first the cache hears of them. If the informer reports an assumed
-// pod on another node than the one assumed, AddPod moves it there. RemovePod
-// also accepts an assumed pod (Assumed → Deleted), in case a deletion is
-// reported before the Add.
-//
-// Expiry is a safety net for a binding whose confirmation never arrives.
-// kube-scheduler v1.37 builds its cache with durationToExpireAssumedPod = 0
-// (see kubernetes/kubernetes#106361), so assumed pods never expire: they
-// leave the Assumed state only through the informer's Add or through
-// ForgetPod. minisched does the same (the scheduler passes ttl 0); a
-// positive ttl is supported, and only tests use one.
 
 // cleanAssumedPeriod is how often Run looks for expired assumed pods.
 const cleanAssumedPeriod = 1 * time.Second

@@ -1,8 +1,8 @@
-package cache
-
 // This file holds the snapshot's index of the required anti-affinity terms
 // of existing pods, which InterPodAffinity's PreFilter reads instead of
 // visiting every pod that has such terms.
+
+package cache
 
 import (
 	"strings"

@@ -1,3 +1,6 @@
+// This file tests the key of the snapshot's anti-affinity term index: terms
+// share a key exactly when they select the same pods in the same topology.
+
 package cache
 
 import (
