@@ -26,8 +26,8 @@
 //   - unschedulablePods is a map of pods that some plugins rejected (or a
 //     PreEnqueue plugin gates). Only an event one of those plugins registered,
 //     judged by the plugin's QueueingHint, or a plugin's Activate moves such
-//     a pod out; FlushUnschedulablePodsLeftover (every 30s) retries pods that
-//     waited longer than five minutes anyway.
+//     a pod out (both in requeue.go); FlushUnschedulablePodsLeftover (every
+//     30s) retries pods that waited longer than five minutes anyway.
 //   - A popped pod is in flight until its attempt ends: Done, or putting it
 //     back with AddUnschedulablePodIfNotPresent. Events that arrive
 //     meanwhile are remembered for it, so that a pod rejected because

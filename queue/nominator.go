@@ -151,41 +151,4 @@ func (p *PriorityQueue) DeleteNominatedPodIfExists(pod *v1.Pod) {
 	p.nominator.delete(pod.UID)
 }
 
-// Activate moves the given pods (keyed by namespace/name) to activeQ: from
-// the unschedulable pods through PreEnqueue, from backoffQ directly (its
-// PreEnqueue ran on the way in). A pod in flight gets a ForceActivate event
-// of its own, so it is retried after backoff when it comes back whatever
-// rejected it. Pods the queue does not hold are ignored. It implements
-// framework.PodActivator.
-func (p *PriorityQueue) Activate(logger klog.Logger, pods map[string]*v1.Pod) {
-	p.lock.Lock()
-	defer p.lock.Unlock()
-	activated := false
-	for _, pod := range pods {
-		key := string(pod.UID)
-		if pInfo := p.unschedulablePods.get(pod.UID); pInfo != nil {
-			p.unschedulablePods.delete(pod.UID)
-			if p.moveToActiveQ(logger, pInfo, framework.ForceActivate.Label) {
-				activated = true
-			}
-			continue
-		}
-		if pInfo, ok := p.backoffQ.get(key); ok {
-			p.backoffQ.delete(key)
-			p.pushToActiveQ(logger, pInfo, framework.ForceActivate.Label)
-			activated = true
-			continue
-		}
-		if p.inFlight.recordFor(pod.UID, framework.ForceActivate) {
-			logger.V(5).Info("Pod to activate is in flight; it will be retried when it comes back", "pod", klog.KObj(pod))
-		}
-	}
-	if activated {
-		p.cond.Broadcast()
-	}
-}
-
-var (
-	_ framework.PodNominator = (*PriorityQueue)(nil)
-	_ framework.PodActivator = (*PriorityQueue)(nil)
-)
+var _ framework.PodNominator = (*PriorityQueue)(nil)

@@ -1,5 +1,6 @@
 // This file is the PriorityQueue itself: its parts, Add, Update, Delete, Pop
-// and Done. Putting pods back and moving them on events is requeue.go.
+// and Done. Putting pods back, moving them on events and activating them is
+// requeue.go.
 
 package queue
 

@@ -1,6 +1,7 @@
 // This file tests the scheduling queue through its public methods, with a
 // fake clock and fake profiles: ordering, backoff, event-driven moves with
-// queueing hints, in-flight events, updates, deletes, gating and the flushes.
+// queueing hints, activation, in-flight events, updates, deletes, gating and
+// the flushes.
 
 package queue
 
@@ -660,6 +661,69 @@ func TestAssignedPodEvents(t *testing.T) {
 			tt.act(q, logger)
 			if got := q.Locate(pod.UID); got != tt.want {
 				t.Errorf("Locate = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestActivate(t *testing.T) {
+	hints := map[string][]framework.ClusterEventWithHint{fooPlugin: {on(framework.NodeAdd)}}
+	rejected := attempt{unschedulable: []string{fooPlugin}}
+	tests := []struct {
+		name string
+		// setup leaves pod p somewhere; inFlight says it is still popped.
+		setup    func(t *testing.T, q *PriorityQueue, l klog.Logger) *framework.QueuedPodInfo
+		wantNow  Location
+		wantBack Location // after a popped pod is put back, rejected again
+	}{
+		{
+			name: "unschedulable pod: to activeQ",
+			setup: func(t *testing.T, q *PriorityQueue, l klog.Logger) *framework.QueuedPodInfo {
+				if err := failAttempt(t, q, l, makePod("p").Obj(), rejected); err != nil {
+					t.Fatal(err)
+				}
+				return nil
+			},
+			wantNow: ActiveQ,
+		},
+		{
+			name: "backing-off pod: to activeQ",
+			setup: func(t *testing.T, q *PriorityQueue, l klog.Logger) *framework.QueuedPodInfo {
+				if err := failAttempt(t, q, l, makePod("p").Obj(), attempt{}); err != nil {
+					t.Fatal(err)
+				}
+				return nil
+			},
+			wantNow: ActiveQ,
+		},
+		{
+			name: "pod in flight: retried after backoff when it comes back, not parked",
+			setup: func(t *testing.T, q *PriorityQueue, l klog.Logger) *framework.QueuedPodInfo {
+				q.Add(l, makePod("p").Obj())
+				return mustPop(t, q, l)
+			},
+			wantNow:  InFlight,
+			wantBack: BackoffQ,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger := testLogger(t)
+			q, _ := newTestQueue(newProfile(hints))
+			popped := tt.setup(t, q, logger)
+			q.Activate(logger, map[string]*v1.Pod{"default/p": makePod("p").Obj()})
+			if got := q.Locate("p"); got != tt.wantNow {
+				t.Errorf("after Activate: Locate = %q, want %q", got, tt.wantNow)
+			}
+			if popped == nil {
+				return
+			}
+			popped.UnschedulablePlugins.Insert(fooPlugin)
+			if err := q.AddUnschedulablePodIfNotPresent(logger, popped); err != nil {
+				t.Fatal(err)
+			}
+			if got := q.Locate("p"); got != tt.wantBack {
+				t.Errorf("after the rejected attempt: Locate = %q, want %q", got, tt.wantBack)
 			}
 		})
 	}

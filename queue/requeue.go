@@ -1,6 +1,7 @@
 // This file puts pods back and moves them on: after a failed attempt
-// (AddUnschedulablePodIfNotPresent) and when a cluster event may have helped
-// the unschedulable ones (MoveAllToActiveOrBackoffQueue and its callers).
+// (AddUnschedulablePodIfNotPresent), when a cluster event may have helped
+// the unschedulable ones (MoveAllToActiveOrBackoffQueue and its callers), and
+// when a plugin asks for some by name (Activate).
 
 package queue
 
@@ -188,3 +189,39 @@ func gateMayLift(pInfo *framework.QueuedPodInfo, event framework.ClusterEvent) b
 	}
 	return false
 }
+
+// Activate moves the given pods (keyed by namespace/name) to activeQ: from
+// the unschedulable pods through PreEnqueue, from backoffQ directly (its
+// PreEnqueue ran on the way in). A pod in flight gets a ForceActivate event
+// of its own, so it is retried after backoff when it comes back whatever
+// rejected it. Pods the queue does not hold are ignored. It implements
+// framework.PodActivator.
+func (p *PriorityQueue) Activate(logger klog.Logger, pods map[string]*v1.Pod) {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	activated := false
+	for _, pod := range pods {
+		key := string(pod.UID)
+		if pInfo := p.unschedulablePods.get(pod.UID); pInfo != nil {
+			p.unschedulablePods.delete(pod.UID)
+			if p.moveToActiveQ(logger, pInfo, framework.ForceActivate.Label) {
+				activated = true
+			}
+			continue
+		}
+		if pInfo, ok := p.backoffQ.get(key); ok {
+			p.backoffQ.delete(key)
+			p.pushToActiveQ(logger, pInfo, framework.ForceActivate.Label)
+			activated = true
+			continue
+		}
+		if p.inFlight.recordFor(pod.UID, framework.ForceActivate) {
+			logger.V(5).Info("Pod to activate is in flight; it will be retried when it comes back", "pod", klog.KObj(pod))
+		}
+	}
+	if activated {
+		p.cond.Broadcast()
+	}
+}
+
+var _ framework.PodActivator = (*PriorityQueue)(nil)
