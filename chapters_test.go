@@ -77,13 +77,14 @@ var answerFile = regexp.MustCompile("Checked by\\s+`(docs/exercises/[a-z0-9-]+\\
 // `path_test.go`".
 var answerTest = regexp.MustCompile("Checked by\\s+`(Test[A-Za-z0-9_]+)`\\s+in\\s+`([^`]+_test\\.go)`")
 
-// TestChapters checks the tutorial's shape: chapters 1 to 15, one file
-// each, listed in docs/README.md in order; each with the idea, the code, a
-// "Run it" whose first command is `make start CHAPTER=N`, what to look for,
-// and an exercise whose answer is checked either by a scenario file of
-// docs/exercises/ (shown verbatim in the answer, and run by TestExercises
-// in scenario/scenariofile/) or by a named Go test declared in the named file. Every
-// file of docs/exercises/ is some chapter's answer.
+// TestChapters checks the tutorial's shape: chapters 1 to
+// chapters.LastChapter (the count the help texts print), one file each,
+// numbered without gaps and listed in docs/README.md in order; each with the
+// idea, the code, a "Run it" whose first command is `make start CHAPTER=N`,
+// what to look for, and an exercise whose answer is checked either by a
+// scenario file of docs/exercises/ (shown verbatim in the answer, and run by
+// TestExercises in scenario/scenariofile/) or by a named Go test declared in
+// the named file. Every file of docs/exercises/ is some chapter's answer.
 func TestChapters(t *testing.T) {
 	docs := readChapters(t)
 	if len(docs) != chapters.LastChapter {

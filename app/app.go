@@ -148,13 +148,18 @@ func (c *Command) Run(ctx context.Context, args []string) error {
 	}
 }
 
+// everyChapter names all of the tutorial's chapters in the help texts,
+// "chapters 1 to N" with N = chapters.LastChapter, so that no help text keeps
+// the count by hand (TestHelpCountsChapters checks it against docs/).
+var everyChapter = fmt.Sprintf("chapters 1 to %d", chapters.LastChapter)
+
 // usage is the top-level help: every subcommand in a line or two, and
 // examples.
 func (c *Command) usage(w io.Writer) {
 	fmt.Fprintf(w, `usage: %[1]s COMMAND [flags]   (%[1]s COMMAND -h: its flags and examples)
 
 minisched is a Kubernetes scheduler written from scratch after kube-scheduler
-v1.37, and a tutorial in 15 chapters: each chapter's scenarios run against a
+v1.37, and a tutorial in %[2]d chapters: each chapter's scenarios run against a
 real apiserver, with the scheduler as it stood at that chapter.
 
 Commands:
@@ -171,7 +176,7 @@ Commands:
 Each command takes -v N for log verbosity.
 
 Examples:
-  %[1]s start                                    # every story, chapters 1 to 15
+  %[1]s start                                    # every story, %[3]s
   %[1]s start --chapter 3                        # chapter 3's scenarios, with chapter 3's scheduler
   %[1]s start --scenario ch10-preemption
   %[1]s start --scenario-file scenarios/ch9-labels.yaml
@@ -179,7 +184,7 @@ Examples:
   make start CHAPTER=7 WEB=127.0.0.1:8080            # chapter 7, watched at http://127.0.0.1:8080/
   %[1]s apiserver --kubeconfig-out /tmp/minisched.kubeconfig
   %[1]s run --kubeconfig /tmp/minisched.kubeconfig
-`, c.name)
+`, c.name, chapters.LastChapter, everyChapter)
 	if names := c.registry.Names(); len(names) > 0 {
 		fmt.Fprintf(w, "Plugins added to the in-tree ones: %s\n", strings.Join(names, ", "))
 	}
@@ -246,7 +251,9 @@ const scenarioDir = chapters.FilesDir
 // startHelp is `start -h`'s text.
 var startHelp = help{
 	usage: "%[1]s start [--chapter N ...] [--scenario NAME ...] [--scenario-file F.yaml ...] [--config FILE] [--web HOST:PORT]",
-	about: `
+	// The chapter numbers are package chapters'; the binary's name is
+	// %%[1]s here, since this text goes through Sprintf first.
+	about: fmt.Sprintf(`
 Starts etcd and kube-apiserver (envtest: bin/k8s/1.37.1, built by make
 envtest, or $KUBEBUILDER_ASSETS), then runs scenarios against them one after
 another, each with a fresh scheduler on a clean cluster, and prints each
@@ -258,7 +265,7 @@ in ./scenarios/.
 ./scenarios/ whose chapter: is N (none if there is no such directory), with
 the scheduler as it stood at that chapter: chapter 1 has no Filter or Score
 plugin, chapters 2, 3, 5 and 6 each add a plugin (chapters.ChapterPlugins), and
-from chapter 9 on it is the default profile. A line at the start of each
+from chapter %[1]d on it is the default profile. A line at the start of each
 chapter names its plugins. --chapter, --scenario and --scenario-file add up.
 
 --web HOST:PORT serves the live view of the queues there (docs/web.md): the
@@ -267,10 +274,10 @@ one until Ctrl-C. :PORT means 127.0.0.1:PORT.
 
 A scenario with a configuration of its own runs with it; any other, with
 --config if given, else with the default profile. The Go scenarios of
-chapters 1 to 8 and the YAML files in scenarios/ of those chapters bring
-their chapter's.`,
+chapters 1 to %[2]d and the YAML files in scenarios/ of those chapters bring
+their chapter's.`, chapters.DefaultProfileChapter, chapters.DefaultProfileChapter-1),
 	examples: []string{
-		"%[1]s start                                    # every story, chapters 1 to 15",
+		"%[1]s start                                    # every story, " + everyChapter,
 		"%[1]s start --chapter 3                        # chapter 3: NodeNumber's Score",
 		"%[1]s start --chapter 1,2 --chapter 10         # three chapters",
 		"%[1]s start --scenario ch10-preemption         # one scenario, by name",

@@ -1,5 +1,7 @@
-// Tests for the command line's own logic: flags, options and usage errors.
-// The subcommands themselves run in the scenario and example tests.
+// Tests for the command line's own logic: flags, options, usage errors and
+// help texts. The subcommands themselves run in the scenario and example
+// tests.
+
 package app
 
 import (
@@ -10,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -262,21 +265,81 @@ func TestHelp(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			var stdout, stderr strings.Builder
-			c := NewCommand()
-			c.stdout, c.stderr = &stdout, &stderr
-			err := c.Run(context.Background(), tt.args)
-			if err != nil && !errors.Is(err, flag.ErrHelp) {
-				t.Fatalf("error %v, want nil or flag.ErrHelp", err)
-			}
-			out, other := stderr.String(), stdout.String()
-			if tt.stdout {
-				out, other = other, out
-			}
-			if other != "" {
-				t.Errorf("help went to both stdout and stderr; the other one got %q", other)
-			}
+			out := helpText(t, tt.args, tt.stdout)
 			for _, want := range append([]string{"usage: ", "\nExamples:\n"}, tt.want...) {
+				if !strings.Contains(out, want) {
+					t.Errorf("help has no %q:\n%s", want, out)
+				}
+			}
+		})
+	}
+}
+
+// helpText runs the command with args and returns the help it printed, to
+// stdout if toStdout (help asked for as a command), else to stderr (-h of a
+// subcommand). It fails the test if the run returns another error than
+// flag.ErrHelp, or if the other stream got anything.
+func helpText(t *testing.T, args []string, toStdout bool) string {
+	t.Helper()
+	var stdout, stderr strings.Builder
+	c := NewCommand()
+	c.stdout, c.stderr = &stdout, &stderr
+	err := c.Run(context.Background(), args)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("error %v, want nil or flag.ErrHelp", err)
+	}
+	out, other := stderr.String(), stdout.String()
+	if toStdout {
+		out, other = other, out
+	}
+	if other != "" {
+		t.Errorf("help went to both stdout and stderr; the other one got %q", other)
+	}
+	return out
+}
+
+// chapterFile is a chapter of the tutorial in docs/: NN-slug.md.
+var chapterFile = regexp.MustCompile(`^\d\d-[a-z0-9-]+\.md$`)
+
+// TestHelpCountsChapters checks the counts the help texts print against the
+// tutorial itself: the number of chapter files in docs/, counted here, not
+// taken from package chapters, which the help texts print from. So a chapter
+// added to docs/ fails this test until chapters.LastChapter counts it (and
+// the root's TestChapters fails too). The chapter where the default profile
+// starts is package chapters' to say.
+func TestHelpCountsChapters(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(filepath.Join(root, "docs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if chapterFile.MatchString(e.Name()) {
+			n++
+		}
+	}
+	if n < 2 {
+		t.Fatalf("docs/ has %d chapter files (NN-slug.md): is %s the repository?", n, root)
+	}
+	every := fmt.Sprintf("# every story, chapters 1 to %d\n", n)
+	tests := []struct {
+		args   []string
+		stdout bool
+		want   []string
+	}{
+		{args: []string{"help"}, stdout: true, want: []string{fmt.Sprintf("a tutorial in %d chapters:", n), every}},
+		{args: []string{"start", "-h"}, want: []string{every,
+			fmt.Sprintf("from chapter %d on it is the default profile", chapters.DefaultProfileChapter),
+			fmt.Sprintf("chapters 1 to %d and the YAML files", chapters.DefaultProfileChapter-1)}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			out := helpText(t, tt.args, tt.stdout)
+			for _, want := range tt.want {
 				if !strings.Contains(out, want) {
 					t.Errorf("help has no %q:\n%s", want, out)
 				}
