@@ -264,7 +264,7 @@ in ./scenarios/.
 --chapter N runs chapter N's Go scenarios and the YAML scenario files in
 ./scenarios/ whose chapter: is N (none if there is no such directory), with
 the scheduler as it stood at that chapter: chapter 1 has no Filter or Score
-plugin, chapters 2, 3, 5 and 6 each add a plugin (chapters.ChapterPlugins), and
+plugin, chapters %[3]s each add a plugin (chapters.ChapterPlugins), and
 from chapter %[1]d on it is the default profile. A line at the start of each
 chapter names its plugins. --chapter, --scenario and --scenario-file add up.
 
@@ -275,7 +275,8 @@ one until Ctrl-C. :PORT means 127.0.0.1:PORT.
 A scenario with a configuration of its own runs with it; any other, with
 --config if given, else with the default profile. The Go scenarios of
 chapters 1 to %[2]d and the YAML files in scenarios/ of those chapters bring
-their chapter's.`, chapters.DefaultProfileChapter, chapters.DefaultProfileChapter-1),
+their chapter's.`, chapters.DefaultProfileChapter, chapters.DefaultProfileChapter-1,
+		listInProse(chapters.ChaptersAddingPlugins())),
 	examples: []string{
 		"%[1]s start                                    # every story, " + everyChapter,
 		"%[1]s start --chapter 3                        # chapter 3: NodeNumber's Score",
@@ -556,4 +557,16 @@ func (c *Command) apiserver(ctx context.Context, args []string) error {
 		testenv.KubernetesVersion, env.Config.Host, *out)
 	<-ctx.Done()
 	return nil
+}
+
+// listInProse writes numbers as prose: "2", "2 and 3", "2, 3, 5 and 6".
+func listInProse(numbers []int) string {
+	words := make([]string, len(numbers))
+	for i, n := range numbers {
+		words[i] = strconv.Itoa(n)
+	}
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -326,6 +327,21 @@ func TestHelpCountsChapters(t *testing.T) {
 		t.Fatalf("docs/ has %d chapter files (NN-slug.md): is %s the repository?", n, root)
 	}
 	every := fmt.Sprintf("# every story, chapters 1 to %d\n", n)
+	// The chapters whose scheduler differs from the chapter before's, as
+	// chapters.ChapterPlugins builds them.
+	var adding []string
+	for c := 2; c < chapters.DefaultProfileChapter; c++ {
+		before, err1 := chapters.ChapterPlugins(c - 1)
+		now, err2 := chapters.ChapterPlugins(c)
+		if err := errors.Join(err1, err2); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(before, now) {
+			adding = append(adding, strconv.Itoa(c))
+		}
+	}
+	last := len(adding) - 1
+	addingText := fmt.Sprintf("chapters %s and %s each add a plugin", strings.Join(adding[:last], ", "), adding[last])
 	tests := []struct {
 		args   []string
 		stdout bool
@@ -334,7 +350,8 @@ func TestHelpCountsChapters(t *testing.T) {
 		{args: []string{"help"}, stdout: true, want: []string{fmt.Sprintf("a tutorial in %d chapters:", n), every}},
 		{args: []string{"start", "-h"}, want: []string{every,
 			fmt.Sprintf("from chapter %d on it is the default profile", chapters.DefaultProfileChapter),
-			fmt.Sprintf("chapters 1 to %d and the YAML files", chapters.DefaultProfileChapter-1)}},
+			fmt.Sprintf("chapters 1 to %d and the YAML files", chapters.DefaultProfileChapter-1),
+			addingText}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

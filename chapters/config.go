@@ -54,6 +54,19 @@ var chapterSteps = map[int][]ChapterPlugin{
 	6: {{Name: "NodeResourcesFit"}},
 }
 
+// ChaptersAddingPlugins lists, in order, the chapters after the first
+// whose scheduler adds a plugin to the chapter before's (chapterSteps), for
+// the help text that names them.
+func ChaptersAddingPlugins() []int {
+	var out []int
+	for c := 2; c < DefaultProfileChapter; c++ {
+		if len(chapterSteps[c]) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // ChapterPlugins returns the plugins of the scheduler at chapter n, in the
 // order the default profile lists them (NodeNumber, which is not a default
 // plugin, just before DefaultBinder):
