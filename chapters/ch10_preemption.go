@@ -33,30 +33,30 @@ const holdFinalizer = "minisched.example/hold"
 func chapter10() []scenario.Scenario {
 	return []scenario.Scenario{
 		{
-			Name: "ch10-preemption", Chapter: 10, Lifecycle: true,
+			Name: "ch10-preemption", Chapter: 10, Parts: scenario.Parts{scenario.KWOK},
 			Description: "a high-priority pod that fits nowhere evicts the lowest-priority pod that frees enough room, " +
 				"is nominated to the node, and lands there once the victim is gone",
 			Run: runPreemption,
 		},
 		{
-			Name: "ch10-pdb", Chapter: 10, Lifecycle: true,
+			Name: "ch10-pdb", Chapter: 10, Parts: scenario.Parts{scenario.KWOK},
 			Description: "a PodDisruptionBudget spares the pod it protects when another node can be freed instead",
 			Run:         runPreemptionPDB,
 		},
 		{
-			Name: "ch10-preemption-policy-never", Chapter: 10, Lifecycle: true,
+			Name: "ch10-preemption-policy-never", Chapter: 10, Parts: scenario.Parts{scenario.KWOK},
 			Description: "a pod whose priority class says preemptionPolicy: Never waits instead, and FailedScheduling " +
 				"says why",
 			Run: runPreemptionPolicyNever,
 		},
 		{
-			Name: "ch10-nominated-node", Chapter: 10, Lifecycle: true,
+			Name: "ch10-nominated-node", Chapter: 10, Parts: scenario.Parts{scenario.KWOK},
 			Description: "the nominated node is held while the victim terminates: a lower-priority pod created " +
 				"meanwhile does not take the room, although it would fit",
 			Run: runNominatedNodeHeld,
 		},
 		{
-			Name: "ch10-two-preemptors", Chapter: 10, Lifecycle: true,
+			Name: "ch10-two-preemptors", Chapter: 10, Parts: scenario.Parts{scenario.KWOK},
 			Description: "two high-priority pods at once: the first preempts on the only node big enough for it, " +
 				"the second, seeing that node held for the first, preempts on the other",
 			Run: runTwoPreemptors,

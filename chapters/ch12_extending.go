@@ -34,8 +34,8 @@ func chapter12() []scenario.Scenario {
 				}}
 				return cfg, nil
 			},
-			Extender: true,
-			Run:      runExtender,
+			Parts: scenario.Parts{scenario.Extender},
+			Run:   runExtender,
 		},
 	}
 }

@@ -32,7 +32,7 @@ const electionLease = "minisched"
 func chapter14() []scenario.Scenario {
 	return []scenario.Scenario{
 		{
-			Name: "ch14-leader-election", Chapter: 14, StartsSchedulers: true,
+			Name: "ch14-leader-election", Chapter: 14, Parts: scenario.Parts{scenario.OwnSchedulers},
 			Description: "two replicas elect a leader through a Lease: only the leader binds pods, the standby's " +
 				"/metrics count none; the leader stops, releases the Lease, and the standby takes over and binds the " +
 				"next pods",

@@ -35,7 +35,7 @@ const (
 func chapter15() []scenario.Scenario {
 	return []scenario.Scenario{
 		{
-			Name: "ch15-throughput", Chapter: 15, StartsSchedulers: true,
+			Name: "ch15-throughput", Chapter: 15, Parts: scenario.Parts{scenario.OwnSchedulers},
 			Description: fmt.Sprintf("a scheduler started with %d pods waiting on %d nodes, each node with room for "+
 				"exactly %d of them: all bound, none overcommitted; pods/s and the latency quantiles from /metrics "+
 				"(`make bench` compares with kube-scheduler on larger workloads)",
@@ -43,7 +43,7 @@ func chapter15() []scenario.Scenario {
 			Run: runThroughput,
 		},
 		{
-			Name: "ch15-batching", Chapter: 15, StartsSchedulers: true,
+			Name: "ch15-batching", Chapter: 15, Parts: scenario.Parts{scenario.OwnSchedulers},
 			Description: fmt.Sprintf("OpportunisticBatching: %d alike pods that each need a node of their own "+
 				"(the same host port) wait for a scheduler configured for batching; the first is filtered and "+
 				"scored on all %d nodes, the others take the next nodes of its ranking as hints",

@@ -1,6 +1,6 @@
 // Chapter 16's stories (docs/16-volumes.md): volumes, with the default
 // profile's four storage plugins, kube-controller-manager's PV binder
-// (Scenario.Storage) and, where volumes are made on demand, the example
+// (scenario.Storage) and, where volumes are made on demand, the example
 // provisioner (Scenario.Provisioner).
 
 package chapters
@@ -59,12 +59,12 @@ const (
 func chapter16() []scenario.Scenario {
 	return []scenario.Scenario{
 		{
-			Name: "ch16-static-local-pv", Chapter: 16, Storage: true, Run: runStaticLocalPV,
+			Name: "ch16-static-local-pv", Chapter: 16, Parts: scenario.Parts{scenario.Storage}, Run: runStaticLocalPV,
 			Description: "WaitForFirstConsumer with volumes made beforehand: the pod goes to the node whose volume " +
 				"fits its claim, PreBind writes the volume's claimRef, and the PV binder completes the bind",
 		},
 		{
-			Name: "ch16-assume-volumes", Chapter: 16, Storage: true, Run: runAssumeVolumes,
+			Name: "ch16-assume-volumes", Chapter: 16, Parts: scenario.Parts{scenario.Storage}, Run: runAssumeVolumes,
 			Description: "two pods at once, one volume per node: the second cycle sees the volume the first " +
 				"reserved (VolumeBinding's assume cache), long before PreBind has finished",
 		},
@@ -81,22 +81,22 @@ func chapter16() []scenario.Scenario {
 				"share of free space the claim would take, so the emptiest node wins",
 		},
 		{
-			Name: "ch16-read-write-once-pod", Chapter: 16, Storage: true, Run: runReadWriteOncePod,
+			Name: "ch16-read-write-once-pod", Chapter: 16, Parts: scenario.Parts{scenario.Storage}, Run: runReadWriteOncePod,
 			Description: "VolumeRestrictions: a ReadWriteOncePod claim in use keeps a second pod off every node, " +
 				"until the first pod goes",
 		},
 		{
-			Name: "ch16-volume-limits", Chapter: 16, Storage: true, Run: runVolumeLimits,
+			Name: "ch16-volume-limits", Chapter: 16, Parts: scenario.Parts{scenario.Storage}, Run: runVolumeLimits,
 			Description: "NodeVolumeLimits: each node attaches one volume of the driver (CSINode's allocatable " +
 				"count); a third pod waits until node0's limit is raised",
 		},
 		{
-			Name: "ch16-volume-zone", Chapter: 16, Storage: true, Run: runVolumeZone,
+			Name: "ch16-volume-zone", Chapter: 16, Parts: scenario.Parts{scenario.Storage}, Run: runVolumeZone,
 			Description: "VolumeZone: a pod follows its bound volume's zone; a volume in a zone no node is in " +
 				"keeps its pod waiting until such a node joins",
 		},
 		{
-			Name: "ch16-missing-claim", Chapter: 16, Storage: true, Run: runMissingClaim,
+			Name: "ch16-missing-claim", Chapter: 16, Parts: scenario.Parts{scenario.Storage}, Run: runMissingClaim,
 			Description: "a pod naming a claim that does not exist: VolumeRestrictions' PreFilter is unresolvable, " +
 				"so DynamicResources' PostFilter finds no record, fails with \"not found\", and preemption never runs",
 		},

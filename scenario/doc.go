@@ -14,8 +14,11 @@
 //
 // Reading order:
 //
-//	scenario.go   Scenario, and Select by name
+//	scenario.go   Scenario, the Parts it needs, and Select by name
 //	runner.go     Runner: a scheduler per story, a clean cluster, the report
+//	parts.go      what a story needs beside its scheduler (Scenario.Parts),
+//	              started before it and stopped after it
+//	background.go a helper run beside a story, its log lines quieter
 //	summary.go    the table that ends a run
 //	env.go        Env, what a story gets
 //	builders.go   MakeNode, MakePod, MakePVC, Nodes, Numbered

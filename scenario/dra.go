@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
 	"github.com/minisched/minisched/examples/dradriver"
@@ -29,20 +28,9 @@ import (
 const podClaimNameAnnotation = "resource.kubernetes.io/pod-claim-name"
 
 // startDRADriver runs the example DRA driver with opts until stop is
-// called; stop returns what its Run returned.
+// called (runQuietly); stop returns what its Run returned.
 func startDRADriver(ctx context.Context, client kubernetes.Interface, opts dradriver.Options) (stop func() error) {
-	// Its log lines are one verbosity level quieter, as the scheduler's
-	// are (Runner.run): -v 1 brings them back.
-	ctx, cancel := context.WithCancel(klog.NewContext(ctx, klog.Background().V(1)))
-	done := make(chan error, 1)
-	go func() { done <- dradriver.New(client, opts).Run(ctx) }()
-	return func() error {
-		cancel()
-		if err := <-done; err != nil {
-			return fmt.Errorf("the example DRA driver: %w", err)
-		}
-		return nil
-	}
+	return runQuietly(ctx, "the example DRA driver", dradriver.New(client, opts).Run)
 }
 
 // WaitForClaimAllocated polls until the claim of the scenario's namespace

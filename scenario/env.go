@@ -23,7 +23,7 @@ type Env struct {
 	// Attempts is every scheduling attempt the scheduler reported.
 	Attempts *AttemptLog
 	// RestConfig reaches the apiserver as an administrator, for a scenario
-	// that starts schedulers of its own (Scenario.StartsSchedulers).
+	// that starts schedulers of its own (OwnSchedulers).
 	RestConfig *rest.Config
 	// MetricsURL is the runner's scheduler's /metrics, in Prometheus' text
 	// format; empty for a scenario that starts its own schedulers.

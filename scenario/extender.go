@@ -1,5 +1,5 @@
 // The example extender (examples/extender/server), served for a story that
-// asks for one (Scenario.Extender).
+// asks for one (the Extender part).
 
 package scenario
 
@@ -13,7 +13,7 @@ import (
 )
 
 // ExtenderURL stands, in a scenario's configuration, for the URL of the
-// example extender the runner starts for a scenario with Extender set.
+// example extender the runner starts for a scenario that lists Extender.
 const ExtenderURL = "http://example-extender.invalid"
 
 // startExtender serves the example extender for a scenario and points the

@@ -1,4 +1,4 @@
-// A scheduler a story starts itself (Scenario.StartsSchedulers): one of
+// A scheduler a story starts itself (OwnSchedulers): one of
 // several replicas electing a leader, or a scheduler started only once its
 // pods wait.
 

@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
 
@@ -95,107 +94,120 @@ func (r *Runner) Run(ctx context.Context, s Scenario) error {
 	return r.run(ctx, s)
 }
 
-// run runs one scenario: start a scheduler with its configuration (leader
-// election and profiling turned off) serving /metrics on a free loopback
-// port, with KWOK, kube-controller-manager and the example provisioner if
-// the scenario asks for them (and the example DRA driver), run the
-// scenario, print where each pod went (and each claim's devices),
-// stop the scheduler and clean up. kube-controller-manager is left running
-// for the next scenario (RunAll and Run stop it). A scenario that
-// StartsSchedulers gets no scheduler from run.
+// run runs one scenario between its progress line and its verdict (see
+// tell). A scenario that lists OwnSchedulers gets no scheduler from run.
 func (r *Runner) run(ctx context.Context, s Scenario) (err error) {
 	start := time.Now()
+	r.printOpening(s)
+	defer func() { r.printVerdict(s, err, time.Since(start)) }()
+	return r.tell(ctx, s)
+}
+
+// printOpening prints the scenario's progress line: RunAll's [i/n], or [1/1].
+func (r *Runner) printOpening(s Scenario) {
 	header := r.progress
 	if header == "" {
 		header = progress(1, 1, s)
 	}
 	fmt.Fprintln(r.Out, header)
-	defer func() {
-		if err != nil {
-			fmt.Fprintf(r.Out, "    error: %v\n", err)
-		}
-		fmt.Fprintf(r.Out, "--- %s %s (%.1fs)\n", verdict(err, isTerminal(r.Out)), s.Name, time.Since(start).Seconds())
-	}()
+}
 
+// printVerdict prints the scenario's error, if any, and its verdict line.
+func (r *Runner) printVerdict(s Scenario, err error, took time.Duration) {
+	if err != nil {
+		fmt.Fprintf(r.Out, "    error: %v\n", err)
+	}
+	fmt.Fprintf(r.Out, "--- %s %s (%.1fs)\n", verdict(err, isTerminal(r.Out)), s.Name, took.Seconds())
+}
+
+// tell tells the story: clean the cluster and make the scenario's
+// namespace, start the parts it needs (KWOK, kube-controller-manager, the
+// example provisioner and DRA driver), then, unless it starts its own,
+// the extender and a scheduler with its configuration; run the story,
+// print where each pod went (and each claim's devices), then stop what was
+// started for it. kube-controller-manager is left running for the next
+// scenario (RunAll and Run stop it). The story's error is the one
+// returned; a stop's error only if the story had none.
+func (r *Runner) tell(ctx context.Context, s Scenario) (err error) {
 	cfg, err := r.config(s)
 	if err != nil {
 		return err
 	}
-	// One scheduler per scenario, one after another, on a private
-	// apiserver: there is no one to elect against, and waiting for a Lease a
-	// previous scenario held would only slow the story down. Nor does it
-	// profile: contention profiling, once on, would slow down every later
-	// scenario of the process.
-	cfg = cfg.DeepCopy()
-	cfg.LeaderElection.LeaderElect = ptr.To(false)
-	cfg.EnableProfiling = ptr.To(false)
-	client, err := kubernetes.NewForConfig(r.RestConfig)
+	client, err := r.freshNamespace(ctx, s.Name)
 	if err != nil {
 		return err
 	}
-	if err := cleanCluster(ctx, client); err != nil {
+	stopParts, err := r.startParts(ctx, client, s)
+	if err != nil {
 		return err
 	}
-	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.Name}}
-	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil &&
-		!apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating namespace %s: %w", s.Name, err)
+	defer keepFirst(&err, stopParts)
+	if s.Parts.Has(OwnSchedulers) {
+		return r.runScenario(ctx, s, r.env(s, client, cfg, NewAttemptLog(), ""))
 	}
-
-	if s.Lifecycle {
-		if r.Environment == nil {
-			return errors.New("this scenario needs KWOK, which needs the runner's Environment")
-		}
-		kwok, err := r.Environment.StartKWOK()
-		if err != nil {
-			return err
-		}
-		defer func() { _ = kwok.Stop() }()
-	}
-	var controllers []string
-	if s.Storage || s.Provisioner != nil {
-		controllers = append(controllers, testenv.StorageControllers...)
-	}
-	if s.DRA || s.DRADriver != nil {
-		controllers = append(controllers, testenv.DRAControllers...)
-	}
-	if len(controllers) > 0 {
-		if err := r.startControllerManager(controllers...); err != nil {
-			return err
-		}
-	}
-	if s.Provisioner != nil {
-		stopProvisioner, err := startProvisioner(ctx, client, s.Provisioner)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if stopErr := stopProvisioner(); stopErr != nil && err == nil {
-				err = stopErr
-			}
-		}()
-	}
-	if s.DRADriver != nil {
-		stopDriver := startDRADriver(ctx, client, *s.DRADriver)
-		defer func() {
-			if stopErr := stopDriver(); stopErr != nil && err == nil {
-				err = stopErr
-			}
-		}()
-	}
-
-	if s.StartsSchedulers {
-		env := &Env{Client: client, Namespace: s.Name, SchedulerName: *cfg.Profiles[0].SchedulerName,
-			Attempts: NewAttemptLog(), RestConfig: r.RestConfig, out: r.Out}
-		return r.runScenario(ctx, s, env)
-	}
-
-	if s.Extender {
+	if s.Parts.Has(Extender) {
 		var stopExtender func()
 		cfg, stopExtender = startExtender(client, cfg)
 		defer stopExtender()
 	}
+	env, stopScheduler, err := r.startScheduler(ctx, s, client, cfg)
+	if err != nil {
+		return err
+	}
+	defer keepFirst(&err, stopScheduler)
+	return r.runScenario(ctx, s, env)
+}
 
+// config is the configuration the scenario runs with: its own, else the
+// runner's base configuration, else the default profile; always with
+// leader election and profiling turned off. One scheduler per scenario,
+// one after another, on a private apiserver: there is no one to elect
+// against, and waiting for a Lease a previous scenario held would only
+// slow the story down. Nor does it profile: contention profiling, once
+// on, would slow down every later scenario of the process.
+func (r *Runner) config(s Scenario) (*configv1.KubeSchedulerConfiguration, error) {
+	var cfg *configv1.KubeSchedulerConfiguration
+	switch {
+	case s.Config != nil:
+		var err error
+		if cfg, err = s.Config(); err != nil {
+			return nil, fmt.Errorf("the scenario's configuration: %w", err)
+		}
+	case r.BaseConfig != nil:
+		cfg = r.BaseConfig
+	default:
+		cfg = scheduler.DefaultConfig()
+	}
+	cfg = cfg.DeepCopy()
+	cfg.LeaderElection.LeaderElect = ptr.To(false)
+	cfg.EnableProfiling = ptr.To(false)
+	return cfg, nil
+}
+
+// freshNamespace cleans the cluster (cleanCluster) and creates the
+// scenario's namespace, returning a client of the apiserver.
+func (r *Runner) freshNamespace(ctx context.Context, name string) (kubernetes.Interface, error) {
+	client, err := kubernetes.NewForConfig(r.RestConfig)
+	if err != nil {
+		return nil, err
+	}
+	if err := cleanCluster(ctx, client); err != nil {
+		return nil, err
+	}
+	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil &&
+		!apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating namespace %s: %w", name, err)
+	}
+	return client, nil
+}
+
+// startScheduler starts the scenario's scheduler with cfg, its attempts
+// recorded and its /metrics served on a free loopback port, and returns
+// the Env the story gets; stop stops the scheduler and returns what its
+// Run returned.
+func (r *Runner) startScheduler(ctx context.Context, s Scenario, client kubernetes.Interface,
+	cfg *configv1.KubeSchedulerConfiguration) (env *Env, stop func() error, err error) {
 	log := NewAttemptLog()
 	opts := []scheduler.Option{scheduler.WithObserver(log.Record), scheduler.WithSeed(42),
 		scheduler.WithOutOfTreeRegistry(r.Registry), scheduler.WithAttemptRecords()}
@@ -204,43 +216,40 @@ func (r *Runner) run(ctx context.Context, s Scenario) (err error) {
 	}
 	svc, err := scheduler.New(ctx, cfg, r.RestConfig, opts...)
 	if err != nil {
-		return fmt.Errorf("configuring the scheduler: %w", err)
+		return nil, nil, fmt.Errorf("configuring the scheduler: %w", err)
 	}
 	// The scheduler's own log lines are one verbosity level quieter here, so
 	// the scenario's story stays readable; -v 1 brings them back.
-	schedCtx, stop := context.WithCancel(klog.NewContext(ctx, klog.Background().V(1)))
+	schedCtx, cancel := context.WithCancel(quieter(ctx))
 	done := make(chan error, 1)
 	go func() { done <- svc.Run(schedCtx) }()
-	defer func() {
-		stop()
-		if runErr := <-done; runErr != nil && err == nil {
-			err = runErr
-		}
-	}()
-
+	stop = func() error {
+		cancel()
+		return <-done
+	}
 	addr, err := svc.Serve(schedCtx, "127.0.0.1:0")
 	if err != nil {
-		return err
+		_ = stop()
+		return nil, nil, err
 	}
-	env := &Env{Client: client, Namespace: s.Name, SchedulerName: *cfg.Profiles[0].SchedulerName,
-		Attempts: log, RestConfig: r.RestConfig, MetricsURL: "http://" + addr.String() + "/metrics", out: r.Out}
-	return r.runScenario(ctx, s, env)
+	return r.env(s, client, cfg, log, "http://"+addr.String()+"/metrics"), stop, nil
 }
 
-// config is the configuration the scenario runs with: its own, else the
-// runner's base configuration, else the default profile.
-func (r *Runner) config(s Scenario) (*configv1.KubeSchedulerConfiguration, error) {
-	if s.Config != nil {
-		cfg, err := s.Config()
-		if err != nil {
-			return nil, fmt.Errorf("the scenario's configuration: %w", err)
-		}
-		return cfg, nil
+// env is the Env a story of s gets, with the scheduler's attempts in log
+// and its /metrics at metricsURL ("" for a story with OwnSchedulers).
+func (r *Runner) env(s Scenario, client kubernetes.Interface, cfg *configv1.KubeSchedulerConfiguration,
+	log *AttemptLog, metricsURL string) *Env {
+	return &Env{Client: client, Namespace: s.Name, SchedulerName: *cfg.Profiles[0].SchedulerName,
+		Attempts: log, RestConfig: r.RestConfig, MetricsURL: metricsURL, out: r.Out}
+}
+
+// keepFirst calls stop and puts its error in *err unless *err holds one
+// already: deferred, it stops a part of a story and keeps the story's own
+// error, the one worth reporting.
+func keepFirst(err *error, stop func() error) {
+	if stopErr := stop(); stopErr != nil && *err == nil {
+		*err = stopErr
 	}
-	if r.BaseConfig != nil {
-		return r.BaseConfig, nil
-	}
-	return scheduler.DefaultConfig(), nil
 }
 
 // runScenario runs the scenario's story, then prints where each of its pods

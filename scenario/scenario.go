@@ -5,6 +5,7 @@ package scenario
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	configv1 "k8s.io/kube-scheduler/config/v1"
@@ -28,18 +29,10 @@ type Scenario struct {
 	Config func() (*configv1.KubeSchedulerConfiguration, error)
 	// Run creates objects and checks outcomes; an error is a failure.
 	Run func(ctx context.Context, env *Env) error
-	// Lifecycle runs KWOK beside the scheduler for the scenario: nodes get
-	// a heartbeat, pods become Running with a start time, and deleted pods
-	// go away after their grace period, as if kubelets ran.
-	Lifecycle bool
-	// Storage runs kube-controller-manager's storage controllers
-	// (testenv.StorageControllers: the PV binder, PV and PVC protection,
-	// the ephemeral-volume controller) beside the scheduler, so that claims
-	// get bound, generic ephemeral volumes get their claims, and deleted
-	// claims and volumes go away. The runner starts it for the first
-	// scenario of a run that asks, keeps it for the rest of the run, and
-	// stops it when the run ends.
-	Storage bool
+	// Parts lists what the story needs beside the apiserver and the
+	// runner's scheduler, in any order: KWOK, Storage, DRA, Extender, or
+	// OwnSchedulers instead of the runner's. Most stories need none.
+	Parts Parts
 	// Provisioner, when set, runs the example dynamic provisioner
 	// (examples/provisioner) for the scenario, with a disk of the given size
 	// ("8Gi") on each named node and none on the others. It provisions
@@ -48,6 +41,32 @@ type Scenario struct {
 	// space as CSIStorageCapacity objects. It implies Storage: the PV
 	// binder does half of the provisioning handshake.
 	Provisioner map[string]string
+	// DRADriver, when set, runs the example DRA driver
+	// (examples/dradriver) for the scenario with these options: it
+	// publishes each node's devices as ResourceSlices. It implies DRA. It
+	// is apart from DRA so that a story may publish slices of its own
+	// without a driver of the same name deleting them as not its own.
+	DRADriver *dradriver.Options
+}
+
+// Part is a piece of the cluster a story may need beside the apiserver and
+// the runner's scheduler.
+type Part string
+
+// The parts a story may list in Scenario.Parts.
+const (
+	// KWOK runs KWOK beside the scheduler for the scenario: nodes get a
+	// heartbeat, pods become Running with a start time, and deleted pods go
+	// away after their grace period, as if kubelets ran.
+	KWOK Part = "KWOK"
+	// Storage runs kube-controller-manager's storage controllers
+	// (testenv.StorageControllers: the PV binder, PV and PVC protection,
+	// the ephemeral-volume controller) beside the scheduler, so that claims
+	// get bound, generic ephemeral volumes get their claims, and deleted
+	// claims and volumes go away. The runner starts it for the first
+	// scenario of a run that asks, keeps it for the rest of the run, and
+	// stops it when the run ends.
+	Storage Part = "storage"
 	// DRA runs kube-controller-manager's DRA controllers
 	// (testenv.DRAControllers: the resourceclaim controller and the
 	// garbage collector) beside the scheduler, so that a pod's claim
@@ -55,23 +74,24 @@ type Scenario struct {
 	// Like Storage, kube-controller-manager is started once and kept for
 	// the rest of the run (with the union of what the run's scenarios
 	// asked for).
-	DRA bool
-	// DRADriver, when set, runs the example DRA driver
-	// (examples/dradriver) for the scenario with these options: it
-	// publishes each node's devices as ResourceSlices. It implies DRA. It
-	// is apart from DRA so that a story may publish slices of its own
-	// without a driver of the same name deleting them as not its own.
-	DRADriver *dradriver.Options
+	DRA Part = "DRA"
 	// Extender runs the example extender (examples/extender/server) beside
 	// the scheduler: configuration entries whose urlPrefix is ExtenderURL
 	// are pointed at it.
-	Extender bool
-	// StartsSchedulers says that Run starts the schedulers itself, from
+	Extender Part = "extender"
+	// OwnSchedulers says that Run starts the schedulers itself, from
 	// Env.RestConfig (several replicas electing a leader, say): the runner
-	// starts none, Config, Extender and Env.MetricsURL are unused, and
-	// Env.Attempts is empty unless Run feeds it.
-	StartsSchedulers bool
-}
+	// starts none, Config only names Env.SchedulerName, Extender and
+	// Env.MetricsURL are unused, and Env.Attempts is empty unless Run
+	// feeds it.
+	OwnSchedulers Part = "own schedulers"
+)
+
+// Parts is the list of parts a story needs (Scenario.Parts).
+type Parts []Part
+
+// Has says whether the list holds p.
+func (ps Parts) Has(p Part) bool { return slices.Contains(ps, p) }
 
 // Select returns the scenarios of all with the given names, in the order
 // of names (all when names is empty), or an error listing the known names.

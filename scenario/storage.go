@@ -1,8 +1,7 @@
-// Storage beside a story: kube-controller-manager (with the storage
-// controllers of Scenario.Storage, and those of Scenario.DRA), the example
-// provisioner (Scenario.Provisioner), the
-// waits a story of volumes needs, and the cleaning of storage objects
-// between stories.
+// Storage beside a story: kube-controller-manager (with the controllers of
+// the Storage part, and those of DRA), the example provisioner
+// (Scenario.Provisioner), the waits a story of volumes needs, and the
+// cleaning of storage objects between stories.
 
 package scenario
 
@@ -22,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/examples/provisioner"
 )
@@ -66,7 +64,8 @@ func (r *Runner) stopControllerManager() {
 }
 
 // startProvisioner runs the example provisioner with the given disk sizes
-// per node until stop is called; stop returns what its Run returned.
+// per node until stop is called (runQuietly); stop returns what its Run
+// returned.
 func startProvisioner(ctx context.Context, client kubernetes.Interface, disks map[string]string) (
 	stop func() error, err error) {
 	opts := provisioner.Options{Capacity: map[string]resource.Quantity{}}
@@ -77,18 +76,7 @@ func startProvisioner(ctx context.Context, client kubernetes.Interface, disks ma
 		}
 		opts.Capacity[node] = q
 	}
-	// Its log lines are one verbosity level quieter, as the scheduler's
-	// are (Runner.run): -v 1 brings them back.
-	ctx, cancel := context.WithCancel(klog.NewContext(ctx, klog.Background().V(1)))
-	done := make(chan error, 1)
-	go func() { done <- provisioner.New(client, opts).Run(ctx) }()
-	return func() error {
-		cancel()
-		if err := <-done; err != nil {
-			return fmt.Errorf("the example provisioner: %w", err)
-		}
-		return nil
-	}, nil
+	return runQuietly(ctx, "the example provisioner", provisioner.New(client, opts).Run), nil
 }
 
 // WaitForClaimBound polls until the PV binder has bound the claim (phase

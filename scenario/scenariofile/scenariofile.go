@@ -150,76 +150,17 @@ func (p *parser) scenario(data []byte) (scenario.Scenario, error) {
 	if err != nil {
 		return scenario.Scenario{}, err
 	}
-	s := scenario.Scenario{}
 	// The fields are read in this order, whatever the file's: steps need
 	// the name (their namespace).
-	if f["name"] == nil {
-		return scenario.Scenario{}, p.errorf(root.Line, "name is missing")
-	}
-	if s.Name, err = p.str(f["name"], "name"); err != nil {
+	s, err := p.header(root, f)
+	if err != nil {
 		return scenario.Scenario{}, err
 	}
-	if errs := validation.IsDNS1123Label(s.Name); len(errs) > 0 {
-		return scenario.Scenario{}, p.errorf(f["name"].Line, "name %q is also the scenario's namespace: %s", s.Name,
-			strings.Join(errs, "; "))
+	if s.Config, err = p.configuration(f); err != nil {
+		return scenario.Scenario{}, err
 	}
-	p.name = s.Name
-	if n := f["chapter"]; n != nil {
-		if s.Chapter, err = p.integer(n, "chapter"); err != nil {
-			return scenario.Scenario{}, err
-		}
-		if s.Chapter < 0 {
-			return scenario.Scenario{}, p.errorf(n.Line, "chapter: want 0 or more, got %d", s.Chapter)
-		}
-	}
-	if n := f["description"]; n != nil {
-		if s.Description, err = p.str(n, "description"); err != nil {
-			return scenario.Scenario{}, err
-		}
-	}
-	if s.Description == "" {
-		s.Description = "steps from " + p.file
-	}
-	if f["config"] != nil && f["profile"] != nil {
-		return scenario.Scenario{}, p.errorf(f["profile"].Line, "give config or profile, not both")
-	}
-	if n := f["config"]; n != nil {
-		if s.Config, err = p.config(n); err != nil {
-			return scenario.Scenario{}, err
-		}
-	}
-	if n := f["profile"]; n != nil {
-		if s.Config, err = p.profile(n); err != nil {
-			return scenario.Scenario{}, err
-		}
-	}
-	if n := f["lifecycle"]; n != nil {
-		if s.Lifecycle, err = p.boolean(n, "lifecycle"); err != nil {
-			return scenario.Scenario{}, err
-		}
-	}
-	if n := f["storage"]; n != nil {
-		if s.Storage, err = p.boolean(n, "storage"); err != nil {
-			return scenario.Scenario{}, err
-		}
-	}
-	if n := f["provisioner"]; n != nil {
-		if s.Provisioner, err = p.disks(n); err != nil {
-			return scenario.Scenario{}, err
-		}
-	}
-	if n := f["dra"]; n != nil {
-		if s.DRA, err = p.boolean(n, "dra"); err != nil {
-			return scenario.Scenario{}, err
-		}
-	}
-	if n := f["draDriver"]; n != nil {
-		if s.DRADriver, err = p.draDriver(n); err != nil {
-			return scenario.Scenario{}, err
-		}
-		if s.DRADriver.DriverName != "" {
-			p.driverName = s.DRADriver.DriverName
-		}
+	if err := p.parts(f, &s); err != nil {
+		return scenario.Scenario{}, err
 	}
 	if f["steps"] == nil {
 		return scenario.Scenario{}, p.errorf(root.Line, "steps are missing")
@@ -228,8 +169,108 @@ func (p *parser) scenario(data []byte) (scenario.Scenario, error) {
 	if err != nil {
 		return scenario.Scenario{}, err
 	}
-	file := p.file
-	s.Run = func(ctx context.Context, env *scenario.Env) error {
+	s.Run = runSteps(p.file, steps)
+	return s, nil
+}
+
+// header reads the scenario's name (also its namespace, so a DNS label),
+// chapter and description.
+func (p *parser) header(root *yaml.Node, f map[string]*yaml.Node) (scenario.Scenario, error) {
+	s := scenario.Scenario{}
+	if f["name"] == nil {
+		return s, p.errorf(root.Line, "name is missing")
+	}
+	var err error
+	if s.Name, err = p.str(f["name"], "name"); err != nil {
+		return s, err
+	}
+	if errs := validation.IsDNS1123Label(s.Name); len(errs) > 0 {
+		return s, p.errorf(f["name"].Line, "name %q is also the scenario's namespace: %s", s.Name,
+			strings.Join(errs, "; "))
+	}
+	p.name = s.Name
+	if n := f["chapter"]; n != nil {
+		if s.Chapter, err = p.integer(n, "chapter"); err != nil {
+			return s, err
+		}
+		if s.Chapter < 0 {
+			return s, p.errorf(n.Line, "chapter: want 0 or more, got %d", s.Chapter)
+		}
+	}
+	if n := f["description"]; n != nil {
+		if s.Description, err = p.str(n, "description"); err != nil {
+			return s, err
+		}
+	}
+	if s.Description == "" {
+		s.Description = "steps from " + p.file
+	}
+	return s, nil
+}
+
+// configuration reads the scenario's config or profile, if it has one of
+// them (not both); nil means the runner's.
+func (p *parser) configuration(f map[string]*yaml.Node) (func() (*configv1.KubeSchedulerConfiguration, error), error) {
+	switch {
+	case f["config"] != nil && f["profile"] != nil:
+		return nil, p.errorf(f["profile"].Line, "give config or profile, not both")
+	case f["config"] != nil:
+		return p.config(f["config"])
+	case f["profile"] != nil:
+		return p.profile(f["profile"])
+	}
+	return nil, nil
+}
+
+// parts reads what the scenario needs beside the scheduler: the switches
+// lifecycle (KWOK), storage and dra, each true or false, into s.Parts,
+// and the provisioner's and the DRA driver's options.
+func (p *parser) parts(f map[string]*yaml.Node, s *scenario.Scenario) error {
+	if err := p.part(f, "lifecycle", scenario.KWOK, s); err != nil {
+		return err
+	}
+	if err := p.part(f, "storage", scenario.Storage, s); err != nil {
+		return err
+	}
+	var err error
+	if n := f["provisioner"]; n != nil {
+		if s.Provisioner, err = p.disks(n); err != nil {
+			return err
+		}
+	}
+	if err := p.part(f, "dra", scenario.DRA, s); err != nil {
+		return err
+	}
+	if n := f["draDriver"]; n != nil {
+		if s.DRADriver, err = p.draDriver(n); err != nil {
+			return err
+		}
+		if s.DRADriver.DriverName != "" {
+			p.driverName = s.DRADriver.DriverName
+		}
+	}
+	return nil
+}
+
+// part reads the switch key, if the file has it, and adds part to s.Parts
+// when it is true.
+func (p *parser) part(f map[string]*yaml.Node, key string, part scenario.Part, s *scenario.Scenario) error {
+	n := f[key]
+	if n == nil {
+		return nil
+	}
+	on, err := p.boolean(n, key)
+	if err != nil || !on {
+		return err
+	}
+	s.Parts = append(s.Parts, part)
+	return nil
+}
+
+// runSteps is a scenario's Run: the steps in order, stopping at the first
+// that fails, with an error naming the file, the line and the step.
+func runSteps(file string, steps []fileStep) func(ctx context.Context, env *scenario.Env) error {
+	return func(ctx context.Context, env *scenario.Env) error {
 		for i, st := range steps {
 			if err := st.run(ctx, env); err != nil {
 				line := st.line
@@ -242,7 +283,6 @@ func (p *parser) scenario(data []byte) (scenario.Scenario, error) {
 		}
 		return nil
 	}
-	return s, nil
 }
 
 // disks reads the provisioner's disk size per node: {node1: 8Gi, ...}.

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -172,8 +173,7 @@ func TestFileParse(t *testing.T) {
 		yaml        string
 		wantChapter int
 		wantDesc    string
-		wantLife    bool
-		wantStorage bool
+		wantParts   scenario.Parts
 		wantDisks   map[string]string
 		// wantPlugins is the profile's multiPoint plugins; nil for no
 		// configuration of the scenario's own.
@@ -184,12 +184,16 @@ func TestFileParse(t *testing.T) {
 		{name: "everything", yaml: "name: b\nchapter: 7\ndescription: d\nlifecycle: true\nstorage: true\n" +
 			"provisioner: {n: 8Gi}\nprofile: {plugins: [PrioritySort, DefaultBinder]}\n" +
 			"steps:\n- create: [{kind: Node, metadata: {name: n}}]\n",
-			wantChapter: 7, wantDesc: "d", wantLife: true, wantStorage: true, wantDisks: map[string]string{"n": "8Gi"},
+			wantChapter: 7, wantDesc: "d", wantParts: scenario.Parts{scenario.KWOK, scenario.Storage},
+			wantDisks:   map[string]string{"n": "8Gi"},
 			wantPlugins: []string{"PrioritySort", "DefaultBinder"}},
 		{name: "inline configuration without apiVersion", yaml: "name: c\nconfig:\n  profiles:\n  - plugins:\n" +
 			"      multiPoint:\n        enabled: [{name: PrioritySort}, {name: DefaultBinder}]\n" +
 			"        disabled: [{name: '*'}]\nsteps:\n- create: [{kind: Node, metadata: {name: n}}]\n",
 			wantDesc: "steps from x.yaml", wantPlugins: []string{"PrioritySort", "DefaultBinder"}},
+		{name: "switches off and on", yaml: "name: d\nlifecycle: false\nstorage: false\ndra: true\n" +
+			"steps:\n- create: [{kind: Node, metadata: {name: n}}]\n",
+			wantDesc: "steps from x.yaml", wantParts: scenario.Parts{scenario.DRA}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -197,13 +201,12 @@ func TestFileParse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Chapter != tt.wantChapter || s.Description != tt.wantDesc || s.Lifecycle != tt.wantLife ||
-				s.Run == nil {
-				t.Errorf("got chapter %d, description %q, lifecycle %t; want %d, %q, %t", s.Chapter, s.Description,
-					s.Lifecycle, tt.wantChapter, tt.wantDesc, tt.wantLife)
+			if s.Chapter != tt.wantChapter || s.Description != tt.wantDesc || s.Run == nil {
+				t.Errorf("got chapter %d, description %q; want %d, %q", s.Chapter, s.Description,
+					tt.wantChapter, tt.wantDesc)
 			}
-			if s.Storage != tt.wantStorage || !maps.Equal(s.Provisioner, tt.wantDisks) {
-				t.Errorf("got storage %t, provisioner %v; want %t, %v", s.Storage, s.Provisioner, tt.wantStorage,
+			if !slices.Equal(s.Parts, tt.wantParts) || !maps.Equal(s.Provisioner, tt.wantDisks) {
+				t.Errorf("got parts %v, provisioner %v; want %v, %v", s.Parts, s.Provisioner, tt.wantParts,
 					tt.wantDisks)
 			}
 			if (s.Config == nil) != (tt.wantPlugins == nil) {
