@@ -57,7 +57,7 @@ const Ceiling Engine = "ceiling"
 
 // ceilingWorkers is how many pods the ceiling binds at once by default:
 // minisched's bound on Bind calls in flight (maxConcurrentBinds in
-// minisched/scheduler.go). kube-scheduler starts a goroutine per binding,
+// minisched/backpressure.go). kube-scheduler starts a goroutine per binding,
 // without bound. On this machine the ceiling's throughput did not grow
 // past 32 (medians of 645, 753, 797, 727 and 827 pods/s at 16, 32, 64,
 // 128 and 256 workers on HostPortConflict, within the runs' noise from 32

@@ -1,36 +1,47 @@
 // Command bench runs minisched and the real kube-scheduler side by side on
-// scheduler_perf-like workloads and compares them: throughput, the
-// scheduling-attempt latency each reports on /metrics, CPU and peak memory.
+// scheduler_perf-like workloads (workloads.go) and compares them:
+// throughput, the scheduling-attempt latency each reports on /metrics, the
+// share of batchable cycles placed by a batch hint, CPU and peak memory.
 //
-// Each run gets a fresh envtest apiserver and one scheduler process with the
-// same KubeSchedulerConfiguration. By default every workload but Churn and
-// Preemption runs on a backlog: the nodes, the init pods (created bound,
-// round robin) and every measured pod exist before the scheduler starts, so
-// the throughput is the scheduler's and not how fast this program creates
-// pods. Churn and Preemption (and all, with --backlog=false) run as
-// upstream's scheduler_perf does: the
-// scheduler first, then the nodes, then any init pods (scheduled, waited
-// for), then the measured pods, created while it runs. The two schedulers take turns, for several rounds, and the table
-// shows medians over rounds. The storage workloads also run
-// kube-controller-manager's PV binder beside the apiserver, which finishes
-// the volume binding that the scheduler starts (storage.go).
+// Each run gets a fresh envtest apiserver and one scheduler process; both
+// schedulers read the same KubeSchedulerConfiguration (schedulerConfig).
+// By default every workload but Churn and Preemption runs on a backlog:
+// the nodes, the init pods (created bound, round robin) and every measured
+// pod exist before the scheduler starts, so the throughput is the
+// scheduler's and not how fast this program creates pods. Churn and
+// Preemption (and all, with --backlog=false) run as upstream's
+// scheduler_perf does: the scheduler first, then the nodes, then any init
+// pods (scheduled, waited for), then the measured pods, created while it
+// runs. The storage workloads also run kube-controller-manager's PV binder
+// beside the apiserver, which finishes the volume binding that the
+// scheduler starts, and, where volumes are made on demand, the example
+// provisioner (storage.go). The device workload runs the resourceclaim
+// controller of kube-controller-manager, which makes each pod's claim from
+// its template (devices.go).
 //
-// On every backlog workload where it can make them honestly, a third
-// engine takes its turn too: the ceiling (ceiling.go), this program as
-// `bench ceiling`, which makes the API writes of scheduling (a binding
-// and an event per pod, and a device workload's claim writes) without
-// deciding anything. The table gives each scheduler's throughput as a
-// share of it.
+// On every backlog workload where it can make them honestly (one that
+// names, for each pod, a node a scheduler could have chosen), a third
+// engine runs too: the ceiling (ceiling.go), this program as
+// `bench ceiling`, which makes the API writes of scheduling (a binding and
+// an event per pod, and a device workload's claim writes) without deciding
+// anything. The table gives each scheduler's throughput as a share of it.
+//
+// In each round every workload runs once on each engine that runs it, in
+// an order of engines rotated by one place from round to round
+// (engineOrder), so that no engine always goes first. The table shows medians over the rounds (three by default).
+// The results go to bench/results (latest.md, throughput.png) and, with
+// --docs, into a markdown file: `make bench` updates docs/performance.md.
 //
 //	make bench                                   # every workload, 3 rounds
 //	make bench ARGS="--rounds 5 --workloads SchedulingBasic-500"
-//	make bench SMOKE=1                           # tiny sizes, 1 round (CI)
+//	make bench SMOKE=1                           # unit tests, then a few workloads at tiny sizes, 1 round (CI); results in /tmp
 //	make bench ARGS=--backlog=false              # pods created while the scheduler runs
-//	make bench ARGS="--profile /tmp/prof"        # and CPU profiles of each minisched run and of the apiserver
+//	make bench ARGS="--profile /tmp/prof"        # and profiles: the apiserver's CPU in every run, minisched's CPU and allocations
 //	make bench ARGS=--engines=minisched,kube-scheduler   # no ceiling
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -80,89 +91,162 @@ func main() {
 // mainErr parses the flags, checks the binaries, runs every round and
 // writes the results.
 func mainErr() error {
-	root := flag.String("root", "", "minisched's repository root (default: found above the working directory)")
-	rounds := flag.Int("rounds", 3, "rounds; in each, every workload runs once per scheduler, in alternating order")
-	only := flag.String("workloads", "", "comma-separated workloads to run (default: all; with --smoke, "+smokeDefault+")")
-	smoke := flag.Bool("smoke", false, "tiny sizes and one round, to check that the program works")
-	out := flag.String("out", "", "directory for the results (default: bench/results, or a temporary directory with --smoke)")
-	docs := flag.String("docs", "", "markdown file whose "+docsBegin+" … "+docsEnd+" part gets the results (none by default)")
-	stall := flag.Duration("stall", 60*time.Second, "give up waiting for bindings after this long without one")
-	list := flag.Bool("list", false, "list the workloads and exit")
-	backlog := flag.Bool("backlog", true, "create the measured pods (and any init pods, already bound) before the scheduler starts, in every workload but Churn and Preemption; --backlog=false creates them while it runs, as scheduler_perf does")
-	minischedBin := flag.String("minisched", "", "the minisched binary (default: bin/minisched under --root)")
-	kubeSchedulerBin := flag.String("kube-scheduler", "", "the kube-scheduler binary (default: kube-scheduler in KUBEBUILDER_ASSETS or bin/k8s/<version>)")
-	profileDir := flag.String("profile", "", "directory for a CPU profile of each minisched run and of the apiserver in every run, and an allocation profile of each minisched run (go tool pprof reads them)")
-	profileSeconds := flag.Int("profile-seconds", 10, "length of each CPU profile; the run waits for it")
-	engineList := flag.String("engines", "minisched,kube-scheduler,ceiling", "comma-separated engines to run; the ceiling (the API writes of scheduling and nothing else) runs only on the backlog workloads that have one")
-	ceilingWorkersFlag := flag.Int("ceiling-workers", ceilingWorkers, "how many pods the ceiling binds at once")
-	flag.Parse()
+	s := parseFlags()
 	// envtest logs through controller-runtime's logger; its complaint that
 	// none was set (with a stack trace) would drown the progress lines.
 	ctrllog.SetLogger(logr.Discard())
-
-	all := workloads(*smoke)
-	engines, err := parseEngines(*engineList)
+	all := workloads(s.smoke)
+	engines, err := parseEngines(s.engineList)
 	if err != nil {
 		return err
 	}
-	if *list {
-		for _, w := range all {
-			ceiling := ""
-			if slices.Contains(engines, Ceiling) && ceilingFits(w, *backlog) {
-				ceiling = " + ceiling"
-			}
-			fmt.Printf("%-40s %5d nodes %5d init pods %5d measured pods%s\n", w.Name, w.Nodes, w.InitPods, w.Pods, ceiling)
-		}
+	if s.list {
+		listWorkloads(all, engines, s.backlog)
 		return nil
 	}
-	chosen, err := choose(all, *only, *smoke)
+	chosen, err := choose(all, s.only, s.smoke)
 	if err != nil {
 		return err
 	}
-	if *smoke {
-		*rounds = 1
+	if err := s.settle(); err != nil {
+		return err
 	}
-	if *rounds < 1 {
-		return fmt.Errorf("--rounds must be at least 1, not %d", *rounds)
+	o, err := s.options(chosen)
+	if err != nil {
+		return err
 	}
+	if err := s.makeDirs(&o); err != nil {
+		return err
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	start := time.Now()
+	results, err := runRounds(ctx, o, chosen, engines, s.rounds, s.backlog)
+	if err != nil {
+		return err
+	}
+	if err := s.writeResults(results, chosen, start, o.LogDir); err != nil {
+		return err
+	}
+	return failures(results)
+}
 
-	if *root == "" {
-		if *root, err = testenv.RepoRoot(); err != nil {
-			return fmt.Errorf("%w; pass --root", err)
+// settings are the command line's flags.
+type settings struct {
+	root, only, out, docs, engineList string
+	// minisched and kubeScheduler are the binaries' paths, if given.
+	minisched, kubeScheduler string
+	profileDir               string
+	rounds, profileSeconds   int
+	ceilingWorkers           int
+	smoke, list, backlog     bool
+	stall                    time.Duration
+}
+
+// parseFlags reads the command line.
+func parseFlags() settings {
+	var s settings
+	flag.StringVar(&s.root, "root", "", "minisched's repository root (default: found above the working directory)")
+	flag.IntVar(&s.rounds, "rounds", 3, "rounds; in each, every workload runs once per engine, in an order rotated each round")
+	flag.StringVar(&s.only, "workloads", "", "comma-separated workloads to run (default: all; with --smoke, "+smokeDefault+")")
+	flag.BoolVar(&s.smoke, "smoke", false, "tiny sizes and one round, to check that the program works")
+	flag.StringVar(&s.out, "out", "", "directory for the results (default: bench/results, or a temporary directory with --smoke)")
+	flag.StringVar(&s.docs, "docs", "", "markdown file whose "+docsBegin+" … "+docsEnd+" part gets the results (none by default)")
+	flag.DurationVar(&s.stall, "stall", 60*time.Second, "give up waiting for bindings after this long without one")
+	flag.BoolVar(&s.list, "list", false, "list the workloads and exit")
+	flag.BoolVar(&s.backlog, "backlog", true, "create the measured pods (and any init pods, already bound) before the scheduler starts, in every workload but Churn and Preemption; --backlog=false creates them while it runs, as scheduler_perf does")
+	flag.StringVar(&s.minisched, "minisched", "", "the minisched binary (default: bin/minisched under --root)")
+	flag.StringVar(&s.kubeScheduler, "kube-scheduler", "", "the kube-scheduler binary (default: kube-scheduler in KUBEBUILDER_ASSETS or bin/k8s/<version>)")
+	flag.StringVar(&s.profileDir, "profile", "", "directory for a CPU profile of each minisched run and of the apiserver in every run, and an allocation profile of each minisched run (go tool pprof reads them)")
+	flag.IntVar(&s.profileSeconds, "profile-seconds", 10, "length of each CPU profile; the run waits for it")
+	flag.StringVar(&s.engineList, "engines", "minisched,kube-scheduler,ceiling", "comma-separated engines to run; the ceiling (the API writes of scheduling and nothing else) runs only on the backlog workloads that have one")
+	flag.IntVar(&s.ceilingWorkers, "ceiling-workers", ceilingWorkers, "how many pods the ceiling binds at once")
+	flag.Parse()
+	return s
+}
+
+// listWorkloads prints every workload's sizes, and whether the ceiling
+// runs it too (--list).
+func listWorkloads(all []Workload, engines []Engine, backlog bool) {
+	for _, w := range all {
+		ceiling := ""
+		if slices.Contains(engines, Ceiling) && ceilingFits(w, backlog) {
+			ceiling = " + ceiling"
 		}
+		fmt.Printf("%-40s %5d nodes %5d init pods %5d measured pods%s\n", w.Name, w.Nodes, w.InitPods, w.Pods, ceiling)
 	}
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		assets = filepath.Join(*root, "bin", "k8s", testenv.KubernetesVersion)
-		// testenv.StartEnvironment reads it too.
-		if err := os.Setenv("KUBEBUILDER_ASSETS", assets); err != nil {
-			return err
-		}
+}
+
+// settle checks --rounds (one with --smoke) and finds --root if it was
+// not given.
+func (s *settings) settle() error {
+	if s.smoke {
+		s.rounds = 1
+	}
+	if s.rounds < 1 {
+		return fmt.Errorf("--rounds must be at least 1, not %d", s.rounds)
+	}
+	if s.root != "" {
+		return nil
+	}
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return fmt.Errorf("%w; pass --root", err)
+	}
+	s.root = root
+	return nil
+}
+
+// assetsDir is where envtest's binaries and kube-scheduler are:
+// KUBEBUILDER_ASSETS, else bin/k8s/<version> under root, which it then
+// sets KUBEBUILDER_ASSETS to (testenv.StartEnvironment reads it too).
+func assetsDir(root string) (string, error) {
+	if assets := os.Getenv("KUBEBUILDER_ASSETS"); assets != "" {
+		return assets, nil
+	}
+	assets := filepath.Join(root, "bin", "k8s", testenv.KubernetesVersion)
+	return assets, os.Setenv("KUBEBUILDER_ASSETS", assets)
+}
+
+// options are the runs' settings: the binaries, checked (each missing
+// one named with the make target that builds it), and whether minisched
+// serves /metrics.
+func (s settings) options(chosen []Workload) (Options, error) {
+	assets, err := assetsDir(s.root)
+	if err != nil {
+		return Options{}, err
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("finding this program, which runs the ceiling: %w", err)
+		return Options{}, fmt.Errorf("finding this program, which runs the ceiling: %w", err)
 	}
 	o := Options{
 		Self:           self,
-		Smoke:          *smoke,
-		CeilingWorkers: *ceilingWorkersFlag,
-		Minisched:      filepath.Join(*root, "bin", "minisched"),
-		KubeScheduler:  filepath.Join(assets, "kube-scheduler"),
-		Stall:          *stall,
-		Backlog:        *backlog,
-		ProfileDir:     *profileDir,
-		ProfileSeconds: *profileSeconds,
+		Smoke:          s.smoke,
+		CeilingWorkers: s.ceilingWorkers,
+		Minisched:      cmp.Or(s.minisched, filepath.Join(s.root, "bin", "minisched")),
+		KubeScheduler:  cmp.Or(s.kubeScheduler, filepath.Join(assets, "kube-scheduler")),
+		Stall:          s.stall,
+		Backlog:        s.backlog,
+		ProfileDir:     s.profileDir,
+		ProfileSeconds: s.profileSeconds,
 		Progress: func(f string, args ...any) {
 			fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+f+"\n", args...)
 		},
 	}
-	if *minischedBin != "" {
-		o.Minisched = *minischedBin
+	if err := checkBinaries(needed(o, assets, chosen)); err != nil {
+		return Options{}, err
 	}
-	if *kubeSchedulerBin != "" {
-		o.KubeScheduler = *kubeSchedulerBin
+	o.MinischedMetrics = acceptsFlag(o.Minisched, "metrics-bind-address")
+	if !o.MinischedMetrics {
+		o.Progress("note: %s run has no --metrics-bind-address; its latency will be n/a", o.Minisched)
 	}
+	return o, nil
+}
+
+// needed maps each binary the runs of chosen need to the make target that
+// builds it: kube-controller-manager only for storage and devices.
+func needed(o Options, assets string, chosen []Workload) map[string]string {
 	need := map[string]string{
 		o.Minisched:                             "make build",
 		o.KubeScheduler:                         "make kube-scheduler",
@@ -171,106 +255,128 @@ func mainErr() error {
 	}
 	if needsControllerManager(chosen) {
 		// Where testenv.StartControllerManager looks for it.
-		kcm := os.Getenv("KUBE_CONTROLLER_MANAGER")
-		if kcm == "" {
-			kcm = filepath.Join(assets, "kube-controller-manager")
-		}
+		kcm := cmp.Or(os.Getenv("KUBE_CONTROLLER_MANAGER"), filepath.Join(assets, "kube-controller-manager"))
 		need[kcm] = "make kube-controller-manager"
 	}
-	if err := checkBinaries(need); err != nil {
-		return err
-	}
-	o.MinischedMetrics = acceptsFlag(o.Minisched, "metrics-bind-address")
-	if !o.MinischedMetrics {
-		o.Progress("note: %s run has no --metrics-bind-address; its latency will be n/a", o.Minisched)
-	}
+	return need
+}
 
-	if *profileDir != "" {
-		if err := os.MkdirAll(*profileDir, 0o755); err != nil {
+// makeDirs creates the directory of --profile, the results directory (--out;
+// by default bench/results, or a temporary one with --smoke) and a
+// temporary directory for the schedulers' logs (o.LogDir): logs stay out
+// of the results, which are committed.
+func (s *settings) makeDirs(o *Options) error {
+	if s.profileDir != "" {
+		if err := os.MkdirAll(s.profileDir, 0o755); err != nil {
 			return err
 		}
 	}
-	if *out == "" {
-		if *smoke {
-			if *out, err = os.MkdirTemp("", "minisched-bench-smoke-"); err != nil {
-				return err
-			}
-		} else {
-			*out = filepath.Join(*root, "bench", "results")
+	var err error
+	switch {
+	case s.out != "":
+	case s.smoke:
+		if s.out, err = os.MkdirTemp("", "minisched-bench-smoke-"); err != nil {
+			return err
 		}
+	default:
+		s.out = filepath.Join(s.root, "bench", "results")
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
+	if err := os.MkdirAll(s.out, 0o755); err != nil {
 		return err
 	}
-	// Logs stay out of the results, which are committed.
-	if o.LogDir, err = os.MkdirTemp("", "minisched-bench-logs-"); err != nil {
-		return err
-	}
+	o.LogDir, err = os.MkdirTemp("", "minisched-bench-logs-")
+	return err
+}
 
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer cancel()
-	start := time.Now()
+// runRounds runs every round: in each, every chosen workload once per
+// engine that runs it (enginesFor), in the round's order (engineOrder).
+// A run's failure is in its Result; an interrupt ends all with an error.
+func runRounds(ctx context.Context, o Options, chosen []Workload, engines []Engine, rounds int, backlog bool) (
+	[]Result, error) {
 	var results []Result
-	var names []string
-	for _, w := range chosen {
-		names = append(names, w.Name)
-	}
-	for round := 1; round <= *rounds; round++ {
+	for round := 1; round <= rounds; round++ {
 		for _, w := range chosen {
-			for _, e := range engineOrder(round, enginesFor(engines, w, *backlog)) {
-				label := fmt.Sprintf("round %d/%d %s %s", round, *rounds, e, w.Name)
+			for _, e := range engineOrder(round, enginesFor(engines, w, backlog)) {
+				label := fmt.Sprintf("round %d/%d %s %s", round, rounds, e, w.Name)
 				r := runOne(ctx, o, w, e, round, label)
 				if r.Err != nil {
 					o.Progress("%s: FAILED: %v", label, r.Err)
 				}
 				results = append(results, r)
 				if ctx.Err() != nil {
-					return fmt.Errorf("interrupted: %w", ctx.Err())
+					return nil, fmt.Errorf("interrupted: %w", ctx.Err())
 				}
 			}
 		}
 	}
+	return results, nil
+}
 
+// writeResults prints the table of medians, and writes it with every run
+// and a chart to latest.md and throughput.png in the results directory,
+// and, with --docs, between the markers of that file.
+func (s settings) writeResults(results []Result, chosen []Workload, start time.Time, logDir string) error {
+	var names []string
+	for _, w := range chosen {
+		names = append(names, w.Name)
+	}
 	rows := summarize(results, names)
 	if err := printTable(os.Stdout, rows); err != nil {
 		return err
 	}
 	machine := thisMachine(start)
-	mode := "pods created while the scheduler runs"
-	if *backlog {
-		mode = "a backlog: pods created before the scheduler starts, where the workload allows"
-	}
-	chart := filepath.Join(*out, "throughput.png")
+	chart := filepath.Join(s.out, "throughput.png")
 	if err := writeChart(chart, results, names); err != nil {
 		return err
 	}
 	report := fmt.Sprintf("Measured %s by `make bench` (%d round(s), %s; %s).\n\n%s\n![throughput](throughput.png)\n\n"+
-		"Every run:\n\n%s", machine, *rounds, time.Since(start).Round(time.Second), mode, markdownTable(rows), runsTable(results))
-	latest := filepath.Join(*out, "latest.md")
+		"Every run:\n\n%s", machine, s.rounds, time.Since(start).Round(time.Second), s.mode(), markdownTable(rows),
+		runsTable(results))
+	latest := filepath.Join(s.out, "latest.md")
 	if err := os.WriteFile(latest, []byte("# Latest `make bench` results\n\n"+report), 0o644); err != nil {
 		return err
 	}
-	fmt.Printf("\nwrote %s and %s (scheduler logs in %s)\n", latest, chart, o.LogDir)
-	if *docs != "" {
-		docsDir, err := filepath.Abs(filepath.Dir(*docs))
-		if err != nil {
-			return err
-		}
-		absChart, err := filepath.Abs(chart)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(docsDir, absChart)
-		if err != nil {
-			return err
-		}
-		section := fmt.Sprintf("Measured %s, %d round(s), %s.\n\n%s\n![throughput per workload](%s)\n",
-			machine, *rounds, mode, markdownTable(rows), filepath.ToSlash(rel))
-		if err := replaceSection(*docs, section); err != nil {
-			return err
-		}
-		fmt.Printf("updated %s\n", *docs)
+	fmt.Printf("\nwrote %s and %s (scheduler logs in %s)\n", latest, chart, logDir)
+	if s.docs == "" {
+		return nil
 	}
+	return s.writeDocs(machine, rows, chart)
+}
+
+// mode says in the report how the measured pods were made (--backlog).
+func (s settings) mode() string {
+	if s.backlog {
+		return "a backlog: pods created before the scheduler starts, where the workload allows"
+	}
+	return "pods created while the scheduler runs"
+}
+
+// writeDocs puts the table and the chart, linked relative to the file,
+// between the markers of the --docs file.
+func (s settings) writeDocs(machine Machine, rows []Row, chart string) error {
+	docsDir, err := filepath.Abs(filepath.Dir(s.docs))
+	if err != nil {
+		return err
+	}
+	absChart, err := filepath.Abs(chart)
+	if err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(docsDir, absChart)
+	if err != nil {
+		return err
+	}
+	section := fmt.Sprintf("Measured %s, %d round(s), %s.\n\n%s\n![throughput per workload](%s)\n",
+		machine, s.rounds, s.mode(), markdownTable(rows), filepath.ToSlash(rel))
+	if err := replaceSection(s.docs, section); err != nil {
+		return err
+	}
+	fmt.Printf("updated %s\n", s.docs)
+	return nil
+}
+
+// failures is an error listing the runs that failed, or nil.
+func failures(results []Result) error {
 	var failed []string
 	for _, r := range results {
 		if r.Err != nil {

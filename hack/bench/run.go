@@ -1,6 +1,8 @@
 package main
 
-// One run: a fresh apiserver, one scheduler process, one workload.
+// One run's parts: the engines, what a run measured and the settings it
+// shares, creating nodes and pods, the tracker of bindings, and the
+// scheduler's process and its profiles (measure.go puts them in order).
 
 import (
 	"context"
@@ -12,7 +14,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,14 +26,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/minisched/minisched/scenario"
-	"github.com/minisched/minisched/testenv"
 )
 
-// Engine is one of the two schedulers under comparison.
+// Engine is what a run measures: one of the two schedulers under
+// comparison, or the ceiling (ceiling.go).
 type Engine string
 
 const (
@@ -110,196 +110,6 @@ func runOne(ctx context.Context, o Options, w Workload, engine Engine, round int
 	return res
 }
 
-// measure does runOne's work, filling res as it goes: apiserver, namespace,
-// pod informer, then either nodes, init pods (bound) and the measured pods
-// before the scheduler (a backlog, see backlogFits), or the scheduler, the
-// nodes, the init pods (scheduled) and the measured phase.
-func measure(ctx context.Context, o Options, w Workload, engine Engine, label string, res *Result) error {
-	env, err := testenv.StartEnvironment()
-	if err != nil {
-		return err
-	}
-	defer func() { _ = env.Stop() }()
-	cfg := rest.CopyConfig(env.Config)
-	cfg.QPS, cfg.Burst = 5000, 5000
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("client for the apiserver: %w", err)
-	}
-
-	dir, err := os.MkdirTemp("", "minisched-bench-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, env.Kubeconfig, 0o600); err != nil {
-		return err
-	}
-	cfgPath := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfgPath, []byte(schedulerConfig(kubeconfig, w)), 0o600); err != nil {
-		return err
-	}
-
-	if err := prepareNamespace(ctx, client, w); err != nil {
-		return err
-	}
-	if w.Storage != nil {
-		stopStorage, err := startStorage(ctx, env, client, w.Storage)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if err := stopStorage(); err != nil {
-				res.Notes = append(res.Notes, fmt.Sprintf("stopping the storage controllers: %v", err))
-			}
-		}()
-	}
-	if w.Devices != nil {
-		stopDevices, err := startDevices(ctx, env, client)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if err := stopDevices(); err != nil {
-				res.Notes = append(res.Notes, fmt.Sprintf("stopping the resourceclaim controller: %v", err))
-			}
-		}()
-	}
-	tr := newTracker()
-	stopInformer, err := tr.start(ctx, client)
-	if err != nil {
-		return err
-	}
-	defer stopInformer()
-
-	// A backlog: every measured pod is pending before the scheduler starts,
-	// so its throughput is not bounded by how fast the pods are created.
-	backlog := o.Backlog && backlogFits(w)
-	if backlog {
-		if w.InitPods > 0 {
-			o.Progress("%s: creating %d nodes, %d init pods on them and a backlog of %d pods", label, w.Nodes, w.InitPods, w.Pods)
-		} else {
-			o.Progress("%s: creating %d nodes and a backlog of %d pods", label, w.Nodes, w.Pods)
-		}
-		if err := createNodes(ctx, client, w); err != nil {
-			return err
-		}
-		if err := createVolumes(ctx, client, w); err != nil {
-			return err
-		}
-		if err := placeInitPods(ctx, client, w); err != nil {
-			return err
-		}
-		if err := createPods(ctx, client, w.Pods, "pod", w.Pod); err != nil {
-			return err
-		}
-		if w.Devices != nil {
-			if err := waitForClaims(ctx, client, w.Pods); err != nil {
-				return err
-			}
-		}
-	}
-
-	proc, err := startScheduler(ctx, o, engine, w, kubeconfig, cfgPath,
-		filepath.Join(o.LogDir, fmt.Sprintf("%s-%s-round%d.log", w.Name, engine, res.Round)))
-	if err != nil {
-		return err
-	}
-	defer proc.stop()
-	if proc.metricsURL == "" {
-		if engine != Ceiling {
-			res.Notes = append(res.Notes, fmt.Sprintf("%s has no --metrics-bind-address: latency n/a", engine))
-		}
-	} else if err := proc.waitServing(ctx); err != nil {
-		res.Notes = append(res.Notes, fmt.Sprintf("latency n/a: %v", err))
-		proc.metricsURL = ""
-	}
-
-	if o.ProfileDir != "" && engine == Minisched && proc.metricsURL != "" {
-		// Registered after proc.stop, so it runs before it: the process's
-		// allocations since it started, the run's included.
-		defer func() {
-			path := filepath.Join(o.ProfileDir, fmt.Sprintf("%s-round%d.allocs.pprof", w.Name, res.Round))
-			if err := fetchAllocs(ctx, proc, path); err != nil {
-				res.Notes = append(res.Notes, fmt.Sprintf("no allocation profile: %v", err))
-			}
-		}()
-		profiled := startProfile(ctx, o, proc, filepath.Join(o.ProfileDir, fmt.Sprintf("%s-round%d.cpu.pprof", w.Name, res.Round)))
-		defer func() {
-			if err := <-profiled; err != nil {
-				res.Notes = append(res.Notes, fmt.Sprintf("no CPU profile: %v", err))
-			}
-		}()
-	}
-	if o.ProfileDir != "" {
-		path := filepath.Join(o.ProfileDir, fmt.Sprintf("%s-%s-round%d.apiserver.pprof", w.Name, engine, res.Round))
-		profiled := startAPIServerProfile(ctx, o, client, path)
-		defer func() {
-			if err := <-profiled; err != nil {
-				res.Notes = append(res.Notes, fmt.Sprintf("no apiserver CPU profile: %v", err))
-			}
-		}()
-	}
-	if backlog {
-		return measureBacklog(ctx, o, w, engine, label, tr, proc, res)
-	}
-
-	o.Progress("%s: creating %d nodes", label, w.Nodes)
-	if err := createNodes(ctx, client, w); err != nil {
-		return err
-	}
-	if err := createVolumes(ctx, client, w); err != nil {
-		return err
-	}
-	if w.InitPods > 0 {
-		o.Progress("%s: creating %d init pods", label, w.InitPods)
-		if err := createPods(ctx, client, w.InitPods, "init", w.InitPod); err != nil {
-			return err
-		}
-		n, err := tr.wait(ctx, roleInit, w.InitPods, o.Stall, func(n int) {
-			o.Progress("%s: %d/%d init pods bound", label, n, w.InitPods)
-		})
-		if err != nil {
-			return err
-		}
-		if n < w.InitPods {
-			return fmt.Errorf("only %d of %d init pods were bound (none for %s); log: %s", n, w.InitPods, o.Stall, proc.logPath)
-		}
-	}
-
-	// The measured phase: what the scheduler did before it is subtracted.
-	var before Scraped
-	if proc.metricsURL != "" {
-		if before, err = scrape(proc.metricsURL); err != nil {
-			res.Notes = append(res.Notes, fmt.Sprintf("latency n/a: %v", err))
-			proc.metricsURL = ""
-		}
-	}
-	usageBefore, err := readProcUsage(proc.cmd.Process.Pid)
-	if err != nil {
-		return fmt.Errorf("%s's usage: %w", engine, err)
-	}
-
-	churnCtx, stopChurn := context.WithCancel(ctx)
-	churnDone := make(chan error, 1)
-	if w.Churn {
-		go func() { churnDone <- runChurn(churnCtx, client) }()
-	} else {
-		churnDone <- nil
-	}
-	created := make(chan error, 1)
-	go func() { created <- createPods(ctx, client, w.Pods, "pod", w.Pod) }()
-	bound, waitErr := tr.wait(ctx, roleMeasured, w.Pods, o.Stall, func(n int) {
-		o.Progress("%s: %d/%d bound", label, n, w.Pods)
-	})
-	stopChurn()
-	if err := errors.Join(waitErr, <-created, <-churnDone); err != nil {
-		return err
-	}
-	return finish(o, w, engine, label, tr, proc, bound, before, usageBefore, res)
-}
-
 // backlogFits reports whether w can run as a backlog: not with churn during
 // the measured phase, and not with preemption, whose preemptors are all
 // bound in a burst once their victims are gone, so that on a backlog the
@@ -323,69 +133,6 @@ func placeInitPods(ctx context.Context, client kubernetes.Interface, w Workload)
 		}
 		return nil
 	})
-}
-
-// measureBacklog measures a scheduler started with every measured pod
-// already pending: its whole /metrics and CPU time count.
-func measureBacklog(ctx context.Context, o Options, w Workload, engine Engine, label string, tr *tracker, proc *schedulerProcess, res *Result) error {
-	bound, err := tr.wait(ctx, roleMeasured, w.Pods, o.Stall, func(n int) {
-		o.Progress("%s: %d/%d bound", label, n, w.Pods)
-	})
-	if err != nil {
-		return err
-	}
-	return finish(o, w, engine, label, tr, proc, bound, Scraped{}, ProcUsage{}, res)
-}
-
-// finish fills res once the measured pods are bound (or the wait gave up):
-// throughput from the bindings the tracker saw, latency from /metrics minus
-// before, CPU minus usageBefore.
-func finish(o Options, w Workload, engine Engine, label string, tr *tracker, proc *schedulerProcess, bound int, before Scraped, usageBefore ProcUsage, res *Result) error {
-	o.Progress("%s: %d/%d bound", label, bound, w.Pods)
-	select {
-	case <-proc.exited:
-		return fmt.Errorf("%s exited during the run (%v); log: %s", engine, proc.err, proc.logPath)
-	default:
-	}
-	if bound < w.Pods {
-		res.Notes = append(res.Notes, fmt.Sprintf("gave up with %d of %d bound: none for %s", bound, w.Pods, o.Stall))
-	}
-
-	res.Bound = bound
-	first, last := tr.span(roleMeasured)
-	if bound > 1 && last.After(first) {
-		res.Throughput = float64(bound) / last.Sub(first).Seconds()
-	}
-	if proc.metricsURL != "" {
-		after, err := scrape(proc.metricsURL)
-		switch {
-		case err != nil:
-			res.Notes = append(res.Notes, fmt.Sprintf("latency n/a: %v", err))
-		case after.Attempts == nil:
-			res.Notes = append(res.Notes, fmt.Sprintf("latency n/a: %s's /metrics has no %s", engine, attemptHistogram))
-		default:
-			d := after.Attempts.Sub(before.Attempts)
-			res.P50, res.P99 = d.Quantile(0.5), d.Quantile(0.99)
-		}
-		if err == nil {
-			res.BatchHinted = HintShare(before.Batch, after.Batch)
-			if b := counterDiff(before.Batch, after.Batch); len(b) > 0 {
-				res.Notes = append(res.Notes, "batch attempts: "+formatCounts(b))
-			}
-			if f := counterDiff(before.Flushes, after.Flushes); len(f) > 0 {
-				res.Notes = append(res.Notes, "batches flushed: "+formatCounts(f))
-			}
-		}
-	}
-	usage, err := readProcUsage(proc.cmd.Process.Pid)
-	if err != nil {
-		return fmt.Errorf("%s's usage: %w", engine, err)
-	}
-	if bound > 0 {
-		res.CPUPer1000 = (usage.CPUSeconds - usageBefore.CPUSeconds) / float64(bound) * 1000
-	}
-	res.PeakRSSBytes = usage.PeakRSSBytes
-	return nil
 }
 
 // Client settings of both schedulers (clientConnection), which the

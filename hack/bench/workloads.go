@@ -48,7 +48,7 @@ type Workload struct {
 	Pod  func(name string) *v1.Pod
 	// PriorityClasses creates bench-low (1) and bench-high (1000) first.
 	PriorityClasses bool
-	// Churn creates a pod every ChurnInterval while measuring and deletes
+	// Churn creates a pod every churnInterval while measuring and deletes
 	// the oldest once more than churnKeep exist.
 	Churn bool
 	// Storage, if set, gives every node a CSINode and every measured pod a
