@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/plugins/helper"
 )
 
 // Name is the plugin's name in the registry and in configurations.
@@ -204,10 +205,7 @@ func (pl *Dynamic) EventsToRegister(_ context.Context) ([]framework.ClusterEvent
 // overloaded, or an updated node whose load fell below every limit.
 func (pl *Dynamic) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod,
 	oldObj, newObj interface{}) (framework.QueueingHint, error) {
-	oldNode, newNode, err := framework.As[*v1.Node](oldObj, newObj)
-	if err == nil && newNode == nil {
-		err = fmt.Errorf("node event without a new node")
-	}
+	oldNode, newNode, err := helper.NodesOfEvent(oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}

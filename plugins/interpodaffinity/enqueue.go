@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/plugins/helper"
 )
 
 // EventsToRegister lists what can change an affinity verdict:
@@ -139,10 +140,7 @@ func (pl *InterPodAffinity) isSchedulableAfterTargetPodUpdateLabel(logger klog.L
 // label or moves to another value of it.
 func (pl *InterPodAffinity) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod,
 	oldObj, newObj interface{}) (framework.QueueingHint, error) {
-	oldNode, newNode, err := framework.As[*v1.Node](oldObj, newObj)
-	if err == nil && newNode == nil {
-		err = fmt.Errorf("node event without a new node")
-	}
+	oldNode, newNode, err := helper.NodesOfEvent(oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}

@@ -5,13 +5,13 @@ package nodeaffinity
 
 import (
 	"context"
-	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/plugins/helper"
 )
 
 // EventsToRegister lists what kube-scheduler registers: a node added, or a
@@ -38,10 +38,7 @@ func (pl *NodeAffinity) EventsToRegister(_ context.Context) ([]framework.Cluster
 // addedAffinity, for a pod whose own selector matched all along, is skipped.
 func (pl *NodeAffinity) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod,
 	oldObj, newObj interface{}) (framework.QueueingHint, error) {
-	oldNode, newNode, err := framework.As[*v1.Node](oldObj, newObj)
-	if err == nil && newNode == nil {
-		err = fmt.Errorf("node event without a new node")
-	}
+	oldNode, newNode, err := helper.NodesOfEvent(oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}

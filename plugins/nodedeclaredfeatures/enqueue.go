@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/plugins/helper"
 )
 
 // EventsToRegister lists what can undo a rejection:
@@ -40,10 +41,7 @@ func (pl *NodeDeclaredFeatures) EventsToRegister(_ context.Context) ([]framework
 // down again.
 func (pl *NodeDeclaredFeatures) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod,
 	oldObj, newObj interface{}) (framework.QueueingHint, error) {
-	oldNode, newNode, err := framework.As[*v1.Node](oldObj, newObj)
-	if err == nil && newNode == nil {
-		err = fmt.Errorf("node event without a new node")
-	}
+	oldNode, newNode, err := helper.NodesOfEvent(oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}

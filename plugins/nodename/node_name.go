@@ -4,13 +4,13 @@ package nodename
 
 import (
 	"context"
-	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/plugins/helper"
 )
 
 // Name is the plugin's name in the registry and in configurations.
@@ -70,10 +70,7 @@ func (pl *NodeName) EventsToRegister(_ context.Context) ([]framework.ClusterEven
 // isSchedulableAfterNodeAdd queues the pod when the added node is the one it
 // asks for (or it asks for none).
 func isSchedulableAfterNodeAdd(logger klog.Logger, pod *v1.Pod, _, newObj interface{}) (framework.QueueingHint, error) {
-	_, node, err := framework.As[*v1.Node](nil, newObj)
-	if err == nil && node == nil {
-		err = fmt.Errorf("node add event without the new node")
-	}
+	_, node, err := helper.NodesOfEvent(nil, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}

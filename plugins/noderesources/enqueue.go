@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/plugins/helper"
 )
 
 // EventsToRegister lists what can free or add room:
@@ -111,10 +112,7 @@ func isSchedulableAfterTargetPodScaleDown(logger klog.Logger, pod *v1.Pod,
 // it there).
 func (pl *Fit) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod,
 	oldObj, newObj interface{}) (framework.QueueingHint, error) {
-	oldNode, newNode, err := framework.As[*v1.Node](oldObj, newObj)
-	if err == nil && newNode == nil {
-		err = fmt.Errorf("node event without a new node")
-	}
+	oldNode, newNode, err := helper.NodesOfEvent(oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}

@@ -5,12 +5,12 @@ package tainttoleration
 
 import (
 	"context"
-	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/plugins/helper"
 )
 
 // EventsToRegister lists what can lift a taint rejection: a node added, or
@@ -38,10 +38,7 @@ func (pl *TaintToleration) EventsToRegister(_ context.Context) ([]framework.Clus
 // NoSchedule/NoExecute taint before and has none now.
 func isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod,
 	oldObj, newObj interface{}) (framework.QueueingHint, error) {
-	oldNode, newNode, err := framework.As[*v1.Node](oldObj, newObj)
-	if err == nil && newNode == nil {
-		err = fmt.Errorf("node event without a new node")
-	}
+	oldNode, newNode, err := helper.NodesOfEvent(oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}
