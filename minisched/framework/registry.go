@@ -1,3 +1,7 @@
+// This file is how plugins are found and configured: the Registry of
+// factories by name, and the decoding of a plugin's args from its entry in
+// the profile's pluginConfig.
+
 package framework
 
 import (
@@ -79,6 +83,37 @@ func DecodeArgs(args *runtime.RawExtension, into interface{}) error {
 		return fmt.Errorf("%v", joinErrors(strictErrs))
 	}
 	return nil
+}
+
+// DecodePluginArgs is the whole of a plugin's args decoder, for args of
+// type T:
+//  1. a new T is decoded from raw with DecodeArgs (nil means none); a decode
+//     error is returned as "decoding <T's name>: …";
+//  2. setDefaults, unless nil, fills in a deep copy, since a typed args
+//     object in raw is shared with the configuration, which must not change;
+//  3. validate, unless nil, checks the result, and its error is returned as
+//     it is, naming the bad field.
+func DecodePluginArgs[T any, PT interface {
+	*T
+	runtime.Object
+}](raw *runtime.RawExtension, setDefaults func(PT), validate func(PT) error) (PT, error) {
+	args := PT(new(T))
+	// 1. Decode.
+	if err := DecodeArgs(raw, args); err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", reflect.TypeFor[T]().Name(), err)
+	}
+	// 2. Default a copy.
+	if setDefaults != nil {
+		args = args.DeepCopyObject().(PT)
+		setDefaults(args)
+	}
+	// 3. Validate.
+	if validate != nil {
+		if err := validate(args); err != nil {
+			return nil, err
+		}
+	}
+	return args, nil
 }
 
 func joinErrors(errs []error) string {

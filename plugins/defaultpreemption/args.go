@@ -5,8 +5,6 @@
 package defaultpreemption
 
 import (
-	"fmt"
-
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	configv1 "k8s.io/kube-scheduler/config/v1"
@@ -24,21 +22,19 @@ const (
 // DecodeArgs decodes DefaultPreemption's args (nil means none), applies
 // kube-scheduler's defaults and validates them. Unknown fields are errors.
 func DecodeArgs(raw *runtime.RawExtension) (*configv1.DefaultPreemptionArgs, error) {
-	args := &configv1.DefaultPreemptionArgs{}
-	if err := framework.DecodeArgs(raw, args); err != nil {
-		return nil, fmt.Errorf("decoding DefaultPreemptionArgs: %w", err)
-	}
-	args = args.DeepCopy()
+	return framework.DecodePluginArgs(raw, SetDefaultArgs, ValidateArgs)
+}
+
+// SetDefaultArgs fills in what kube-scheduler's v1 defaulting fills in:
+// minCandidateNodesPercentage 10 and minCandidateNodesAbsolute 100 when
+// they are not given.
+func SetDefaultArgs(args *configv1.DefaultPreemptionArgs) {
 	if args.MinCandidateNodesPercentage == nil {
 		args.MinCandidateNodesPercentage = ptr.To[int32](DefaultMinCandidateNodesPercentage)
 	}
 	if args.MinCandidateNodesAbsolute == nil {
 		args.MinCandidateNodesAbsolute = ptr.To[int32](DefaultMinCandidateNodesAbsolute)
 	}
-	if err := ValidateArgs(args); err != nil {
-		return nil, err
-	}
-	return args, nil
 }
 
 // ValidateArgs checks defaulted args as kube-scheduler does:

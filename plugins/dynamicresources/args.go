@@ -6,7 +6,6 @@
 package dynamicresources
 
 import (
-	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,22 +20,19 @@ import (
 // (filterTimeout 10s, bindingTimeout 600s: configv1's defaults) and
 // validates them. Unknown fields are errors.
 func decodeArgs(raw *runtime.RawExtension) (*configv1.DynamicResourcesArgs, error) {
-	args := &configv1.DynamicResourcesArgs{}
-	if err := framework.DecodeArgs(raw, args); err != nil {
-		return nil, fmt.Errorf("decoding DynamicResourcesArgs: %w", err)
-	}
-	// A typed args object is shared with the configuration: default a copy.
-	args = args.DeepCopy()
+	return framework.DecodePluginArgs(raw, setDefaultArgs, func(args *configv1.DynamicResourcesArgs) error {
+		return validateArgs(field.NewPath("args"), args).ToAggregate()
+	})
+}
+
+// setDefaultArgs fills in configv1's defaults for the timeouts not given.
+func setDefaultArgs(args *configv1.DynamicResourcesArgs) {
 	if args.FilterTimeout == nil {
 		args.FilterTimeout = &metav1.Duration{Duration: configv1.DynamicResourcesFilterTimeoutDefault}
 	}
 	if args.BindingTimeout == nil {
 		args.BindingTimeout = &metav1.Duration{Duration: configv1.DynamicResourcesBindingTimeoutDefault}
 	}
-	if err := validateArgs(field.NewPath("args"), args).ToAggregate(); err != nil {
-		return nil, err
-	}
-	return args, nil
 }
 
 // validateArgs checks DynamicResourcesArgs as kube-scheduler v1.37.1 does

@@ -24,17 +24,7 @@ const (
 // DecodeArgs decodes InterPodAffinity's args (nil means none), applies
 // kube-scheduler's defaults and validates them. Unknown fields are errors.
 func DecodeArgs(raw *runtime.RawExtension) (*configv1.InterPodAffinityArgs, error) {
-	args := &configv1.InterPodAffinityArgs{}
-	if err := framework.DecodeArgs(raw, args); err != nil {
-		return nil, fmt.Errorf("decoding InterPodAffinityArgs: %w", err)
-	}
-	// A typed args object is shared with the configuration: default a copy.
-	args = args.DeepCopy()
-	SetDefaultArgs(args)
-	if err := ValidateArgs(args); err != nil {
-		return nil, err
-	}
-	return args, nil
+	return framework.DecodePluginArgs(raw, SetDefaultArgs, ValidateArgs)
 }
 
 // SetDefaultArgs fills in what kube-scheduler's v1 defaulting fills in: a

@@ -4,8 +4,6 @@
 package nodeaffinity
 
 import (
-	"fmt"
-
 	"k8s.io/apimachinery/pkg/runtime"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -20,14 +18,9 @@ import (
 // no addedAffinity means no scheduler-enforced affinity. Unknown fields are
 // errors.
 func DecodeArgs(raw *runtime.RawExtension) (*configv1.NodeAffinityArgs, error) {
-	args := &configv1.NodeAffinityArgs{}
-	if err := framework.DecodeArgs(raw, args); err != nil {
-		return nil, fmt.Errorf("decoding NodeAffinityArgs: %w", err)
-	}
-	if err := ValidateArgs(nil, args); err != nil {
-		return nil, err
-	}
-	return args, nil
+	return framework.DecodePluginArgs(raw, nil, func(args *configv1.NodeAffinityArgs) error {
+		return ValidateArgs(nil, args)
+	})
 }
 
 // ValidateArgs checks args as kube-scheduler does: the required node selector

@@ -5,8 +5,6 @@
 package noderesources
 
 import (
-	"fmt"
-
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -19,17 +17,7 @@ import (
 // (nil means none), applies kube-scheduler's defaults and validates them.
 // Unknown fields are errors.
 func DecodeBalancedAllocationArgs(raw *runtime.RawExtension) (*configv1.NodeResourcesBalancedAllocationArgs, error) {
-	args := &configv1.NodeResourcesBalancedAllocationArgs{}
-	if err := framework.DecodeArgs(raw, args); err != nil {
-		return nil, fmt.Errorf("decoding NodeResourcesBalancedAllocationArgs: %w", err)
-	}
-	// A typed args object is shared with the configuration: default a copy.
-	args = args.DeepCopy()
-	SetDefaultBalancedAllocationArgs(args)
-	if err := ValidateBalancedAllocationArgs(args); err != nil {
-		return nil, err
-	}
-	return args, nil
+	return framework.DecodePluginArgs(raw, SetDefaultBalancedAllocationArgs, ValidateBalancedAllocationArgs)
 }
 
 // SetDefaultBalancedAllocationArgs fills in what kube-scheduler's v1
