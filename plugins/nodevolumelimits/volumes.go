@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/plugins/helper"
 )
 
 // pvcLookupError is a claim of a pod that the lister could not give. For the
@@ -63,13 +64,8 @@ func (pl *CSILimits) podsVolumes(logger klog.Logger, nodeInfo *framework.NodeInf
 // CSI. The claim of an ephemeral volume must be controlled by the pod.
 func (pl *CSILimits) addVolume(logger klog.Logger, pod *v1.Pod, vol *v1.Volume, csiNode *storagev1.CSINode,
 	result map[string]string) error {
-	var pvcName string
-	switch {
-	case vol.PersistentVolumeClaim != nil:
-		pvcName = vol.PersistentVolumeClaim.ClaimName
-	case vol.Ephemeral != nil:
-		pvcName = ephemeral.VolumeClaimName(pod, vol)
-	default:
+	pvcName, isEphemeral, ok := helper.VolumeClaimName(pod, vol)
+	if !ok {
 		return pl.addInlineVolume(logger, pod, vol, csiNode, result)
 	}
 	if pvcName == "" {
@@ -79,7 +75,7 @@ func (pl *CSILimits) addVolume(logger klog.Logger, pod *v1.Pod, vol *v1.Volume, 
 	if err != nil {
 		return &pvcLookupError{namespace: pod.Namespace, name: pvcName, err: err}
 	}
-	if vol.Ephemeral != nil {
+	if isEphemeral {
 		if err := ephemeral.VolumeIsForPod(pod, pvc); err != nil {
 			return err
 		}

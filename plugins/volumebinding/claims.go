@@ -13,6 +13,8 @@ import (
 	"k8s.io/component-helpers/storage/ephemeral"
 	"k8s.io/component-helpers/storage/volume"
 	"k8s.io/klog/v2"
+
+	"github.com/minisched/minisched/plugins/helper"
 )
 
 // GetPodVolumeClaims reads each claim of pod (a persistentVolumeClaim
@@ -73,15 +75,8 @@ func (b *volumeBinder) GetPodVolumeClaims(logger klog.Logger, pod *v1.Pod) (*pod
 // claim; a volume that is not a claim counts as bound, with no claim. A
 // generic ephemeral volume's claim not owned by the pod is an error.
 func (b *volumeBinder) isVolumeBound(logger klog.Logger, pod *v1.Pod, vol *v1.Volume) (bool, *v1.PersistentVolumeClaim, error) {
-	var pvcName string
-	isEphemeral := false
-	switch {
-	case vol.PersistentVolumeClaim != nil:
-		pvcName = vol.PersistentVolumeClaim.ClaimName
-	case vol.Ephemeral != nil:
-		pvcName = ephemeral.VolumeClaimName(pod, vol)
-		isEphemeral = true
-	default:
+	pvcName, isEphemeral, ok := helper.VolumeClaimName(pod, vol)
+	if !ok {
 		return true, nil, nil
 	}
 	bound, pvc, err := b.isPVCBound(logger, pod.Namespace, pvcName)

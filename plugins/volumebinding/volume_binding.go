@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/plugins/helper"
 )
 
 // Name is the plugin's name in the registry and in configurations.
@@ -118,15 +119,8 @@ func (pl *VolumeBinding) podHasPVCs(pod *v1.Pod) (bool, error) {
 	hasPVC := false
 	for i := range pod.Spec.Volumes {
 		vol := &pod.Spec.Volumes[i]
-		var pvcName string
-		isEphemeral := false
-		switch {
-		case vol.PersistentVolumeClaim != nil:
-			pvcName = vol.PersistentVolumeClaim.ClaimName
-		case vol.Ephemeral != nil:
-			pvcName = ephemeral.VolumeClaimName(pod, vol)
-			isEphemeral = true
-		default:
+		pvcName, isEphemeral, ok := helper.VolumeClaimName(pod, vol)
+		if !ok {
 			continue
 		}
 		hasPVC = true
