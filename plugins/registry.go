@@ -1,5 +1,6 @@
-// Package plugins lists the plugins minisched ships. Each lives in its own
-// package below this one; this file is the one place that names them all.
+// This file is the in-tree registry: the one place that names every plugin
+// minisched ships, as one visible block.
+
 package plugins
 
 import (

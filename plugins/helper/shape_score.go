@@ -1,8 +1,6 @@
-// Package helper holds what more than one plugin needs, as upstream's
-// plugins/helper does: the broken-linear function that NodeResourcesFit's
-// RequestedToCapacityRatio strategy and VolumeBinding's capacity scoring
-// both evaluate at a utilization, and whether a pod uses a claim, which the
-// storage plugins' queueing hints ask.
+// This file is the broken-linear scoring function: a score read off a few
+// (utilization, score) points, straight between them.
+
 package helper
 
 // FunctionShapePoint is one point of a scoring function: at Utilization
