@@ -39,13 +39,15 @@ func NewBenchScheduler(c *cache.Cache, q *queue.PriorityQueue, snapshot *cache.S
 }
 
 // ScheduleAndUndo runs one scheduling cycle of podInfo (snapshot refresh,
-// PreFilter to Permit) and undoes it (Unreserve, ForgetPod), so that the
-// next call sees the same cluster. No plugin call is timed.
+// PreFilter to Permit) with its CycleState and score arrays as
+// scheduleOnePod has them, and undoes it (Unreserve, ForgetPod), so that
+// the next call sees the same cluster. No plugin call is timed.
 func (s *Scheduler) ScheduleAndUndo(ctx context.Context, schedFramework *framework.Framework,
 	podInfo *framework.QueuedPodInfo) *framework.Status {
-	state := framework.NewCycleState()
-	state.Write(framework.PodsToActivateKey, framework.NewPodsToActivate())
+	state := s.newCycleState(podInfo)
+	state.RecordPluginMetrics = false
 	result, assumed, status := s.schedulingCycle(ctx, state, schedFramework, podInfo)
+	releaseSeen(state, &result)
 	if !status.IsSuccess() {
 		return status
 	}
@@ -82,7 +84,9 @@ func (s *Scheduler) ScheduleNext(ctx context.Context, schedFramework *framework.
 		return framework.AsStatus(err)
 	}
 	defer s.Queue.Done(podInfo.Pod.UID)
-	_, _, status := s.schedulingCycle(ctx, s.newCycleState(podInfo), schedFramework, podInfo)
+	state := s.newCycleState(podInfo)
+	result, _, status := s.schedulingCycle(ctx, state, schedFramework, podInfo)
+	releaseSeen(state, &result)
 	return status
 }
 
