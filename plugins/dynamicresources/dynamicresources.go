@@ -115,10 +115,8 @@ func New(_ context.Context, raw *runtime.RawExtension, fh framework.Handle) (fra
 		fh:             fh,
 		clientset:      fh.ClientSet(),
 		draManager:     dra,
-		// Consumable capacity is on in v1.37 (beta), list-type
-		// attributes are not (alpha).
-		celCache: cel.NewCache(celCacheSize, cel.Features{EnableConsumableCapacity: true}),
-		clock:    clock.RealClock{},
+		celCache:       NewCELCache(),
+		clock:          clock.RealClock{},
 	}, nil
 }
 

@@ -250,7 +250,7 @@ func (pl *DynamicResources) newAllocator(ctx context.Context) (structured.Alloca
 	if err != nil {
 		return nil, err
 	}
-	return structured.NewAllocator(ctx, allocatorFeatures, *allocated, pl.draManager.DeviceClasses(), slices, pl.celCache)
+	return NewAllocator(ctx, *allocated, pl.draManager.DeviceClasses(), slices, pl.celCache)
 }
 
 // PreFilterExtensions returns nil: claims do not change with the pods on a
