@@ -3,6 +3,8 @@ package explain
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
@@ -41,6 +44,25 @@ func localSlice(node string, devices ...resourceapi.Device) *resourceapi.Resourc
 	return &resourceapi.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: node + "-gpus"},
 		Spec: resourceapi.ResourceSliceSpec{Driver: gpuDriver, NodeName: ptr.To(node), Devices: devices,
 			Pool: resourceapi.ResourcePool{Name: node, ResourceSliceCount: 1}}}
+}
+
+// partitionedGPU is a pool of gpuDriver's on node of two slices: one with
+// a counter set of memory GiB, one with the partitions named, each
+// consuming its GiB of it.
+func partitionedGPU(node string, memory int64, parts map[string]int64) []runtime.Object {
+	pool := resourceapi.ResourcePool{Name: node + "-partitions", ResourceSliceCount: 2}
+	counters := &resourceapi.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: node + "-counters"},
+		Spec: resourceapi.ResourceSliceSpec{Driver: gpuDriver, NodeName: ptr.To(node), Pool: pool,
+			SharedCounters: []resourceapi.CounterSet{{Name: "gpu-0", Counters: map[string]resourceapi.Counter{
+				"memory": {Value: *resource.NewQuantity(memory<<30, resource.BinarySI)}}}}}}
+	devices := &resourceapi.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: node + "-partitions"},
+		Spec: resourceapi.ResourceSliceSpec{Driver: gpuDriver, NodeName: ptr.To(node), Pool: pool}}
+	for _, name := range slices.Sorted(maps.Keys(parts)) {
+		devices.Spec.Devices = append(devices.Spec.Devices, resourceapi.Device{Name: name,
+			ConsumesCounters: []resourceapi.DeviceCounterConsumption{{CounterSet: "gpu-0", Counters: map[string]resourceapi.Counter{
+				"memory": {Value: *resource.NewQuantity(parts[name]<<30, resource.BinarySI)}}}}})
+	}
+	return []runtime.Object{counters, devices}
 }
 
 // class is a DeviceClass with CEL selectors.
@@ -150,7 +172,7 @@ Devices, as the cluster is now (DynamicResources said "cannot allocate all claim
 Devices, as the cluster is now (DynamicResources said "cannot allocate all claims"):
   claim admin, request gpu (class gpu.example.com, all matching devices, admin access):
     node-1  2 devices, 2 match → 2 free, enough for this request on its own
-On node-1 each request finds enough devices on its own: what fails is their combination (requests wanting the same devices, a matchAttribute constraint, shared counters or capacity).
+Now DynamicResources accepts node-1: the cluster changed since the attempt.
 `,
 		},
 		{
@@ -166,6 +188,32 @@ Devices, as the cluster is now (DynamicResources said "cannot allocate all claim
     node-1  2 devices, 2 in the class, none match the request's selectors
   claim gpu-claim, request any (class gpu.example.com, 3 devices):
     node-1  2 devices, 2 match → 2 free, 3 wanted
+`,
+		},
+		{
+			name:    "each request finds its devices on its own, not together: their combination fails",
+			objects: []runtime.Object{gpus, gpuClass, claim("pair", exactly("a", gpuDriver, 2), exactly("b", gpuDriver, 1))},
+			pod:     draPod("pair"),
+			rec:     rejectedByDRA(cannot, "node-1"),
+			want: `
+Devices, as the cluster is now (DynamicResources said "cannot allocate all claims"):
+  claim pair, request a (class gpu.example.com, 2 devices):
+    node-1  2 devices, 2 match → 2 free, enough for this request on its own
+  claim pair, request b (class gpu.example.com, 1 device):
+    node-1  2 devices, 2 match → 2 free, enough for this request on its own
+On node-1 each request finds enough devices on its own: what fails is their combination (requests wanting the same devices, a matchAttribute constraint, shared counters or capacity).
+`,
+		},
+		{
+			name: "partitions of one GPU: each is free, the counters they share allow one at a time",
+			objects: append([]runtime.Object{gpuClass, claim("halves", exactly("gpu", gpuDriver, 2))},
+				partitionedGPU("node-1", 40, map[string]int64{"part-a": 30, "part-b": 30})...),
+			pod: draPod("halves"),
+			rec: rejectedByDRA(cannot, "node-1"),
+			want: `
+Devices, as the cluster is now (DynamicResources said "cannot allocate all claims"):
+  claim halves, request gpu (class gpu.example.com, 2 devices):
+    node-1  2 devices, 2 match → 2 free, but the allocator finds no 2 of them together (shared counters or capacity)
 `,
 		},
 		{
@@ -213,8 +261,8 @@ Devices, as the cluster is now (DynamicResources said "claim shop/gpu-claim: sel
 					Reason: "request gpu: device class tpu.example.com does not exist"}},
 			want: `
 Devices, as the cluster is now (DynamicResources said "request gpu: device class tpu.example.com does not exist"):
-  claim gpu-claim, request gpu (class tpu.example.com, 1 device): DeviceClass tpu.example.com does not exist
-  claim gone: ResourceClaim shop/gone does not exist
+  claim gpu-claim: request gpu: device class tpu.example.com does not exist
+  claim gone: could not find ResourceClaim "shop/gone"
 `,
 		},
 		{
@@ -229,7 +277,8 @@ Devices, as the cluster is now (DynamicResources said "request gpu: device class
 							Effect: resourceapi.DeviceTaintEffectNoExecute}}},
 				gpuClass,
 				claim("gpu-claim", resourceapi.DeviceRequest{Name: "gpu", Exactly: &resourceapi.ExactDeviceRequest{
-					DeviceClassName: gpuDriver, Count: 2, Tolerations: []resourceapi.DeviceToleration{{
+					DeviceClassName: gpuDriver, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 2,
+					Tolerations: []resourceapi.DeviceToleration{{
 						Key: "maintenance", Operator: resourceapi.DeviceTolerationOpEqual, Value: "true",
 						Effect: resourceapi.DeviceTaintEffectNoExecute}}}}),
 				claim("strict", exactly("gpu", gpuDriver, 3))},
@@ -247,7 +296,7 @@ Devices, as the cluster is now (DynamicResources said "cannot allocate all claim
 			name: "firstAvailable: each choice in order",
 			objects: []runtime.Object{gpus, gpuClass, allocated(claim("other", exactly("gpu", gpuDriver, 1)), "node-1", "gpu-1"),
 				claim("gpu-claim", resourceapi.DeviceRequest{Name: "gpu", FirstAvailable: []resourceapi.DeviceSubRequest{
-					{Name: "big", DeviceClassName: gpuDriver, Count: 1,
+					{Name: "big", DeviceClassName: gpuDriver, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1,
 						Selectors: selectors([]string{`device.attributes["gpu.example.com"].model == "h100"`})},
 					{Name: "small", DeviceClassName: gpuDriver, AllocationMode: resourceapi.DeviceAllocationModeAll}}})},
 			pod: draPod("gpu-claim"),
@@ -278,8 +327,8 @@ Devices, as the cluster is now (DynamicResources said "cannot allocate all claim
 			want: `
 Devices, as the cluster is now (DynamicResources said "cannot allocate all claims"):
   claim gpu-claim, request gpu (class gpu.example.com, 2 devices):
-    node-1  1 device, 1 matches; not used until complete: pool gpu.example.com/spare (1 of 2 slices) → 1 free, 2 wanted
-    node-2  no devices; not used until complete: pool gpu.example.com/spare (1 of 2 slices)
+    node-1  1 device, 1 matches → 1 free, 2 wanted
+    node-2  no devices
 `,
 		},
 		{
@@ -295,9 +344,9 @@ Devices, as the cluster is now (DynamicResources said "cannot allocate all claim
 			want: `
 Devices, as the cluster is now (DynamicResources said "resourceclaim not available on the node"):
   claim gpu-claim, allocated (gpu.example.com/node-1/gpu-0):
-    node-1  usable here (the allocation's node selector matches)
-    node-2  not usable here: the allocation's node selector does not match
-  the pod's claim "scratch" (template scratch-gpu): no ResourceClaim made from it yet (kube-controller-manager's resourceclaim controller makes it)
+    node-1  usable here
+    node-2  not usable here: resourceclaim not available on the node
+  the pod's claim "scratch" (template scratch-gpu): pod "shop/web": ResourceClaim not created yet (kube-controller-manager's resourceclaim controller makes it)
 `,
 		},
 		{
@@ -315,7 +364,7 @@ Devices, as the cluster is now (DynamicResources said "resourceclaim not availab
 			rec: rejectedByDRA("resourceclaim not available on the node", "node-1"),
 			want: `
 Devices, as the cluster is now (DynamicResources said "resourceclaim not available on the node"):
-  claim gpu-claim, allocated (gpu.example.com/node-1/gpu-0): device gpu.example.com/node-1/gpu-0 failed binding (AttachFailed: fabric manager timed out): not usable on any node until it is deallocated
+  claim gpu-claim, allocated (gpu.example.com/node-1/gpu-0): device binding failed: claim=gpu-claim, reason=, message="fabric manager timed out": not usable on any node until it is deallocated
 `,
 		},
 		{
@@ -328,7 +377,7 @@ Devices, as the cluster is now (DynamicResources said "cannot allocate all claim
   claim gpu-claim, request gpu (class gpu.example.com, 1 device):
     node-1  2 devices, 2 match → 2 free, enough for this request on its own
     node-9  the node no longer exists
-On node-1 each request finds enough devices on its own: what fails is their combination (requests wanting the same devices, a matchAttribute constraint, shared counters or capacity).
+Now DynamicResources accepts node-1: the cluster changed since the attempt.
 `,
 		},
 	}
