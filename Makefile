@@ -29,21 +29,22 @@ ARGS ?=
 comma := ,
 
 KWOK_VERSION := v0.8.0
+DESCHEDULER_VERSION := v0.36.0
 
-.PHONY: start test build envtest kube-scheduler kube-controller-manager kwok prometheus chromium conformance vet bench clean
+.PHONY: start test build envtest kube-scheduler kube-controller-manager kwok descheduler prometheus chromium conformance vet bench clean
 
 ## start: build, start envtest, run every story (Go and scenarios/*.yaml); CHAPTER=3 (or 1,2) runs a chapter's, with the
 ## scheduler of that chapter; WEB=:8080 serves the live view of the queues there (docs/web.md) and starts once a page
 ## is open; ARGS="--scenario ch6-assume" picks (bin/minisched start -h lists the flags)
 CHAPTER ?=
 WEB ?=
-start: build envtest kwok kube-controller-manager
+start: build envtest kwok kube-controller-manager descheduler
 	$(BIN)/minisched start $(if $(CHAPTER),--chapter $(CHAPTER)) $(if $(WEB),--web $(WEB)) $(ARGS)
 
 ## test: go vet and every test (with the race detector) against a real apiserver; explain/'s test
 ## also runs the real kube-scheduler, testenv's and the storage tests kube-controller-manager, web/'s
 ## Chromium
-test: envtest kwok kube-scheduler kube-controller-manager chromium vet
+test: envtest kwok kube-scheduler kube-controller-manager descheduler chromium vet
 	$(GO) test -race -count=1 ./...
 
 ## build: the minisched binary in bin/
@@ -70,6 +71,16 @@ kwok: $(BIN)/kwok
 $(BIN)/kwok:
 	@mkdir -p $(BIN)
 	GOBIN=$(BIN) $(GO) install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
+
+## descheduler: sigs.k8s.io/descheduler $(DESCHEDULER_VERSION), built from its module source against k8s.io v$(K8S_VERSION)
+## (hack/descheduler; first time only), for chapter 18's descheduler story
+descheduler: $(BIN)/descheduler
+
+# hack/descheduler/go.mod pins the version (and says why `go install` can't);
+# the -X stamps it so `descheduler version` is honest.
+$(BIN)/descheduler:
+	@mkdir -p $(BIN)
+	cd hack/descheduler && CGO_ENABLED=0 $(GO) build -ldflags '-s -w -X sigs.k8s.io/descheduler/pkg/version.version=$(DESCHEDULER_VERSION)' -o $@ sigs.k8s.io/descheduler/cmd/descheduler
 
 ## prometheus: the Prometheus server that annotator/'s test queries (Debian's package; skipped if on PATH)
 prometheus:

@@ -33,8 +33,8 @@ import (
 
 // skippedDirs are the directories whose markdown and Go files are not the
 // module's: build outputs (bin/), the modules of their own under hack/
-// (hack/tools builds the binaries, hack/bench the benchmark program), and
-// test inputs.
+// (hack/tools builds the binaries, hack/descheduler the descheduler, hack/bench
+// the benchmark program), and test inputs.
 var skippedDirs = map[string]bool{".git": true, "bin": true, "hack": true, "vendor": true, "testdata": true}
 
 // docAllowlist holds the few names a doc rightly writes in backquotes

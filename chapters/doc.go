@@ -27,4 +27,5 @@
 //	ch15_performance.go      ch15-throughput
 //	ch16_volumes.go          the storage plugins, with kube-controller-manager
 //	ch17_devices.go          claims in flight and binding conditions (and scenarios/ch17-*.yaml)
+//	ch18_eviction.go         taints, a dead kubelet, pressure, the Eviction API (real controllers)
 package chapters

@@ -10,6 +10,8 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/minisched/minisched/testenv"
 )
 
 // Env is what a scenario gets: a client, its own namespace, a log of the
@@ -29,6 +31,12 @@ type Env struct {
 	// format; empty for a scenario that starts its own schedulers.
 	MetricsURL string
 	out        io.Writer
+	// controllers are the kube-controller-manager controllers the story
+	// runs for itself (Scenario.Controllers).
+	controllers []string
+	// environment runs the descheduler for a story that lists the
+	// Descheduler part; nil for the others.
+	environment *testenv.Environment
 }
 
 // DefaultWait bounds every wait in the scenarios.

@@ -50,29 +50,34 @@ func (e *Env) CreateNodes(ctx context.Context, nodes ...*v1.Node) error {
 // builders.PauseImage. What a pod says itself is kept.
 func (e *Env) CreatePods(ctx context.Context, pods ...*v1.Pod) error {
 	for _, p := range pods {
-		if p.Namespace == "" {
-			p.Namespace = e.Namespace
-		}
-		if p.Spec.SchedulerName == "" {
-			p.Spec.SchedulerName = e.SchedulerName
-		}
-		if p.Spec.TerminationGracePeriodSeconds == nil {
-			p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
-		}
-		if len(p.Spec.Containers) == 0 {
-			p.Spec.Containers = []v1.Container{{}}
-		}
-		for i := range p.Spec.InitContainers {
-			defaultContainer(&p.Spec.InitContainers[i], fmt.Sprintf("init%d", i))
-		}
-		for i := range p.Spec.Containers {
-			defaultContainer(&p.Spec.Containers[i], fmt.Sprintf("c%d", i))
-		}
+		e.defaultPod(p)
 		if _, err := e.Client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
 	}
 	return nil
+}
+
+// defaultPod gives a pod what CreatePods says it gives.
+func (e *Env) defaultPod(p *v1.Pod) {
+	if p.Namespace == "" {
+		p.Namespace = e.Namespace
+	}
+	if p.Spec.SchedulerName == "" {
+		p.Spec.SchedulerName = e.SchedulerName
+	}
+	if p.Spec.TerminationGracePeriodSeconds == nil {
+		p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
+	}
+	if len(p.Spec.Containers) == 0 {
+		p.Spec.Containers = []v1.Container{{}}
+	}
+	for i := range p.Spec.InitContainers {
+		defaultContainer(&p.Spec.InitContainers[i], fmt.Sprintf("init%d", i))
+	}
+	for i := range p.Spec.Containers {
+		defaultContainer(&p.Spec.Containers[i], fmt.Sprintf("c%d", i))
+	}
 }
 
 // defaultContainer names a container and gives it the pause image, unless

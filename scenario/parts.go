@@ -14,8 +14,8 @@ import (
 
 // startParts starts what the scenario needs beside its scheduler: KWOK,
 // kube-controller-manager with the controllers it needs (controllersFor;
-// kept for the next scenarios), the example provisioner and the example
-// DRA driver. stop stops them in the reverse order and returns the first
+// kept for the next scenarios), another with its own Controllers (stopped
+// with it), the example provisioner and the example DRA driver. stop stops them in the reverse order and returns the first
 // error; if one fails to start, those started before it are stopped.
 func (r *Runner) startParts(ctx context.Context, client kubernetes.Interface, s Scenario) (stop func() error, err error) {
 	var stops []func() error
@@ -26,7 +26,7 @@ func (r *Runner) startParts(ctx context.Context, client kubernetes.Interface, s 
 		}
 	}()
 	if s.Parts.Has(KWOK) {
-		stopKWOK, err := r.startKWOK()
+		stopKWOK, err := r.startKWOK(kwokOptions(s))
 		if err != nil {
 			return nil, err
 		}
@@ -36,6 +36,13 @@ func (r *Runner) startParts(ctx context.Context, client kubernetes.Interface, s 
 		if err := r.startControllerManager(controllers...); err != nil {
 			return nil, err
 		}
+	}
+	if len(s.Controllers) > 0 {
+		stopControllers, err := r.startStoryControllers(s)
+		if err != nil {
+			return nil, err
+		}
+		stops = append(stops, stopControllers)
 	}
 	if s.Provisioner != nil {
 		stopProvisioner, err := startProvisioner(ctx, client, s.Provisioner)
@@ -52,11 +59,11 @@ func (r *Runner) startParts(ctx context.Context, client kubernetes.Interface, s 
 
 // startKWOK starts KWOK in the runner's Environment. Its stop reports no
 // error: how KWOK ended is no part of the scenario's verdict.
-func (r *Runner) startKWOK() (stop func() error, err error) {
+func (r *Runner) startKWOK(opts testenv.KWOKOptions) (stop func() error, err error) {
 	if r.Environment == nil {
 		return nil, errors.New("this scenario needs KWOK, which needs the runner's Environment")
 	}
-	kwok, err := r.Environment.StartKWOK()
+	kwok, err := r.Environment.StartKWOKWith(opts)
 	if err != nil {
 		return nil, err
 	}

@@ -120,7 +120,8 @@ func (r *Runner) printVerdict(s Scenario, err error, took time.Duration) {
 	fmt.Fprintf(r.Out, "--- %s %s (%.1fs)\n", verdict(err, isTerminal(r.Out)), s.Name, took.Seconds())
 }
 
-// tell tells the story: clean the cluster and make the scenario's
+// tell tells the story: refuse it if its Controllers could not run as
+// meant (checkControllers), clean the cluster and make the scenario's
 // namespace, start the parts it needs (KWOK, kube-controller-manager, the
 // example provisioner and DRA driver), then, unless it starts its own,
 // the extender and a scheduler with its configuration; run the story,
@@ -129,6 +130,9 @@ func (r *Runner) printVerdict(s Scenario, err error, took time.Duration) {
 // scenario (RunAll and Run stop it). The story's error is the one
 // returned; a stop's error only if the story had none.
 func (r *Runner) tell(ctx context.Context, s Scenario) (err error) {
+	if err := checkControllers(s); err != nil {
+		return err
+	}
 	cfg, err := r.config(s)
 	if err != nil {
 		return err
@@ -239,8 +243,12 @@ func (r *Runner) startScheduler(ctx context.Context, s Scenario, client kubernet
 // and its /metrics at metricsURL ("" for a story with OwnSchedulers).
 func (r *Runner) env(s Scenario, client kubernetes.Interface, cfg *configv1.KubeSchedulerConfiguration,
 	log *AttemptLog, metricsURL string) *Env {
-	return &Env{Client: client, Namespace: s.Name, SchedulerName: *cfg.Profiles[0].SchedulerName,
-		Attempts: log, RestConfig: r.RestConfig, MetricsURL: metricsURL, out: r.Out}
+	env := &Env{Client: client, Namespace: s.Name, SchedulerName: *cfg.Profiles[0].SchedulerName,
+		Attempts: log, RestConfig: r.RestConfig, MetricsURL: metricsURL, out: r.Out, controllers: s.Controllers}
+	if s.Parts.Has(Descheduler) {
+		env.environment = r.Environment
+	}
+	return env
 }
 
 // keepFirst calls stop and puts its error in *err unless *err holds one
@@ -269,21 +277,24 @@ func (r *Runner) runScenario(ctx context.Context, s Scenario, env *Env) error {
 	return runErr
 }
 
-// cleanCluster deletes every node and every pod, every storage object
-// (cleanStorage) and every DRA object (cleanDRA), so scenarios do not see
-// each other's leftovers. Without a
-// kubelet, deletion with grace period 0 is immediate.
+// cleanCluster deletes every ReplicaSet, Deployment and
+// PodDisruptionBudget (cleanWorkloads) first, so that no controller a
+// later story runs makes their pods again, then every node and every pod,
+// every node Lease, every storage object (cleanStorage) and every DRA
+// object (cleanDRA), so scenarios do not see each other's leftovers.
+// Without a kubelet, deletion with grace period 0 is immediate.
 func cleanCluster(ctx context.Context, client kubernetes.Interface) error {
 	nss, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
 	}
-	var errs []error
+	errs := []error{cleanWorkloads(ctx, client, nss.Items)}
 	for _, ns := range nss.Items {
 		errs = append(errs, client.CoreV1().Pods(ns.Name).DeleteCollection(ctx,
 			metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{}))
 	}
 	errs = append(errs, client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}))
-	errs = append(errs, cleanStorage(ctx, client, nss.Items), cleanDRA(ctx, client, nss.Items))
+	errs = append(errs, cleanNodeLeases(ctx, client), cleanStorage(ctx, client, nss.Items),
+		cleanDRA(ctx, client, nss.Items))
 	return errors.Join(errs...)
 }

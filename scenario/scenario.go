@@ -30,8 +30,9 @@ type Scenario struct {
 	// Run creates objects and checks outcomes; an error is a failure.
 	Run func(ctx context.Context, env *Env) error
 	// Parts lists what the story needs beside the apiserver and the
-	// runner's scheduler, in any order: KWOK, Storage, DRA, Extender, or
-	// OwnSchedulers instead of the runner's. Most stories need none.
+	// runner's scheduler, in any order: KWOK, Storage, DRA, Extender,
+	// Descheduler, or OwnSchedulers instead of the runner's. Most stories
+	// need none.
 	Parts Parts
 	// Provisioner, when set, runs the example dynamic provisioner
 	// (examples/provisioner) for the scenario, with a disk of the given size
@@ -47,6 +48,15 @@ type Scenario struct {
 	// is apart from DRA so that a story may publish slices of its own
 	// without a driver of the same name deleting them as not its own.
 	DRADriver *dradriver.Options
+	// Controllers names kube-controller-manager controllers (by its names,
+	// testenv.KnownControllers) that run for this story alone: started
+	// before it, stopped after it, apart from the ones Storage and DRA keep
+	// for the run. Chapter 18's stories run the node lifecycle and
+	// taint-eviction controllers (with testenv.FastNodeMonitor's timing,
+	// and KWOK renewing node Leases), the ReplicaSet controller and the
+	// disruption controller. A story whose controllers could not run as
+	// meant is refused before anything starts (testenv.CheckControllers).
+	Controllers []string
 }
 
 // Part is a piece of the cluster a story may need beside the apiserver and
@@ -85,6 +95,9 @@ const (
 	// Env.MetricsURL are unused, and Env.Attempts is empty unless Run
 	// feeds it.
 	OwnSchedulers Part = "own schedulers"
+	// Descheduler lets the story run the descheduler once, or more, with
+	// Env.RunDescheduler (`make descheduler` builds it).
+	Descheduler Part = "descheduler"
 )
 
 // Parts is the list of parts a story needs (Scenario.Parts).

@@ -8,12 +8,15 @@
 package testenv
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // KWOKVersion is the KWOK release hack/tools installs (`make kwok`).
@@ -22,7 +25,8 @@ const KWOKVersion = "v0.8.0"
 // kwokStages are the stage files KWOK runs with, from its own module:
 // nodes become Ready and keep a heartbeat; pods become Ready and Running
 // with a start time, complete if they have an end, and are deleted once a
-// deletion was asked for (finalizers still hold them).
+// deletion was asked for (finalizers still hold them). KWOK also runs
+// minisched's memory-pressure stage (MemoryPressureLabel).
 var kwokStages = []string{
 	"kustomize/stage/node/fast/node-initialize.yaml",
 	"kustomize/stage/node/heartbeat/node-heartbeat.yaml",
@@ -31,16 +35,46 @@ var kwokStages = []string{
 	"kustomize/stage/pod/fast/pod-delete.yaml",
 }
 
+// MemoryPressureLabel, set to "true" on a node, makes KWOK report
+// MemoryPressure on it, as a kubelet short of memory does
+// (kwokstages/node-memory-pressure.yaml, a stage of minisched's own that
+// KWOK always runs with). Removing the label does not lift the condition.
+const MemoryPressureLabel = "kwok.minisched.example/memory-pressure"
+
+// memoryPressureStage is the stage MemoryPressureLabel triggers.
+//
+//go:embed kwokstages/node-memory-pressure.yaml
+var memoryPressureStage []byte
+
 // KWOK is a running kwok process managing every node of an environment.
 type KWOK struct {
 	proc *process
 }
 
+// KWOKOptions are how a story wants KWOK to play the kubelets.
+type KWOKOptions struct {
+	// NodeLeaseDuration, if not zero, makes KWOK hold a Lease in
+	// kube-node-lease for each node, renewed every quarter of this
+	// duration, as a kubelet does. The node lifecycle controller takes a
+	// renewed Lease as the node's heartbeat; without Leases it sees none
+	// (KWOK renews no condition of the scenarios' nodes, which it did not
+	// initialize) and marks every node Unknown after its grace period.
+	// KWOK also plays a node, and its pods, only while it holds the node's
+	// Lease: a Lease taken over by someone else stops that node's kubelet
+	// (scenario.Env.StopKubelet).
+	NodeLeaseDuration time.Duration
+}
+
 // StartKWOK starts kwok against the environment's apiserver, managing all
-// nodes. The binary is $KWOK, or bin/kwok at the repository root (where
-// `make kwok` installs it); its stage files come from KWOK's module in the
-// Go module cache, which that install fills.
+// nodes, without node Leases. The binary is $KWOK, or bin/kwok at the
+// repository root (where `make kwok` installs it); its stage files come
+// from KWOK's module in the Go module cache, which that install fills.
 func (e *Environment) StartKWOK() (*KWOK, error) {
+	return e.StartKWOKWith(KWOKOptions{})
+}
+
+// StartKWOKWith is StartKWOK with options.
+func (e *Environment) StartKWOKWith(opts KWOKOptions) (*KWOK, error) {
 	bin, err := binary("KWOK", "kwok", "kwok", binDir)
 	if err != nil {
 		return nil, err
@@ -49,7 +83,11 @@ func (e *Environment) StartKWOK() (*KWOK, error) {
 	if err != nil {
 		return nil, err
 	}
+	var stageErr error
 	proc, err := e.startProcess("kwok", bin, func(kubeconfig string) []string {
+		// The process's own directory, which stop removes, holds our stage.
+		ours := filepath.Join(filepath.Dir(kubeconfig), "node-memory-pressure.yaml")
+		stageErr = os.WriteFile(ours, memoryPressureStage, 0o600)
 		args := []string{
 			"--kubeconfig=" + kubeconfig,
 			"--manage-all-nodes=true",
@@ -57,13 +95,21 @@ func (e *Environment) StartKWOK() (*KWOK, error) {
 			"--server-address=",
 			"--node-ip=10.0.0.1",
 		}
-		for _, s := range stages {
+		if opts.NodeLeaseDuration > 0 {
+			args = append(args, "--node-lease-duration-seconds="+
+				strconv.Itoa(int(opts.NodeLeaseDuration.Round(time.Second).Seconds())))
+		}
+		for _, s := range append(stages, ours) {
 			args = append(args, "-c", s)
 		}
 		return args
 	})
 	if err != nil {
 		return nil, err
+	}
+	if stageErr != nil {
+		_ = proc.stop()
+		return nil, fmt.Errorf("writing KWOK's memory-pressure stage: %w", stageErr)
 	}
 	return &KWOK{proc: proc}, nil
 }

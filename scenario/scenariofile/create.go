@@ -185,6 +185,9 @@ func (p *parser) manifest(n *yaml.Node, line int, where string) (manifest, error
 		if err := p.strict(js, pdb, line, where); err != nil {
 			return manifest{}, err
 		}
+		if p.firstBudget == 0 {
+			p.firstBudget = line
+		}
 		m.create = func(ctx context.Context, env *scenario.Env) error { return env.CreatePDB(ctx, pdb.DeepCopy()) }
 	default:
 		if err := p.checkDRAObject(u.GroupVersionKind(), js, line, where); err != nil {

@@ -69,6 +69,9 @@ type parser struct {
 	// driverName is the draDriver's name (dradriver's default if the file
 	// names none): whose slices waitSlices waits for.
 	driverName string
+	// firstEvict and firstBudget are the lines of the first evict step and
+	// of the first PodDisruptionBudget created (0: none), for checkBudgets.
+	firstEvict, firstBudget int
 }
 
 // stepFunc is what running one step does.
@@ -109,6 +112,9 @@ var stepKinds = map[string]func(p *parser, arg *yaml.Node, where string) (stepFu
 	"label":             (*parser).label,
 	"waitSlices":        (*parser).waitSlices,
 	"waitAllocated":     (*parser).waitAllocated,
+	"taint":             (*parser).taint,
+	"untaint":           (*parser).untaint,
+	"evict":             (*parser).evict,
 }
 
 // defaultAPIVersions are the kinds whose manifests may leave apiVersion out.
@@ -146,7 +152,7 @@ func (p *parser) scenario(data []byte) (scenario.Scenario, error) {
 		root = root.Content[0]
 	}
 	f, err := p.mapping(root, "", "name", "chapter", "description", "config", "profile", "lifecycle", "storage",
-		"provisioner", "dra", "draDriver", "steps")
+		"provisioner", "dra", "draDriver", "controllers", "steps")
 	if err != nil {
 		return scenario.Scenario{}, err
 	}
@@ -167,6 +173,9 @@ func (p *parser) scenario(data []byte) (scenario.Scenario, error) {
 	}
 	steps, err := p.steps(f["steps"])
 	if err != nil {
+		return scenario.Scenario{}, err
+	}
+	if err := p.checkBudgets(s); err != nil {
 		return scenario.Scenario{}, err
 	}
 	s.Run = runSteps(p.file, steps)
@@ -224,7 +233,8 @@ func (p *parser) configuration(f map[string]*yaml.Node) (func() (*configv1.KubeS
 
 // parts reads what the scenario needs beside the scheduler: the switches
 // lifecycle (KWOK), storage and dra, each true or false, into s.Parts,
-// and the provisioner's and the DRA driver's options.
+// the provisioner's and the DRA driver's options, and the story's own
+// kube-controller-manager controllers.
 func (p *parser) parts(f map[string]*yaml.Node, s *scenario.Scenario) error {
 	if err := p.part(f, "lifecycle", scenario.KWOK, s); err != nil {
 		return err
@@ -240,6 +250,11 @@ func (p *parser) parts(f map[string]*yaml.Node, s *scenario.Scenario) error {
 	}
 	if err := p.part(f, "dra", scenario.DRA, s); err != nil {
 		return err
+	}
+	if n := f["controllers"]; n != nil {
+		if err := p.controllers(n, s); err != nil {
+			return err
+		}
 	}
 	if n := f["draDriver"]; n != nil {
 		if s.DRADriver, err = p.draDriver(n); err != nil {

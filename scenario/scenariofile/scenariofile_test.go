@@ -152,6 +152,29 @@ func TestFileParseErrors(t *testing.T) {
 			want: "x.yaml:5: steps[2].waitAllocated: podClaim is missing"},
 		{name: "waitAllocated claim with podClaim", yaml: head + "- waitAllocated: {claim: c, podClaim: gpu}\n",
 			want: "x.yaml:5: steps[2].waitAllocated: podClaim goes with pod, not claim"},
+		{name: "unknown controller", yaml: "name: x\nlifecycle: true\ncontrollers: [replicaset-controller, " +
+			"taint-manager]\nsteps: []\n",
+			want: `x.yaml:3: controllers: unknown controller "taint-manager": kube-controller-manager v1.37.1 knows`},
+		{name: "controllers not a list", yaml: "name: x\ncontrollers: replicaset-controller\nsteps: []\n",
+			want: "x.yaml:2: controllers: want a list"},
+		{name: "taint eviction alone", yaml: "name: x\nlifecycle: true\ncontrollers: [taint-eviction-controller]\n" +
+			"steps: []\n", want: "x.yaml:3: controllers: taint-eviction-controller needs node-lifecycle-controller"},
+		{name: "node lifecycle without lifecycle", yaml: "name: x\ncontrollers: [node-lifecycle-controller]\n" +
+			"steps: []\n", want: "x.yaml:2: controllers: node-lifecycle-controller needs lifecycle: true"},
+		{name: "taint effect", yaml: head + "- taint: {node: n1, key: k, value: v, effect: NoExcute}\n",
+			want: `x.yaml:5: steps[2].taint.effect: want one of [NoSchedule PreferNoSchedule NoExecute], got "NoExcute"`},
+		{name: "taint unknown node", yaml: head + "- taint: {node: n2, key: k, effect: NoExecute}\n",
+			want: `x.yaml:5: steps[2].taint.node: no earlier step creates node "n2"`},
+		{name: "untaint with a value", yaml: head + "- untaint: {node: n1, key: k, value: v, effect: NoExecute}\n",
+			want: `x.yaml:5: steps[2].untaint: unknown field "value"`},
+		{name: "evict unknown pod", yaml: head + "- evict: {pod: q}\n",
+			want: `x.yaml:5: steps[2].evict.pod: no earlier step creates pod "q"`},
+		{name: "evict with a budget and no disruption controller", yaml: head +
+			"- create: [{kind: PodDisruptionBudget, metadata: {name: b}, spec: {minAvailable: 1}}]\n" +
+			"- evict: {pod: p, refused: true}\n",
+			want: "x.yaml:6: evict: the file creates a PodDisruptionBudget (line 5) but its controllers do not name " +
+				"disruption-controller: nobody would write the budget's status, and the Eviction API would answer " +
+				"429 with Retry-After: 10, which client-go retries silently, ten times: about 100s for each eviction"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
