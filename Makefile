@@ -43,9 +43,10 @@ start: build envtest kwok kube-controller-manager descheduler
 
 ## test: go vet and every test (with the race detector) against a real apiserver; explain/'s test
 ## also runs the real kube-scheduler, testenv's and the storage tests kube-controller-manager, web/'s
-## Chromium
+## Chromium; then the kubelet's own eviction ranking on chapter 18's table (hack/tools/kubeletranking)
 test: envtest kwok kube-scheduler kube-controller-manager descheduler chromium vet
 	$(GO) test -race -count=1 ./...
+	cd hack/tools && CGO_ENABLED=0 $(GO) test -count=1 ./kubeletranking/
 
 ## build: the minisched binary in bin/
 build:
