@@ -34,4 +34,7 @@
 //	dra.go        the example DRA driver, for stories of devices; waits on
 //	              resource claims and slices, and a claim in one line
 //	replica.go    a scheduler a story starts itself (leader election, throughput)
+//	eviction.go   chapter 18's part: a story's own kube-controller-manager
+//	              controllers (Scenario.Controllers), ReplicaSets, taints,
+//	              a stopped kubelet, the Eviction API, the descheduler
 package scenario

@@ -148,8 +148,9 @@ func (e *Env) CreatePriorityClass(ctx context.Context, pc *schedulingv1.Priority
 
 // CreatePDB creates a PodDisruptionBudget, in the scenario's namespace
 // unless it names one, and, if it carries a status, writes that status as
-// the disruption controller would (none runs here), with observedGeneration
-// the budget's generation unless it says otherwise.
+// the disruption controller would (none runs unless the story's Controllers
+// name it; then leave the status out, or the two write over each other),
+// with observedGeneration the budget's generation unless it says otherwise.
 func (e *Env) CreatePDB(ctx context.Context, pdb *policyv1.PodDisruptionBudget) error {
 	if pdb.Namespace == "" {
 		pdb.Namespace = e.Namespace

@@ -10,6 +10,7 @@
 //	steps.go         the other steps: waits, checks, changes
 //	dra.go           devices: the draDriver field, DRA kinds, waitSlices
 //	                 and waitAllocated
+//	eviction.go      eviction: the controllers field, taint, untaint, evict
 //	yaml.go          reading YAML nodes, each mistake with its line
 package scenariofile
 
