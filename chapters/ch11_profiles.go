@@ -100,12 +100,14 @@ func runProfiles(ctx context.Context, env *scenario.Env) error {
 	env.Logf("%s (schedulerName %s) → %s: MostAllocated piles them onto one node until it is full",
 		strings.Join(batch, ", "), binPacking, strings.Join(batchNodes, ", "))
 	for _, name := range []string{"web-1", "batch-1"} {
-		if a := env.PodAttempts(name); len(a) > 0 {
-			last := a[len(a)-1]
-			env.Logf("%s, profile %s, top scores: %s", name, last.Profile, scenario.ScoreSummary(last))
-			if want := map[string]string{"web-1": env.SchedulerName, "batch-1": binPacking}[name]; last.Profile != want {
-				return fmt.Errorf("%s was scheduled by profile %q, want %q", name, last.Profile, want)
-			}
+		// Told after the bind: a moment after the pod shows bound.
+		last, err := env.WaitForScheduledAttempt(ctx, name, scenario.DefaultWait)
+		if err != nil {
+			return err
+		}
+		env.Logf("%s, profile %s, top scores: %s", name, last.Profile, scenario.ScoreSummary(last))
+		if want := map[string]string{"web-1": env.SchedulerName, "batch-1": binPacking}[name]; last.Profile != want {
+			return fmt.Errorf("%s was scheduled by profile %q, want %q", name, last.Profile, want)
 		}
 	}
 	if d := sets.List(sets.New(batchNodes...)); len(d) != 1 {

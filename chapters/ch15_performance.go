@@ -129,11 +129,11 @@ func runBatching(ctx context.Context, env *scenario.Env) (err error) {
 	taken := map[string]bool{}
 	for i := 1; i <= batchingPods; i++ {
 		name := fmt.Sprintf("job-%d", i)
-		attempts := env.Attempts.Of(env.Namespace, name)
-		if len(attempts) == 0 {
-			return fmt.Errorf("%s: no attempt recorded", name)
+		// Told after the bind: a moment after the pod shows bound.
+		last, err := env.WaitForScheduledAttempt(ctx, name, scenario.DefaultWait)
+		if err != nil {
+			return err
 		}
-		last := attempts[len(attempts)-1]
 		how := fmt.Sprintf("a full cycle: every node filtered, %d scored", len(last.Nodes))
 		if last.Hint != "" && last.Hint == last.Node {
 			how = "the hint: 1 node filtered, none scored"

@@ -142,8 +142,7 @@ func TestCleaningBetweenStories(t *testing.T) {
 	}
 	var left []string
 	look := func(ctx context.Context, env *scenario.Env) error {
-		// A pod bound first: the scheduler is running (stopped before its
-		// informers synced, it would report that it never started).
+		// A pod bound first: the cleaned cluster still schedules.
 		if err := env.CreateNodes(ctx, scenario.Nodes("a")...); err != nil {
 			return err
 		}

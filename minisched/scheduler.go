@@ -175,14 +175,19 @@ func New(ctx context.Context, factory informers.SharedInformerFactory, o Options
 // Run schedules pods until ctx is cancelled. It waits for the informers'
 // first lists, starts the queue's and the cache's background loops, then
 // runs scheduleOne in a loop. On cancellation it stops popping, lets binding
-// cycles in flight finish (bounded by the grace period) and returns.
+// cycles in flight finish (bounded by the grace period) and returns nil.
+// Cancelled before the informers have synced, it returns nil at once,
+// having scheduled nothing.
 func (s *Scheduler) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	// The tracker's goroutines end with the scheduler, whatever the
 	// reason it stops.
 	defer s.draManager.Stop()
+	// The caches fail to sync only when ctx ends first: a stop asked for
+	// before the first cycle, as clean as one asked for later.
 	if !toolscache.WaitForCacheSync(ctx.Done(), s.informersSynced...) {
-		return fmt.Errorf("informer caches did not sync: %w", context.Cause(ctx))
+		logger.Info("Stopped before the informer caches synced: nothing scheduled")
+		return nil
 	}
 	s.Queue.Run(ctx)
 	s.Cache.Run(ctx)

@@ -7,8 +7,11 @@ package scenario
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
@@ -45,9 +48,7 @@ func (e *Env) StartReplica(ctx context.Context, name string, cfg *configv1.KubeS
 	observe := func(a minisched.Attempt) {
 		e.Attempts.Record(a)
 		if a.Result == attempt.Scheduled {
-			r.mu.Lock()
-			r.scheduled = append(r.scheduled, a.Name)
-			r.mu.Unlock()
+			r.record(a.Name)
 		}
 	}
 	svc, err := scheduler.New(ctx, cfg, e.RestConfig, scheduler.WithObserver(observe), scheduler.WithSeed(42))
@@ -69,11 +70,41 @@ func (e *Env) StartReplica(ctx context.Context, name string, cfg *configv1.KubeS
 	return r, nil
 }
 
+// record notes that the replica bound the pod.
+func (r *Replica) record(pod string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.scheduled = append(r.scheduled, pod)
+}
+
 // Bound returns the pods the replica bound so far.
 func (r *Replica) Bound() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]string(nil), r.scheduled...)
+}
+
+// WaitForBound waits, up to DefaultWait, until the replica has recorded
+// binding each of the pods, and otherwise returns an error naming those it
+// has not. A story that saw the pods bound in the API still waits here: the
+// replica records a pod once its bind call has returned, a moment after the
+// apiserver, and so the story's watch, has the pod's node.
+func (r *Replica) WaitForBound(ctx context.Context, pods []string) error {
+	var missing []string
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, DefaultWait, true, func(context.Context) (bool, error) {
+		bound := r.Bound()
+		missing = missing[:0]
+		for _, p := range pods {
+			if !slices.Contains(bound, p) {
+				missing = append(missing, p)
+			}
+		}
+		return len(missing) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s did not bind %s: %w", r.Name, strings.Join(missing, ", "), err)
+	}
+	return nil
 }
 
 // ShutDown stops the replica, waits for its Run to return and returns what

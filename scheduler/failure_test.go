@@ -355,3 +355,51 @@ func TestRunAgainstUnreachableAPIServer(t *testing.T) {
 		t.Errorf("gave up after %v, want about %v", d, scheduler.APIServerTimeout)
 	}
 }
+
+// TestStoppedWhileStarting: a stop asked for before the scheduler
+// schedules (while it checks the apiserver, starts its informers or waits
+// for them to list) is a clean stop: Run returns nil, as it does for a stop
+// later on.
+func TestStoppedWhileStarting(t *testing.T) {
+	tests := []struct {
+		name string
+		// elect runs it as a replica electing a leader.
+		elect bool
+		// started cancels after Run has begun rather than before it, at
+		// whatever step it has reached: tries samples those steps.
+		started bool
+		tries   int
+	}{
+		{name: "before Run", tries: 1},
+		{name: "as Run begins", started: true, tries: 20},
+		{name: "electing, before Run", elect: true, tries: 1},
+		{name: "electing, as Run begins", elect: true, started: true, tries: 20},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := scheduler.DefaultConfig()
+			cfg.LeaderElection.LeaderElect = &tt.elect
+			cfg.LeaderElection.ResourceNamespace = "default"
+			cfg.LeaderElection.ResourceName = "stopped-while-starting"
+			for try := range tt.tries {
+				s, err := scheduler.New(t.Context(), cfg, testEnv.Config)
+				require.NoError(t, err)
+				ctx, cancel := context.WithCancel(t.Context())
+				runErr := make(chan error, 1)
+				if !tt.started {
+					cancel()
+				}
+				go func() { runErr <- s.Run(ctx) }()
+				cancel()
+				select {
+				case err := <-runErr:
+					if err != nil {
+						t.Errorf("try %d: Run = %v, want nil on a stop before it scheduled", try, err)
+					}
+				case <-time.After(time.Minute):
+					t.Fatalf("try %d: Run did not return within a minute of being stopped", try)
+				}
+			}
+		})
+	}
+}

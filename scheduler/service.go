@@ -268,17 +268,25 @@ func watcher(view *web.View) minisched.Watcher {
 // Run checks that the apiserver answers (giving up after APIServerTimeout),
 // starts events and informers, and schedules until ctx is cancelled; then it
 // lets binding cycles finish and stops everything. It returns nil on a clean
-// stop. With leaderElection.leaderElect, it schedules only while it holds
-// the Lease (see leaderelection.go), releases the Lease on a clean stop, and
-// returns ErrLostLease if the Lease was lost. Once the informers have
-// synced, and until Run returns, the live view (WithLiveView) shows the
-// scheduler. Run is called once.
+// stop; a stop asked for while it is still starting (checking the
+// apiserver, waiting for the informers to list) is a clean stop too. With
+// leaderElection.leaderElect, it schedules only while it holds the Lease
+// (see leaderelection.go), releases the Lease on a clean stop, and returns
+// ErrLostLease if the Lease was lost. Once the informers have synced, and
+// until Run returns, the live view (WithLiveView) shows the scheduler. Run
+// is called once.
 func (s *Service) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	if err := waitForAPIServer(ctx, s.Client, s.host, APIServerTimeout); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while waiting: nothing was started
+		}
 		return err
 	}
 	if err := s.broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return fmt.Errorf("starting event recording: %w", err)
 	}
 	defer s.broadcaster.Shutdown()
@@ -295,9 +303,11 @@ func (s *Service) Run(ctx context.Context) error {
 	}()
 	// Plugins' listers (namespaces, services...) must be filled before the
 	// first cycle, like the pods and nodes the scheduler waits for itself.
-	for typ, ok := range s.factory.WaitForCacheSync(ctx.Done()) {
+	// They fail to sync only when ctx ends first: a stop, not a failure.
+	for _, ok := range s.factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
-			return fmt.Errorf("informer for %v did not sync: %w", typ, context.Cause(ctx))
+			logger.Info("Stopped before the informers synced: nothing scheduled")
+			return nil
 		}
 	}
 	logger.Info("Starting minisched", "profiles", len(s.Config.Profiles), "apiserver", s.host)
