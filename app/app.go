@@ -484,10 +484,9 @@ func (c *Command) run(ctx context.Context, args []string) error {
 			return fmt.Errorf("--web-address %s: %w", *webAddr, err)
 		}
 	}
-	if err := svc.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return nil
+	// SIGINT or SIGTERM cancels ctx: a clean stop, for which Run returns
+	// nil even before the scheduler has started.
+	return svc.Run(ctx)
 }
 
 // runHelp is `run -h`'s text.
