@@ -43,6 +43,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/minisched/minisched/chapters"
+	"github.com/minisched/minisched/minisched/features"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins"
 	"github.com/minisched/minisched/scenario"
@@ -444,7 +445,14 @@ func (c *Command) run(ctx context.Context, args []string) error {
 		"`HOST:PORT` to serve /metrics, /healthz, /readyz and /livez on, over plain HTTP (0 turns it off)")
 	webAddr := fs.String("web-address", "", "`HOST:PORT` to serve the live view of the queues on, read-only "+
 		"(:PORT is 127.0.0.1:PORT; default: off; docs/web.md says what to put in front of it)")
+	gateFlag := fs.String("feature-gates", "", "kube-scheduler's feature gates, `A=true,B=false`: "+
+		"GenericWorkload and TopologyAwareWorkloadScheduling either way, any other gate kube-scheduler "+
+		"v1.37.1 reads at its default (default: kube-scheduler's defaults)")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	gates, err := features.Parse(*gateFlag)
+	if err != nil {
 		return err
 	}
 	if *webAddr != "" {
@@ -461,7 +469,7 @@ func (c *Command) run(ctx context.Context, args []string) error {
 		return err
 	}
 	ctx = klog.NewContext(ctx, klog.Background())
-	opts := []scheduler.Option{scheduler.WithOutOfTreeRegistry(c.registry)}
+	opts := []scheduler.Option{scheduler.WithOutOfTreeRegistry(c.registry), scheduler.WithFeatureGates(gates)}
 	if *recordAttempts {
 		opts = append(opts, scheduler.WithAttemptRecords())
 	}
@@ -491,7 +499,7 @@ func (c *Command) run(ctx context.Context, args []string) error {
 
 // runHelp is `run -h`'s text.
 var runHelp = help{
-	usage: "%[1]s run --kubeconfig FILE [--config FILE] [--metrics-bind-address HOST:PORT] [--record-attempts] [--web-address HOST:PORT]",
+	usage: "%[1]s run --kubeconfig FILE [--config FILE] [--feature-gates A=true,B=false] [--metrics-bind-address HOST:PORT] [--record-attempts] [--web-address HOST:PORT]",
 	about: `
 Schedules the pods whose spec.schedulerName names one of the configuration's
 profiles, until SIGINT or SIGTERM.

@@ -84,6 +84,9 @@ func TestRun(t *testing.T) {
 			wantErr: "/nonexistent/config.yaml"},
 		{name: "a live view address without a port", args: []string{"run", "--web-address", "localhost"},
 			wantErr: `--web-address: "localhost" is not HOST:PORT`},
+		{name: "a feature gate minisched does not implement", args: []string{"run", "--feature-gates",
+			"GenericWorkload=true,CompositePodGroup=true"},
+			wantErr: `--feature-gates "GenericWorkload=true,CompositePodGroup=true": cannot set feature gate CompositePodGroup to true`},
 		{name: "start's live view address without a port", args: []string{"start", "--web", "8080"},
 			wantErr: `--web: "8080" is not HOST:PORT`},
 	}

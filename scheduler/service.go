@@ -23,6 +23,7 @@ import (
 	"github.com/minisched/minisched/cache"
 	"github.com/minisched/minisched/cache/debugger"
 	"github.com/minisched/minisched/minisched"
+	"github.com/minisched/minisched/minisched/features"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/minisched/metrics"
 	"github.com/minisched/minisched/plugins"
@@ -89,7 +90,15 @@ type options struct {
 	recordAttempts bool
 	// view is the live view to show the scheduler in.
 	view *web.View
+	// gates are the feature gates it runs with.
+	gates features.Gates
 }
+
+// WithFeatureGates runs the scheduler with gates (kube-scheduler's
+// --feature-gates, parsed by features.Parse); without it, with
+// kube-scheduler v1.37.1's defaults. The configuration must have been
+// defaulted with the same gates.
+func WithFeatureGates(gates features.Gates) Option { return func(o *options) { o.gates = gates } }
 
 // WithOutOfTreeRegistry adds plugins beyond the in-tree set.
 func WithOutOfTreeRegistry(r framework.Registry) Option {
@@ -141,7 +150,10 @@ func RestConfigFromKubeconfig(path string, cfg *configv1.KubeSchedulerConfigurat
 // New turns a defaulted, validated configuration into a Service: clients
 // with the configured QPS/burst, one framework per profile sharing one
 // snapshot, the queue and the cache, and a minisched.Scheduler with its
-// event handlers registered. Nothing talks to the apiserver until Run.
+// event handlers registered. Nothing talks to the apiserver until Run, but
+// for one question: with the GenericWorkload gate, New asks whether the
+// apiserver serves PodGroups (workloads.go), since the informers it builds
+// depend on the answer.
 func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConfig *rest.Config,
 	opts ...Option) (*Service, error) {
 	o := options{}
@@ -168,6 +180,17 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 
 	factory := informers.NewSharedInformerFactory(client, 0)
 	factory.InformerFor(&v1.Pod{}, newPodInformer)
+	if o.gates.GenericWorkload {
+		served, err := servesPodGroups(ctx, client, rc.Host)
+		if err != nil {
+			return nil, err
+		}
+		if !served {
+			reportMissingWorkloadAPI(klog.FromContext(ctx), rc.Host)
+		} else {
+			factory.Scheduling().V1beta1().PodGroups().Informer()
+		}
+	}
 	// Events go to events.k8s.io/v1, reported by each profile's schedulerName,
 	// as kube-scheduler does. Writing them never blocks scheduling.
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})

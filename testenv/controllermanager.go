@@ -52,6 +52,24 @@ var DRAControllers = []string{
 	"garbage-collector-controller",
 }
 
+// WorkloadControllers are the controllers pod groups need beside the
+// scheduler: the apiserver's PodGroupProtection admission puts a finalizer
+// on every PodGroup, and podgroup-protection-controller lifts it once no
+// pod of the group is left; without it, deleting a PodGroup hangs. It runs
+// only with GenericWorkload, which StartControllerManager turns on when
+// the apiserver serves the workload API.
+var WorkloadControllers = []string{"podgroup-protection-controller"}
+
+// controllerGates are kube-controller-manager's feature gates: the
+// apiserver's, so that the workload controllers run where the workload API
+// is served.
+func (e *Environment) controllerGates() []string {
+	if !e.Workloads {
+		return nil
+	}
+	return []string{"--feature-gates=" + WorkloadFeatureGates}
+}
+
 // controllerManagerStartTimeout bounds StartControllerManager's wait. It
 // is generous: kube-controller-manager itself waits up to 10s for the
 // apiserver's /healthz, and the machine may be busy with parallel tests.
@@ -116,7 +134,7 @@ func (e *Environment) StartControllerManagerWithFlags(flags []string, controller
 			"--secure-port=0",
 			"--pvclaimbinder-sync-period=1s",
 			"--v=1", // for the "Controller starting..." lines waited for below
-		}, flags...)
+		}, append(e.controllerGates(), flags...)...)
 	})
 	if err != nil {
 		return nil, err

@@ -29,11 +29,33 @@ type Environment struct {
 	Config *rest.Config
 	// Kubeconfig is the same access as a kubeconfig file's contents.
 	Kubeconfig []byte
-	env        *envtest.Environment
+	// Workloads reports whether the apiserver serves the workload API
+	// (WorkloadAPIServerFlags).
+	Workloads bool
+	env       *envtest.Environment
 	// certDir holds the apiserver's serving certificate and client CA. It
 	// is ours, not envtest's, so that they survive CrashAPIServer: a
 	// restarted apiserver must be the same server to its clients.
 	certDir string
+}
+
+// WorkloadFeatureGates are the feature gates that make kube-apiserver
+// (and kube-controller-manager) serve and keep pod groups: GenericWorkload
+// keeps a pod's spec.schedulingGroup (dropped on create without it) and
+// stores Workloads and PodGroups; TopologyAwareWorkloadScheduling allows a
+// PodGroup's spec.schedulingConstraints (a topology key).
+const WorkloadFeatureGates = "GenericWorkload=true,TopologyAwareWorkloadScheduling=true"
+
+// WorkloadRuntimeConfig turns on scheduling.k8s.io/v1beta1, the version
+// PodGroups are served in: a beta API group version is off by default.
+const WorkloadRuntimeConfig = "scheduling.k8s.io/v1beta1=true"
+
+// Options change how StartEnvironmentWith starts the control plane.
+type Options struct {
+	// WithoutWorkloads starts kube-apiserver without the workload API
+	// (WorkloadFeatureGates, WorkloadRuntimeConfig), as it starts by
+	// default: PodGroups are not served.
+	WithoutWorkloads bool
 }
 
 // StartEnvironment starts etcd and kube-apiserver from KUBEBUILDER_ASSETS or,
@@ -44,7 +66,17 @@ type Environment struct {
 // controller runs to lift the not-ready taint new nodes are born with (as in
 // upstream's scheduler_perf), and ServiceAccount, because no controller
 // creates default service accounts.
+//
+// The apiserver serves the workload API (PodGroups, chapter 19): a cluster
+// serving an API no story uses schedules every other pod the same, and a
+// story can then show one pod group both with the scheduler's
+// GenericWorkload gate on and with it off.
 func StartEnvironment() (*Environment, error) {
+	return StartEnvironmentWith(Options{})
+}
+
+// StartEnvironmentWith is StartEnvironment with options.
+func StartEnvironmentWith(opts Options) (*Environment, error) {
 	assets, err := AssetsDir()
 	if err != nil {
 		return nil, err
@@ -64,6 +96,10 @@ func StartEnvironment() (*Environment, error) {
 	apiserver := env.ControlPlane.GetAPIServer()
 	apiserver.CertDir = certDir
 	apiserver.Configure().Set("disable-admission-plugins", "ServiceAccount", "TaintNodesByCondition")
+	if !opts.WithoutWorkloads {
+		apiserver.Configure().Set("feature-gates", WorkloadFeatureGates)
+		apiserver.Configure().Set("runtime-config", WorkloadRuntimeConfig)
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		_ = os.RemoveAll(certDir)
@@ -79,7 +115,8 @@ func StartEnvironment() (*Environment, error) {
 		_ = env.Stop()
 		return nil, fmt.Errorf("writing a kubeconfig: %w", err)
 	}
-	return &Environment{Config: cfg, Kubeconfig: kubeconfig, env: env, certDir: certDir}, nil
+	return &Environment{Config: cfg, Kubeconfig: kubeconfig, Workloads: !opts.WithoutWorkloads, env: env,
+		certDir: certDir}, nil
 }
 
 // RunWithEnvironment is a test package's TestMain against one shared
