@@ -188,6 +188,13 @@ func (p *PodWrapper) SchedulingGates(names ...string) *PodWrapper {
 	return p
 }
 
+// PodGroup makes the pod a member of the PodGroup name
+// (spec.schedulingGroup.podGroupName), in the pod's namespace.
+func (p *PodWrapper) PodGroup(name string) *PodWrapper {
+	p.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &name}
+	return p
+}
+
 // Condition adds a true status condition (a status-only change).
 func (p *PodWrapper) Condition(t v1.PodConditionType) *PodWrapper {
 	p.Status.Conditions = append(p.Status.Conditions, v1.PodCondition{Type: t, Status: v1.ConditionTrue})

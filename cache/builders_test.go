@@ -1,10 +1,12 @@
 // This file holds the cache tests' starting points for the shared builders:
-// every pod and node the cache keys gets a UID derived from its name.
+// every pod and node the cache keys gets a UID derived from its name; and
+// pod groups' members and PodGroup objects.
 
 package cache
 
 import (
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	st "github.com/minisched/minisched/builders"
@@ -14,6 +16,16 @@ import (
 // "uid-<name>" (the cache keys pods by UID).
 func makePod(name string) *st.PodWrapper {
 	return st.MakePod().Name(name).UID("uid-" + name)
+}
+
+// makeMember starts a pod like makePod that is a member of the pod group
+// called group.
+func makeMember(name, group string) *st.PodWrapper { return makePod(name).PodGroup(group) }
+
+// makePodGroup returns a gang PodGroup called name in namespace "default",
+// of minCount 2.
+func makePodGroup(name string) *schedulingv1beta1.PodGroup {
+	return st.MakePodGroup().Name(name).Gang(2).Obj()
 }
 
 // makeNode starts a node named name with UID "uid-<name>".

@@ -1,5 +1,6 @@
 // This file is the Cache itself: the pod state machine (drawn in the package
-// comment, doc.go), node and image bookkeeping, and the incremental
+// comment, doc.go), node and image bookkeeping, the pod groups' states
+// (podgroupstate.go) kept along the pod transitions, and the incremental
 // UpdateSnapshot.
 
 package cache
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
@@ -25,8 +27,9 @@ const cleanAssumedPeriod = 1 * time.Second
 // Cache is the scheduler's view of nodes and the pods on them. All methods are
 // safe for concurrent use: one RWMutex, the package's only lock, guards
 // everything (so there is no lock order to keep). Nothing the Cache hands
-// out (NodeInfo copies, Dump, Snapshots) shares mutable state with it; pod
-// and node objects are shared and never modified.
+// out (NodeInfo copies, Dump, Snapshots, pod-group states) shares mutable
+// state with it; pod, node and PodGroup objects are shared and never
+// modified.
 type Cache struct {
 	// ttl is how long an assumed pod may wait for its informer Add after
 	// FinishBinding before it expires; 0 means never.
@@ -66,7 +69,16 @@ type Cache struct {
 	// imagesChangedAt is the largest imageState.changedAt, so that
 	// UpdateSnapshot can skip looking at images when none changed.
 	imagesChangedAt int64
+
+	// trackPodGroups is set by WithPodGroups (GenericWorkload): only then
+	// does the cache keep podGroups.
+	trackPodGroups bool
+	// podGroups holds the state of every pod group the cache knows a pod or
+	// the PodGroup of, by framework.PodGroupKey.
+	podGroups podGroupStates
 }
+
+var _ framework.PodGroupManager = &Cache{}
 
 // podState is what the cache remembers about one pod.
 type podState struct {
@@ -101,6 +113,12 @@ type Option func(*Cache)
 // fake one in tests).
 func WithClock(c clock.Clock) Option { return func(cache *Cache) { cache.clock = c } }
 
+// WithPodGroups makes the cache keep a state per pod group, as
+// kube-scheduler's does with the GenericWorkload gate: the group's pods,
+// unscheduled, assumed or assigned, and its PodGroup object. Without it the
+// pod-group methods do nothing and the listers know no group.
+func WithPodGroups() Option { return func(cache *Cache) { cache.trackPodGroups = true } }
+
 // New returns an empty cache. Assumed pods expire ttl after FinishBinding;
 // with ttl 0 (what the scheduler passes, as kube-scheduler does) they never
 // do. Only tests use another ttl. Call Run to start the expiry loop.
@@ -114,6 +132,7 @@ func New(ttl time.Duration, opts ...Option) *Cache {
 		nodes:       map[string]*nodeInfoListItem{},
 		nodeTree:    newNodeTree(klog.Background(), nil),
 		imageStates: map[string]*imageState{},
+		podGroups:   podGroupStates{},
 	}
 	for _, o := range opts {
 		o(c)
@@ -181,6 +200,7 @@ func (c *Cache) AssumePodInfo(logger klog.Logger, podInfo *framework.PodInfo) er
 		return fmt.Errorf("pod %s (uid %s) is in the cache, so it cannot be assumed", framework.PodKey(pod), key)
 	}
 	c.addPodInfo(podInfo, true)
+	c.assumePodGroupMember(pod)
 	logger.V(4).Info("Assumed pod", "pod", klog.KObj(pod), "node", klog.KRef("", pod.Spec.NodeName))
 	return nil
 }
@@ -230,6 +250,7 @@ func (c *Cache) ForgetPod(logger klog.Logger, pod *v1.Pod) error {
 	if err := c.removePod(logger, ps.pod); err != nil {
 		return err
 	}
+	c.forgetPodGroupMember(ps.pod)
 	logger.V(4).Info("Forgot assumed pod", "pod", klog.KObj(pod), "node", klog.KRef("", pod.Spec.NodeName))
 	return nil
 }
@@ -262,10 +283,12 @@ func (c *Cache) AddPod(logger klog.Logger, pod *v1.Pod) error {
 			return err
 		}
 		c.addPod(logger, pod, false)
+		c.setPodGroupMember(pod)
 		logger.V(4).Info("Confirmed assumed pod", "pod", klog.KObj(pod), "node", klog.KRef("", pod.Spec.NodeName))
 	case !ok:
 		// Bound by someone else, or an assumed pod that expired: add it.
 		c.addPod(logger, pod, false)
+		c.setPodGroupMember(pod)
 		logger.V(4).Info("Added pod", "pod", klog.KObj(pod), "node", klog.KRef("", pod.Spec.NodeName))
 	default:
 		return fmt.Errorf("pod %s (uid %s) was already in added state", framework.PodKey(pod), key)
@@ -306,6 +329,7 @@ func (c *Cache) UpdatePod(logger klog.Logger, oldPod, newPod *v1.Pod) error {
 		return err
 	}
 	c.addPod(logger, newPod, false)
+	c.setPodGroupMember(newPod)
 	logger.V(4).Info("Updated pod", "pod", klog.KObj(newPod), "node", klog.KRef("", newPod.Spec.NodeName))
 	return nil
 }
@@ -332,6 +356,7 @@ func (c *Cache) RemovePod(logger klog.Logger, pod *v1.Pod) error {
 	if err := c.removePod(logger, ps.pod); err != nil {
 		return err
 	}
+	c.removePodGroupMember(ps.pod)
 	logger.V(4).Info("Removed pod", "pod", klog.KObj(pod), "node", klog.KRef("", ps.pod.Spec.NodeName))
 	return nil
 }
@@ -377,6 +402,159 @@ func (c *Cache) GetPod(pod *v1.Pod) (*v1.Pod, error) {
 		return nil, fmt.Errorf("pod %s (uid %s) does not exist in the cache", framework.PodKey(pod), key)
 	}
 	return ps.pod, nil
+}
+
+// Pod groups (WithPodGroups). A pod is a member of the group its
+// spec.schedulingGroup names (which never changes: the field is immutable).
+// The transitions above keep its group's state in step: AssumePod makes it
+// assumed, FinishBinding leaves it so, ForgetPod (and expiry) makes it
+// unscheduled again, AddPod and UpdatePod record it assigned, RemovePod
+// drops it. Pods that are not bound come from the handler of unscheduled
+// pods, through the three methods below.
+
+// podGroupMemberKey returns the key of pod's group, and false if the cache
+// does not track pod groups or pod names none.
+func (c *Cache) podGroupMemberKey(pod *v1.Pod) (string, bool) {
+	if !c.trackPodGroups {
+		return "", false
+	}
+	return podGroupKeyOf(pod)
+}
+
+// AddPodGroupMember records a pod that is not bound as one of its group's
+// pods, unscheduled (an assumed pod stays assumed). The handler of
+// unscheduled pods calls it on Add. It does nothing for a pod that names no
+// group, or if the cache does not track pod groups.
+func (c *Cache) AddPodGroupMember(pod *v1.Pod) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.setPodGroupMember(pod)
+}
+
+// UpdatePodGroupMember replaces the group's object for a pod that is not
+// bound (the handler of unscheduled pods' Update); a pod the group did not
+// know is added, as by AddPodGroupMember. oldPod is not needed: a pod
+// never changes group.
+func (c *Cache) UpdatePodGroupMember(oldPod, newPod *v1.Pod) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.setPodGroupMember(newPod)
+}
+
+// RemovePodGroupMember drops a pod from its group: the handler of
+// unscheduled pods calls it on Delete. A pod the cache has as added
+// (bound) is left alone: the unscheduled informer also reports a Delete
+// when a pod gets bound, maybe after the assigned informer's Add, and a
+// bound pod leaves its group only through RemovePod. An assumed pod is
+// dropped; if the Delete was its binding, AddPod brings it back, assigned.
+func (c *Cache) RemovePodGroupMember(pod *v1.Pod) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.podStates[pod.UID]; ok && !c.assumedPods.Has(pod.UID) {
+		return
+	}
+	c.removePodGroupMember(pod)
+}
+
+// setPodGroupMember records pod in its group as the informer reports it
+// (podGroupState.setPod), creating the group's state if needed. The caller
+// holds the lock.
+func (c *Cache) setPodGroupMember(pod *v1.Pod) {
+	if key, ok := c.podGroupMemberKey(pod); ok {
+		c.podGroups.ensure(key).setPod(pod)
+	}
+}
+
+// assumePodGroupMember makes pod assumed in its group. The caller holds the
+// lock.
+func (c *Cache) assumePodGroupMember(pod *v1.Pod) {
+	if key, ok := c.podGroupMemberKey(pod); ok {
+		c.podGroups.ensure(key).assumePod(pod)
+	}
+}
+
+// forgetPodGroupMember makes an assumed pod unscheduled again in its group,
+// if the group still has it. The caller holds the lock.
+func (c *Cache) forgetPodGroupMember(pod *v1.Pod) {
+	if key, ok := c.podGroupMemberKey(pod); ok {
+		if st, ok := c.podGroups[key]; ok {
+			st.forgetPod(pod.UID)
+		}
+	}
+}
+
+// removePodGroupMember drops pod from its group, and the group's state if
+// nothing is left in it. The caller holds the lock.
+func (c *Cache) removePodGroupMember(pod *v1.Pod) {
+	if key, ok := c.podGroupMemberKey(pod); ok {
+		if st, ok := c.podGroups[key]; ok {
+			st.deletePod(pod.UID)
+			c.podGroups.dropIfEmpty(key)
+		}
+	}
+}
+
+// AddPodGroup records a PodGroup the informer reports. It does nothing if
+// the cache does not track pod groups.
+func (c *Cache) AddPodGroup(pg *schedulingv1beta1.PodGroup) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.trackPodGroups {
+		c.podGroups.ensure(framework.PodGroupKey(pg.Namespace, pg.Name)).setPodGroup(pg)
+	}
+}
+
+// UpdatePodGroup replaces the cache's PodGroup object by newPG (adding it if
+// the cache does not have it, as UpdateNode does).
+func (c *Cache) UpdatePodGroup(oldPG, newPG *schedulingv1beta1.PodGroup) { c.AddPodGroup(newPG) }
+
+// RemovePodGroup forgets a deleted PodGroup. Its group's state stays while
+// pods still name it: they may be deleted later, or the PodGroup created
+// again.
+func (c *Cache) RemovePodGroup(pg *schedulingv1beta1.PodGroup) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := framework.PodGroupKey(pg.Namespace, pg.Name)
+	if st, ok := c.podGroups[key]; ok {
+		st.setPodGroup(nil)
+		c.podGroups.dropIfEmpty(key)
+	}
+}
+
+// PodGroups implements framework.PodGroupManager: the PodGroup objects the
+// cache has seen.
+func (c *Cache) PodGroups() framework.PodGroupLister { return cachePodGroupLister{c} }
+
+// PodGroupStates implements framework.PodGroupManager: each group's pods as
+// the cache knows them now.
+func (c *Cache) PodGroupStates() framework.PodGroupStateLister { return cachePodGroupStateLister{c} }
+
+// cachePodGroupLister is Cache.PodGroups.
+type cachePodGroupLister struct{ c *Cache }
+
+// Get implements framework.PodGroupLister.
+func (l cachePodGroupLister) Get(namespace, name string) (*schedulingv1beta1.PodGroup, error) {
+	l.c.mu.RLock()
+	defer l.c.mu.RUnlock()
+	return l.c.podGroups.podGroup(namespace, name)
+}
+
+// cachePodGroupStateLister is Cache.PodGroupStates.
+type cachePodGroupStateLister struct{ c *Cache }
+
+// Get implements framework.PodGroupStateLister. The state returned is a
+// copy, taken under the lock: it does not change afterwards, and reading it
+// needs no lock (kube-scheduler hands out its live state, with a lock of
+// its own; the cache keeps its one lock instead, for the price of copying
+// the group's pod sets).
+func (l cachePodGroupStateLister) Get(namespace, name string) (framework.PodGroupState, error) {
+	l.c.mu.RLock()
+	defer l.c.mu.RUnlock()
+	st, err := l.c.podGroups.state(namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return st.clone(), nil
 }
 
 // addPod counts pod on its node, creating a node-less NodeInfo if the node is
@@ -442,6 +620,9 @@ func (c *Cache) cleanupAssumedPods(logger klog.Logger, now time.Time) {
 			if err := c.removePod(logger, ps.pod); err != nil {
 				logger.Error(err, "Expiring assumed pod failed", "pod", klog.KObj(ps.pod))
 			}
+			// The pod is still pending as far as the cache knows: its
+			// group counts it unscheduled again, as after ForgetPod.
+			c.forgetPodGroupMember(ps.pod)
 		}
 	}
 }
@@ -678,9 +859,15 @@ func (c *Cache) cloneNodeInfo(info *framework.NodeInfo) *framework.NodeInfo {
 // The NodeInfos in s keep their identity across updates (a changed one is
 // overwritten in place), so the lists need no rebuilding when only their
 // contents change.
+//
+// With pod groups, the group states that changed are copied too. Pods a
+// pod-group cycle left assumed in s (Snapshot.AssumePod) are forgotten
+// first, with an error logged.
 func (c *Cache) UpdateSnapshot(logger klog.Logger, s *Snapshot) error {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	s.forgetAllAssumedPods(logger)
+	c.updatePodGroupStateSnapshot(s)
 	since := s.generation
 
 	// Set when a node joins or leaves s, or the tree order changes.
@@ -746,6 +933,25 @@ func (c *Cache) UpdateSnapshot(logger klog.Logger, s *Snapshot) error {
 	logger.V(5).Info("Updated snapshot",
 		"generation", s.generation, "nodes", len(s.nodeInfoList), "listsRebuilt", updateAll)
 	return nil
+}
+
+// updatePodGroupStateSnapshot drops from s the pod-group states the cache no
+// longer has, and copies those whose generation differs from s's copy. It
+// looks at every group, as kube-scheduler does: there are far fewer groups
+// than pods. The caller holds the lock.
+func (c *Cache) updatePodGroupStateSnapshot(s *Snapshot) {
+	s.trackPodGroups = c.trackPodGroups
+	for key := range s.podGroupStates {
+		if _, ok := c.podGroups[key]; !ok {
+			delete(s.podGroupStates, key)
+		}
+	}
+	for key, st := range c.podGroups {
+		if copied, ok := s.podGroupStates[key]; ok && copied.generation == st.generation {
+			continue
+		}
+		s.podGroupStates[key] = st.clone()
+	}
 }
 
 // refreshImageCounts sets NumNodes in s for every image whose set of nodes

@@ -30,9 +30,20 @@
 // ForgetPod. minisched does the same (the scheduler passes ttl 0); a
 // positive ttl is supported, and only tests use one.
 //
-// The files: cache.go is the Cache (the transitions above, nodes, images and
-// UpdateSnapshot); snapshot.go the Snapshot a cycle reads; node_tree.go the
-// order the snapshot lists nodes in, zones interleaved; termcounts.go the
-// snapshot's index of existing pods' required anti-affinity terms. The
-// debugger package beside it compares the cache with the informers.
+// With pod groups (WithPodGroups, the GenericWorkload gate), the cache also
+// keeps a state per pod group: its pods, each unscheduled, assumed or
+// assigned, and its PodGroup object. The transitions above move a member
+// between them (AssumePod: assumed; ForgetPod: unscheduled; AddPod:
+// assigned; RemovePod: gone), and pods that are not bound join and leave
+// through AddPodGroupMember and RemovePodGroupMember. A snapshot copies the
+// states; a pod-group cycle places members in the snapshot only
+// (Snapshot.AssumePod) and takes them back (Snapshot.ForgetPod).
+//
+// The files: cache.go is the Cache (the transitions above, nodes, images,
+// pod groups and UpdateSnapshot); snapshot.go the Snapshot a cycle reads,
+// and its AssumePod and ForgetPod; podgroupstate.go a pod group's state;
+// node_tree.go the order the snapshot lists nodes in, zones interleaved;
+// termcounts.go the snapshot's index of existing pods' required
+// anti-affinity terms. The debugger package beside it compares the cache
+// with the informers.
 package cache

@@ -1,5 +1,6 @@
 // This file holds what the cache tests share: a flat, comparable summary of
-// NodeInfos and snapshots, and the go-cmp options to diff them.
+// NodeInfos, pod-group states and snapshots, and the go-cmp options to diff
+// them.
 
 package cache
 
@@ -12,7 +13,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/minisched/minisched/minisched/framework"
 )
@@ -40,8 +43,94 @@ type snapshotSummary struct {
 	// AntiAffinityTermCounts is RequiredAntiAffinityTermCounts without the
 	// representative terms: term key → domain → count.
 	AntiAffinityTermCounts map[string]map[string]int64
-	// UsedPVCs are the claims IsPVCUsedByPods reports in use.
-	UsedPVCs []string
+	// UsedPVCs are the claims IsPVCUsedByPods reports in use, and
+	// PVCCounts how many pods' volumes name each.
+	UsedPVCs  []string
+	PVCCounts map[string]int
+	// PodGroups are the pod-group states, by key.
+	PodGroups map[string]groupSummary
+}
+
+// groupSummary is what a test compares of a pod group's state: its pods
+// (see objectLabel), split as the state splits them, and its PodGroup.
+type groupSummary struct {
+	// PodGroup labels the PodGroup object, "" without one.
+	PodGroup    string
+	Unscheduled []string
+	// Assumed maps an assumed pod to the node it was assumed on.
+	Assumed  map[string]string
+	Assigned []string
+}
+
+// objectLabel names an object in a summary: its name, and
+// "@<resourceVersion>" if it has one, so that a replaced object shows.
+func objectLabel(obj metav1.Object) string {
+	if rv := obj.GetResourceVersion(); rv != "" {
+		return obj.GetName() + "@" + rv
+	}
+	return obj.GetName()
+}
+
+// summarizePodGroupState flattens a pod group's state as a plugin reads it
+// (framework.PodGroupState), after checking that its counts agree with its
+// lists.
+func summarizePodGroupState(t *testing.T, st framework.PodGroupState) groupSummary {
+	t.Helper()
+	g := groupSummary{Unscheduled: []string{}, Assumed: map[string]string{}, Assigned: []string{}}
+	if pg := st.PodGroup(); pg != nil {
+		g.PodGroup = objectLabel(pg)
+	}
+	for name, pod := range st.UnscheduledPods() {
+		if name != pod.Name {
+			t.Errorf("UnscheduledPods has pod %s under the name %q", pod.Name, name)
+		}
+		g.Unscheduled = append(g.Unscheduled, objectLabel(pod))
+	}
+	assumed := st.AssumedPods()
+	scheduled := st.ScheduledPods()
+	for _, pod := range scheduled {
+		if assumed.Has(pod.UID) {
+			g.Assumed[objectLabel(pod)] = pod.Spec.NodeName
+		} else {
+			g.Assigned = append(g.Assigned, objectLabel(pod))
+		}
+	}
+	slices.Sort(g.Unscheduled)
+	slices.Sort(g.Assigned)
+	if st.ScheduledPodsCount() != len(scheduled) || assumed.Len() != len(g.Assumed) ||
+		st.AllPodsCount() != len(g.Unscheduled)+len(scheduled) {
+		t.Errorf("pod group counts: %d scheduled, %d in all; lists: %d unscheduled, %d scheduled of which %d assumed (AssumedPods %d)",
+			st.ScheduledPodsCount(), st.AllPodsCount(), len(g.Unscheduled), len(scheduled), len(g.Assumed), assumed.Len())
+	}
+	return g
+}
+
+// summarizePodGroups flattens pod-group states, after checking that each
+// splits its pods into exactly its three sets and is not empty.
+func summarizePodGroups(t *testing.T, states podGroupStates) map[string]groupSummary {
+	t.Helper()
+	out := map[string]groupSummary{}
+	for key, st := range states {
+		seen := sets.New[types.UID]()
+		for _, uids := range [][]types.UID{sets.List(st.unscheduled), slices.Collect(maps.Keys(st.assumed)),
+			sets.List(st.assigned)} {
+			for _, uid := range uids {
+				if seen.Has(uid) {
+					t.Errorf("pod group %s: pod %s is in two of unscheduled, assumed and assigned", key, uid)
+				}
+				seen.Insert(uid)
+			}
+		}
+		if !seen.Equal(sets.KeySet(st.pods)) {
+			t.Errorf("pod group %s: unscheduled, assumed and assigned hold %v, the pods are %v",
+				key, sets.List(seen), sets.List(sets.KeySet(st.pods)))
+		}
+		if st.empty() {
+			t.Errorf("pod group %s: an empty state was kept", key)
+		}
+		out[key] = summarizePodGroupState(t, st)
+	}
+	return out
 }
 
 // cmpOpts treat nil and empty maps and slices alike.
@@ -194,16 +283,23 @@ func summarizeSnapshot(t *testing.T, s *Snapshot) snapshotSummary {
 	}
 
 	// IsPVCUsedByPods must say yes exactly for the claims the listed nodes'
-	// pods name.
-	used := map[string]bool{}
+	// pods name, and the snapshot's counts must count those pods' volumes.
+	counts := map[string]int{}
 	for _, ni := range list {
 		for _, p := range ni.Pods {
 			for _, v := range p.Pod.Spec.Volumes {
 				if v.PersistentVolumeClaim != nil {
-					used[framework.PVCKey(p.Pod.Namespace, v.PersistentVolumeClaim.ClaimName)] = true
+					counts[framework.PVCKey(p.Pod.Namespace, v.PersistentVolumeClaim.ClaimName)]++
 				}
 			}
 		}
+	}
+	if !maps.Equal(counts, s.usedPVCs) {
+		t.Errorf("claim counts = %v, want %v", s.usedPVCs, counts)
+	}
+	used := map[string]bool{}
+	for key := range counts {
+		used[key] = true
 	}
 	for key := range s.usedPVCs {
 		used[key] = used[key] || false
@@ -216,6 +312,8 @@ func summarizeSnapshot(t *testing.T, s *Snapshot) snapshotSummary {
 			out.UsedPVCs = append(out.UsedPVCs, key)
 		}
 	}
+	out.PVCCounts = counts
+	out.PodGroups = summarizePodGroups(t, s.podGroupStates)
 	return out
 }
 

@@ -7,6 +7,7 @@ package cache
 import (
 	"strings"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
 
@@ -27,27 +28,35 @@ func (x termIndex) addNode(ni *framework.NodeInfo, delta int64) {
 		return
 	}
 	for _, p := range ni.PodsWithRequiredAntiAffinity {
-		for i := range p.RequiredAntiAffinityTerms {
-			t := &p.RequiredAntiAffinityTerms[i]
-			value, ok := node.Labels[t.TopologyKey]
-			if !ok {
-				continue
+		x.addPod(node, p, delta)
+	}
+}
+
+// addPod adds (delta 1) or takes away (delta -1) the required anti-affinity
+// terms of one pod on node (Snapshot.AssumePod and ForgetPod do so). A term
+// first counted gets p's term as its representative, and keeps it until
+// its counts drop to nothing.
+func (x termIndex) addPod(node *v1.Node, p *framework.PodInfo, delta int64) {
+	for i := range p.RequiredAntiAffinityTerms {
+		t := &p.RequiredAntiAffinityTerms[i]
+		value, ok := node.Labels[t.TopologyKey]
+		if !ok {
+			continue
+		}
+		key := termKey(t)
+		tc := x[key]
+		if tc == nil {
+			if delta < 0 {
+				panic("cache: taking away a term the snapshot's index never counted: " + key)
 			}
-			key := termKey(t)
-			tc := x[key]
-			if tc == nil {
-				if delta < 0 {
-					panic("cache: taking away a term the snapshot's index never counted: " + key)
-				}
-				tc = &framework.TermCounts{Term: t, Counts: map[string]int64{}}
-				x[key] = tc
-			}
-			tc.Counts[value] += delta
-			if tc.Counts[value] == 0 {
-				delete(tc.Counts, value)
-				if len(tc.Counts) == 0 {
-					delete(x, key)
-				}
+			tc = &framework.TermCounts{Term: t, Counts: map[string]int64{}}
+			x[key] = tc
+		}
+		tc.Counts[value] += delta
+		if tc.Counts[value] == 0 {
+			delete(tc.Counts, value)
+			if len(tc.Counts) == 0 {
+				delete(x, key)
 			}
 		}
 	}

@@ -79,10 +79,11 @@ func queuedPod(pod *v1.Pod) *framework.QueuedPodInfo {
 // assumed on its node (no binding cycle): the next cycle sees it there, as
 // the next cycle of a running scheduler does.
 func (s *Scheduler) ScheduleNext(ctx context.Context, schedFramework *framework.Framework) *framework.Status {
-	podInfo, err := s.Queue.Pop(klog.FromContext(ctx))
+	entity, err := s.Queue.Pop(klog.FromContext(ctx))
 	if err != nil {
 		return framework.AsStatus(err)
 	}
+	podInfo := entity.(*framework.QueuedPodInfo) // the benchmarks queue no pod group
 	defer s.Queue.Done(podInfo.Pod.UID)
 	state := s.newCycleState(podInfo)
 	result, _, status := s.schedulingCycle(ctx, state, schedFramework, podInfo)

@@ -82,8 +82,8 @@ func TestFailedPodIsDoneBeforeTheAPICalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if second.Attempts != 2 {
-		t.Errorf("second Pop counted %d attempts, want 2", second.Attempts)
+	if n := second.Params().Attempts; n != 2 {
+		t.Errorf("second Pop counted %d attempts, want 2", n)
 	}
 	close(release)
 	<-firstDone

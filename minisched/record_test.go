@@ -55,7 +55,7 @@ func recordCycle(t *testing.T, s *Scheduler, schedFramework *framework.Framework
 		// selectHost reorders the scores in place, as in schedulePod.
 		selectHost(result.seen.scores).Pop()
 	}
-	return s.recordAttempt(schedFramework, state, &framework.QueuedPodInfo{PodInfo: framework.NewPodInfo(pod), Attempts: 1}, result)
+	return s.recordAttempt(schedFramework, state, &framework.QueuedPodInfo{PodInfo: framework.NewPodInfo(pod), QueueingParams: framework.QueueingParams{Attempts: 1}}, result)
 }
 
 func TestAttemptRecord(t *testing.T) {
@@ -196,7 +196,7 @@ func TestAttemptRecordOfAnError(t *testing.T) {
 	if _, _, _, err := s.findNodesThatFitPod(context.Background(), schedFramework, state, queuedPod(pod), 0); err == nil {
 		t.Fatal("the failing extender did not fail the cycle")
 	}
-	rec := s.recordAttempt(schedFramework, state, &framework.QueuedPodInfo{PodInfo: framework.NewPodInfo(pod), Attempts: 1},
+	rec := s.recordAttempt(schedFramework, state, &framework.QueuedPodInfo{PodInfo: framework.NewPodInfo(pod), QueueingParams: framework.QueueingParams{Attempts: 1}},
 		scheduleResult{})
 	if rec.NumNodes != len(nodes) || len(rec.Nodes) != 0 {
 		t.Errorf("numNodes %d with %d node records; want %d and none", rec.NumNodes, len(rec.Nodes), len(nodes))

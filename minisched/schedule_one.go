@@ -101,20 +101,25 @@ type cycleSeen struct {
 // a node was chosen): any earlier nomination is dropped.
 var clearNominatedNode = &framework.NominatingInfo{NominatingMode: framework.ModeOverride}
 
-// scheduleOne pops the next pod and schedules it (scheduleOnePod). When
-// gang scheduling arrives (chapter 19), a pod group is popped here too, as
-// one entity, and goes to its own cycle, as in kube-scheduler's ScheduleOne.
+// scheduleOne pops the next entity and schedules it: a pod
+// (scheduleOnePod) or, with GenericWorkload, a pod group, which goes to its
+// own cycle (chapter 19), as in kube-scheduler's ScheduleOne.
 func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
 	// Back-pressure (backpressure.go): while the apiserver is the
 	// bottleneck, the next pod waits in the queue, not with a node chosen.
 	if !s.waitForBindSlot(ctx) {
 		return
 	}
-	podInfo, err := s.Queue.Pop(klog.FromContext(ctx))
-	if err != nil || podInfo == nil {
+	entity, err := s.Queue.Pop(klog.FromContext(ctx))
+	if err != nil || entity == nil {
 		return // the queue was closed
 	}
-	s.scheduleOnePod(ctx, bindCtx, podInfo)
+	switch e := entity.(type) {
+	case *framework.QueuedPodInfo:
+		s.scheduleOnePod(ctx, bindCtx, e)
+	default:
+		klog.FromContext(ctx).Error(nil, "Popped an entity the scheduler does not know", "type", fmt.Sprintf("%T", e))
+	}
 }
 
 // scheduleOnePod takes one pod through the scheduling cycle and, if a node

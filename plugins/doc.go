@@ -49,6 +49,11 @@
 //     kubelet does not declare the features they need.
 //   - defaultbinder: DefaultBinder binds the pod by creating its Binding
 //     subresource.
+//   - gangscheduling: GangScheduling (GenericWorkload, chapter 19) lets the
+//     pods of a gang PodGroup go to binding at least minCount at once, or
+//     not at all: it holds them back until minCount exist, tells the
+//     pod-group cycle whether minCount can still be placed, and holds placed
+//     members at Permit until minCount are placed.
 //   - nodenumber: NodeNumber, not kube-scheduler's but the custom plugin of
 //     mini-kube-scheduler, prefers nodes whose name ends in the pod's digit
 //     and holds the pod at Permit for that many seconds.

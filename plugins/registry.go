@@ -9,6 +9,7 @@ import (
 	"github.com/minisched/minisched/plugins/defaultpreemption"
 	"github.com/minisched/minisched/plugins/dynamic"
 	"github.com/minisched/minisched/plugins/dynamicresources"
+	"github.com/minisched/minisched/plugins/gangscheduling"
 	"github.com/minisched/minisched/plugins/imagelocality"
 	"github.com/minisched/minisched/plugins/interpodaffinity"
 	"github.com/minisched/minisched/plugins/nodeaffinity"
@@ -52,6 +53,7 @@ func NewInTreeRegistry() framework.Registry {
 		imagelocality.Name:                   imagelocality.New,
 		nodedeclaredfeatures.Name:            nodedeclaredfeatures.New,
 		defaultbinder.Name:                   defaultbinder.New,
+		gangscheduling.Name:                  gangscheduling.New,
 		nodenumber.Name:                      nodenumber.New,
 		statefulsetordinal.Name:              statefulsetordinal.New,
 		dynamic.Name:                         dynamic.New,

@@ -20,6 +20,7 @@ package queue
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -32,20 +33,23 @@ import (
 // the backoff flush.
 const backoffWindow = time.Second
 
-// backoffQueue is backoffQ: pods serving their backoff, in two heaps.
+// backoffQueue is backoffQ: entities (pods, pod groups) serving their
+// backoff, in two heaps.
 type backoffQueue struct {
-	// rejected holds pods some plugin rejected, by expiry then QueueSort;
-	// Pop may take its head when activeQ is empty.
-	rejected *keyedHeap[*framework.QueuedPodInfo]
-	// errored holds pods that failed with an error, by expiry.
-	errored *keyedHeap[*framework.QueuedPodInfo]
+	// rejected holds entities some plugin rejected, by expiry then
+	// QueueSort; Pop may take its head when activeQ is empty.
+	rejected *keyedHeap[framework.QueuedEntity]
+	// errored holds entities that failed with an error, by expiry. A pod
+	// group that failed lands here too: its own bookkeeping names no
+	// rejecting plugin, so it is never popped early.
+	errored *keyedHeap[framework.QueuedEntity]
 }
 
 func (p *PriorityQueue) newBackoffQueue(less framework.LessFunc) *backoffQueue {
-	byExpiry := func(a, b *framework.QueuedPodInfo) bool {
+	byExpiry := func(a, b framework.QueuedEntity) bool {
 		return p.backoffExpiry(a).Before(p.backoffExpiry(b))
 	}
-	byExpiryThenQueueSort := func(a, b *framework.QueuedPodInfo) bool {
+	byExpiryThenQueueSort := func(a, b framework.QueuedEntity) bool {
 		ea, eb := p.backoffExpiry(a), p.backoffExpiry(b)
 		if !ea.Equal(eb) {
 			return ea.Before(eb)
@@ -53,39 +57,39 @@ func (p *PriorityQueue) newBackoffQueue(less framework.LessFunc) *backoffQueue {
 		return less(a, b)
 	}
 	return &backoffQueue{
-		rejected: newKeyedHeap(uidKey, byExpiryThenQueueSort),
-		errored:  newKeyedHeap(uidKey, byExpiry),
+		rejected: newKeyedHeap(entityKey, byExpiryThenQueueSort),
+		errored:  newKeyedHeap(entityKey, byExpiry),
 	}
 }
 
-// add puts pInfo in the heap its last failure calls for, and makes sure it
-// is not in the other.
-func (b *backoffQueue) add(pInfo *framework.QueuedPodInfo) {
-	key := uidKey(pInfo)
-	if pInfo.UnschedulablePlugins.Len() == 0 && pInfo.PendingPlugins.Len() == 0 {
+// add puts e in the heap its last failure calls for, and makes sure it is
+// not in the other.
+func (b *backoffQueue) add(e framework.QueuedEntity) {
+	key := e.Key()
+	if params := e.Params(); params.UnschedulablePlugins.Len() == 0 && params.PendingPlugins.Len() == 0 {
 		b.rejected.Delete(key)
-		b.errored.AddOrUpdate(pInfo)
+		b.errored.AddOrUpdate(e)
 		return
 	}
 	b.errored.Delete(key)
-	b.rejected.AddOrUpdate(pInfo)
+	b.rejected.AddOrUpdate(e)
 }
 
-// get finds the pod with key in either heap.
-func (b *backoffQueue) get(key string) (*framework.QueuedPodInfo, bool) {
+// get finds the entity with key in either heap.
+func (b *backoffQueue) get(key string) (framework.QueuedEntity, bool) {
 	if pInfo, ok := b.rejected.Get(key); ok {
 		return pInfo, true
 	}
 	return b.errored.Get(key)
 }
 
-// fix restores the order after the pod with key changed in place.
+// fix restores the order after the entity with key changed in place.
 func (b *backoffQueue) fix(key string) {
 	b.rejected.Fix(key)
 	b.errored.Fix(key)
 }
 
-// delete removes the pod with key and reports whether it was there.
+// delete removes the entity with key and reports whether it was there.
 func (b *backoffQueue) delete(key string) bool {
 	return b.rejected.Delete(key) || b.errored.Delete(key)
 }
@@ -94,74 +98,81 @@ func (b *backoffQueue) has(key string) bool { return b.rejected.Has(key) || b.er
 
 func (b *backoffQueue) len() int { return b.rejected.Len() + b.errored.Len() }
 
-func (b *backoffQueue) list() []*framework.QueuedPodInfo {
+func (b *backoffQueue) list() []framework.QueuedEntity {
 	return append(b.rejected.List(), b.errored.List()...)
 }
 
-// backoffDuration is the backoff after count failures: the initial duration
-// doubled per failure after the first, capped at the maximum.
-func (p *PriorityQueue) backoffDuration(count int) time.Duration {
+// backoffDuration is the backoff after count failures of an entity of size
+// pods: the initial duration doubled per failure after the first, capped at
+// the maximum. A pod group's cap is the maximum times the square root of
+// its size, as kube-scheduler's: longer than a pod's, still bounded.
+func (p *PriorityQueue) backoffDuration(count, size int) time.Duration {
 	if count <= 0 {
 		return 0
 	}
+	maxBackoff := p.podMaxBackoffDuration
+	if size > 1 {
+		maxBackoff = time.Duration(float64(maxBackoff) * math.Sqrt(float64(size)))
+	}
 	d := p.podInitialBackoffDuration
 	for i := 1; i < count; i++ {
-		if d > p.podMaxBackoffDuration/2 {
-			return p.podMaxBackoffDuration // doubling would pass the cap (or overflow)
+		if d > maxBackoff/2 {
+			return maxBackoff // doubling would pass the cap (or overflow)
 		}
 		d *= 2
 	}
-	return min(d, p.podMaxBackoffDuration)
+	return min(d, maxBackoff)
 }
 
-// backoffCount is the number of failures the pod's backoff doubles with:
+// backoffCount is the number of failures an entity's backoff doubles with:
 // its consecutive errors if the last attempt was an error, else its
 // rejections.
-func backoffCount(pInfo *framework.QueuedPodInfo) int {
-	if pInfo.ConsecutiveErrorsCount > 0 {
-		return pInfo.ConsecutiveErrorsCount
+func backoffCount(params *framework.QueueingParams) int {
+	if params.ConsecutiveErrorsCount > 0 {
+		return params.ConsecutiveErrorsCount
 	}
-	return pInfo.UnschedulableCount
+	return params.UnschedulableCount
 }
 
-// backoffExpiry is when the pod's backoff ends: its timestamp plus its
-// backoff, truncated to the window. A pod that never failed, or a queue with
-// backoff disabled (max 0), has the zero time. The result is cached in the
-// pod until AddUnschedulablePodIfNotPresent stamps it again.
-func (p *PriorityQueue) backoffExpiry(pInfo *framework.QueuedPodInfo) time.Time {
-	count := backoffCount(pInfo)
+// backoffExpiry is when the entity's backoff ends: its timestamp plus its
+// backoff, truncated to the window. An entity that never failed, or a
+// queue with backoff disabled (max 0), has the zero time. The result is
+// cached in the entity until it is stamped again after an attempt.
+func (p *PriorityQueue) backoffExpiry(e framework.QueuedEntity) time.Time {
+	params := e.Params()
+	count := backoffCount(params)
 	if p.podMaxBackoffDuration == 0 || count == 0 {
 		return time.Time{}
 	}
-	if pInfo.BackoffExpiration.IsZero() {
-		expiry := pInfo.Timestamp.Add(p.backoffDuration(count))
-		pInfo.BackoffExpiration = expiry.Truncate(backoffWindow)
+	if params.BackoffExpiration.IsZero() {
+		expiry := params.Timestamp.Add(p.backoffDuration(count, e.Size()))
+		params.BackoffExpiration = expiry.Truncate(backoffWindow)
 	}
-	return pInfo.BackoffExpiration
+	return params.BackoffExpiration
 }
 
-// isPodBackingOff reports whether the pod must still wait: its expiry is
-// not before the current window (a pod whose expiry falls in this window
-// waits for the next flush, with the rest of its window).
-func (p *PriorityQueue) isPodBackingOff(pInfo *framework.QueuedPodInfo) bool {
-	return !p.backoffExpiry(pInfo).Before(p.clock.Now().Truncate(backoffWindow))
+// isBackingOff reports whether the entity must still wait: its expiry is
+// not before the current window (an entity whose expiry falls in this
+// window waits for the next flush, with the rest of its window).
+func (p *PriorityQueue) isBackingOff(e framework.QueuedEntity) bool {
+	return !p.backoffExpiry(e).Before(p.clock.Now().Truncate(backoffWindow))
 }
 
-// FlushBackoffQCompleted moves every pod whose backoff is over from backoffQ
+// FlushBackoffQCompleted moves every entity whose backoff is over from backoffQ
 // to activeQ. PreEnqueue already ran when they entered backoffQ. Run calls it
 // on every whole second; tests with a fake clock call it directly.
 func (p *PriorityQueue) FlushBackoffQCompleted(logger klog.Logger) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	activated := false
-	for _, h := range []*keyedHeap[*framework.QueuedPodInfo]{p.backoffQ.rejected, p.backoffQ.errored} {
+	for _, h := range []*keyedHeap[framework.QueuedEntity]{p.backoffQ.rejected, p.backoffQ.errored} {
 		for {
-			pInfo, ok := h.Peek()
-			if !ok || p.isPodBackingOff(pInfo) {
+			e, ok := h.Peek()
+			if !ok || p.isBackingOff(e) {
 				break // the heap is ordered by expiry: nobody behind is done either
 			}
 			h.Pop()
-			p.pushToActiveQ(logger, pInfo, "BackoffComplete")
+			p.pushToActiveQ(logger, e, "BackoffComplete")
 			activated = true
 		}
 	}

@@ -60,20 +60,23 @@ func (p *PriorityQueue) Contents() Contents {
 	c := Contents{Now: p.clock.Now()}
 	// activeQ is sorted with QueueSort outside the lock, on copies of the
 	// entries: the queue goes on changing the originals.
-	active := make([]*framework.QueuedPodInfo, 0, p.activeQ.Len())
-	for _, pInfo := range p.activeQ.List() {
-		cp := *pInfo
-		cp.UnschedulablePlugins, cp.PendingPlugins = nil, nil
-		active = append(active, &cp)
+	active := make([]framework.QueuedEntity, 0, p.activeQ.Len())
+	for _, e := range p.activeQ.List() {
+		active = append(active, copyForSort(e))
 	}
-	for _, pInfo := range p.backoffQ.list() {
-		c.BackoffQ = append(c.BackoffQ, QueuedPod{Pod: pInfo.Pod, Attempts: pInfo.Attempts,
-			Since: pInfo.Timestamp, BackoffExpiry: p.backoffExpiry(pInfo)})
+	for _, e := range p.backoffQ.list() {
+		expiry := p.backoffExpiry(e)
+		forEachQueued(e, func(q QueuedPod, _ *framework.QueuedPodInfo) {
+			q.BackoffExpiry = expiry
+			c.BackoffQ = append(c.BackoffQ, q)
+		})
 	}
-	for _, pInfo := range p.unschedulablePods.pods {
-		rejectors := pInfo.UnschedulablePlugins.Union(pInfo.PendingPlugins)
-		c.Unschedulable = append(c.Unschedulable, QueuedPod{Pod: pInfo.Pod, Attempts: pInfo.Attempts,
-			Since: pInfo.Timestamp, Plugins: sets.List(rejectors), GatingPlugin: pInfo.GatingPlugin})
+	for _, e := range p.unschedulablePods.entities {
+		forEachQueued(e, func(q QueuedPod, pInfo *framework.QueuedPodInfo) {
+			q.Plugins = sets.List(pInfo.UnschedulablePlugins.Union(pInfo.PendingPlugins))
+			q.GatingPlugin = pInfo.GatingPlugin
+			c.Unschedulable = append(c.Unschedulable, q)
+		})
 	}
 	for _, f := range p.inFlight.pods {
 		c.InFlight = append(c.InFlight, f.pod)
@@ -81,8 +84,8 @@ func (p *PriorityQueue) Contents() Contents {
 	p.lock.Unlock()
 
 	sort.SliceStable(active, func(i, j int) bool { return p.less(active[i], active[j]) })
-	for _, pInfo := range active {
-		c.ActiveQ = append(c.ActiveQ, QueuedPod{Pod: pInfo.Pod, Attempts: pInfo.Attempts, Since: pInfo.Timestamp})
+	for _, e := range active {
+		forEachQueued(e, func(q QueuedPod, _ *framework.QueuedPodInfo) { c.ActiveQ = append(c.ActiveQ, q) })
 	}
 	sort.SliceStable(c.BackoffQ, func(i, j int) bool { return c.BackoffQ[i].BackoffExpiry.Before(c.BackoffQ[j].BackoffExpiry) })
 	sort.SliceStable(c.Unschedulable, func(i, j int) bool {
@@ -94,6 +97,40 @@ func (p *PriorityQueue) Contents() Contents {
 	})
 	c.Nominated = p.nominator.list()
 	return c
+}
+
+// copyForSort copies what QueueSort and Contents read of an entity (its
+// bookkeeping, a group's member list), so that the copy can be sorted and
+// read outside the lock while the queue changes the original.
+func copyForSort(e framework.QueuedEntity) framework.QueuedEntity {
+	switch e := e.(type) {
+	case *framework.QueuedPodInfo:
+		cp := *e
+		cp.UnschedulablePlugins, cp.PendingPlugins = nil, nil
+		return &cp
+	case *framework.QueuedPodGroupInfo:
+		cp := *e
+		cp.UnschedulablePlugins, cp.PendingPlugins = nil, nil
+		cp.Members = make([]*framework.QueuedPodInfo, len(e.Members))
+		for i, m := range e.Members {
+			mc := *m
+			mc.UnschedulablePlugins, mc.PendingPlugins = nil, nil
+			cp.Members[i] = &mc
+		}
+		return &cp
+	}
+	return e
+}
+
+// forEachQueued calls fn with the QueuedPod of each pod of e (a group's
+// members are listed one by one, each with its attempts and with the
+// group's time), and the pod's entry.
+func forEachQueued(e framework.QueuedEntity, fn func(QueuedPod, *framework.QueuedPodInfo)) {
+	since := e.Params().Timestamp
+	e.ForEachPod(func(pInfo *framework.QueuedPodInfo) bool {
+		fn(QueuedPod{Pod: pInfo.Pod, Attempts: pInfo.Attempts, Since: since}, pInfo)
+		return true
+	})
 }
 
 // MovingEvents names the cluster events that may move pod out of the

@@ -33,6 +33,12 @@
 //     meanwhile are remembered for it, so that a pod rejected because
 //     of the very state an event just changed is not parked as unschedulable.
 //
+// With the GenericWorkload gate (WithPodGroups), the sub-queues hold
+// entities: a pod, or the members of one PodGroup together, ordered by the
+// PodGroup's priority, backed off and gated as a whole (framework.
+// QueuedEntity). A member waits outside the sub-queues while its PodGroup
+// is unseen or its group is being scheduled; podgroups.go draws its path.
+//
 // The steps a failed pod takes are listed once, on
 // AddUnschedulablePodIfNotPresent (requeue.go); when an attempt ends, on Done.
 //

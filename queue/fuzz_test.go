@@ -569,7 +569,7 @@ func (m *queueModel) pop() {
 		m.history = append(m.history, "Pop(would block)")
 		return
 	}
-	pInfo, err := m.q.Pop(m.logger)
+	pInfo, err := popPod(m.q, m.logger)
 	if err != nil {
 		m.fail("Pop: %v", err)
 	}
@@ -806,10 +806,12 @@ func (p *PriorityQueue) popCandidates() (activeQ, rejected map[types.UID]*framew
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	activeQ, rejected = map[types.UID]*framework.QueuedPodInfo{}, map[types.UID]*framework.QueuedPodInfo{}
-	for _, pInfo := range p.activeQ.List() {
+	for _, e := range p.activeQ.List() {
+		pInfo := e.(*framework.QueuedPodInfo)
 		activeQ[pInfo.Pod.UID] = pInfo.DeepCopy()
 	}
-	for _, pInfo := range p.backoffQ.rejected.List() {
+	for _, e := range p.backoffQ.rejected.List() {
+		pInfo := e.(*framework.QueuedPodInfo)
 		rejected[pInfo.Pod.UID] = pInfo.DeepCopy()
 	}
 	return activeQ, rejected
@@ -821,8 +823,11 @@ func (p *PriorityQueue) heldPods() map[types.UID]*v1.Pod {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	out := map[types.UID]*v1.Pod{}
-	for _, pInfo := range append(append(p.activeQ.List(), p.backoffQ.list()...), p.unschedulablePods.list()...) {
-		out[pInfo.Pod.UID] = pInfo.Pod
+	for _, e := range append(append(p.activeQ.List(), p.backoffQ.list()...), p.unschedulablePods.list()...) {
+		e.ForEachPod(func(pInfo *framework.QueuedPodInfo) bool {
+			out[pInfo.Pod.UID] = pInfo.Pod
+			return true
+		})
 	}
 	for uid, rec := range p.inFlight.pods {
 		out[uid] = rec.pod
@@ -835,7 +840,7 @@ func (p *PriorityQueue) backingOff(uid types.UID) bool {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	pInfo := p.get(uid)
-	return pInfo != nil && p.isPodBackingOff(pInfo)
+	return pInfo != nil && p.isBackingOff(pInfo)
 }
 
 // checkStructure checks what the queue's parts promise each other: each
@@ -855,14 +860,15 @@ func (p *PriorityQueue) checkStructure() error {
 	}
 	heaps := []struct {
 		name string
-		h    *keyedHeap[*framework.QueuedPodInfo]
+		h    *keyedHeap[framework.QueuedEntity]
 	}{{"activeQ", p.activeQ}, {"backoffQ.rejected", p.backoffQ.rejected}, {"backoffQ.errored", p.backoffQ.errored}}
 	for _, h := range heaps {
 		if err := h.h.check(); err != nil {
 			return fmt.Errorf("%s: %w", h.name, err)
 		}
-		for _, pInfo := range h.h.List() {
-			if err := place(uidKey(pInfo), h.name); err != nil {
+		for _, e := range h.h.List() {
+			pInfo := e.(*framework.QueuedPodInfo)
+			if err := place(entityKey(pInfo), h.name); err != nil {
 				return err
 			}
 			if pInfo.Gated() {
@@ -875,11 +881,12 @@ func (p *PriorityQueue) checkStructure() error {
 			}
 		}
 	}
-	for uid, pInfo := range p.unschedulablePods.pods {
-		if pInfo.Pod.UID != uid {
-			return fmt.Errorf("unschedulablePods holds pod %s under %s", pInfo.Pod.UID, uid)
+	for key, e := range p.unschedulablePods.entities {
+		pInfo := e.(*framework.QueuedPodInfo)
+		if string(pInfo.Pod.UID) != key {
+			return fmt.Errorf("unschedulablePods holds pod %s under %s", pInfo.Pod.UID, key)
 		}
-		if err := place(string(uid), "unschedulablePods"); err != nil {
+		if err := place(key, "unschedulablePods"); err != nil {
 			return err
 		}
 	}

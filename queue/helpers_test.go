@@ -7,6 +7,7 @@ package queue
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"testing"
 	"time"
@@ -120,9 +121,9 @@ func podPriority(pod *v1.Pod) int32 {
 
 // prioritySort orders like the PrioritySort plugin: higher priority first,
 // then earlier timestamp.
-func prioritySort(a, b *framework.QueuedPodInfo) bool {
-	pa, pb := podPriority(a.Pod), podPriority(b.Pod)
-	return pa > pb || (pa == pb && a.Timestamp.Before(b.Timestamp))
+func prioritySort(a, b framework.QueuedEntity) bool {
+	pa, pb := a.Priority(), b.Priority()
+	return pa > pb || (pa == pb && a.Params().Timestamp.Before(b.Params().Timestamp))
 }
 
 // newTestQueue returns a queue over profile with a fake clock at startTime.
@@ -143,11 +144,25 @@ func mustPop(t *testing.T, q *PriorityQueue, logger klog.Logger) *framework.Queu
 	if n := q.activeLen(); n == 0 {
 		t.Fatalf("Pop on an empty activeQ would block")
 	}
-	pInfo, err := q.Pop(logger)
+	pInfo, err := popPod(q, logger)
 	if err != nil {
 		t.Fatalf("Pop: %v", err)
 	}
 	return pInfo
+}
+
+// popPod pops an entity that must be a pod (these tests queue no pod
+// group) and returns it as one.
+func popPod(q *PriorityQueue, logger klog.Logger) (*framework.QueuedPodInfo, error) {
+	e, err := q.Pop(logger)
+	if err != nil {
+		return nil, err
+	}
+	pInfo, ok := e.(*framework.QueuedPodInfo)
+	if !ok {
+		return nil, fmt.Errorf("popped %T, want a pod", e)
+	}
+	return pInfo, nil
 }
 
 func (p *PriorityQueue) activeLen() int {
@@ -187,14 +202,14 @@ func (p *PriorityQueue) locations() map[string]Location {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	out := map[string]Location{}
-	for _, pInfo := range p.activeQ.List() {
-		out[pInfo.Pod.Name] = ActiveQ
-	}
-	for _, pInfo := range p.backoffQ.list() {
-		out[pInfo.Pod.Name] = BackoffQ
-	}
-	for _, pInfo := range p.unschedulablePods.list() {
-		out[pInfo.Pod.Name] = UnschedulablePods
+	for loc, entities := range map[Location][]framework.QueuedEntity{ActiveQ: p.activeQ.List(),
+		BackoffQ: p.backoffQ.list(), UnschedulablePods: p.unschedulablePods.list()} {
+		for _, e := range entities {
+			e.ForEachPod(func(pInfo *framework.QueuedPodInfo) bool {
+				out[pInfo.Pod.Name] = loc
+				return true
+			})
+		}
 	}
 	for _, rec := range p.inFlight.pods {
 		if _, ok := out[rec.pod.Name]; !ok {

@@ -30,6 +30,7 @@ type options struct {
 	podInitialBackoffDuration time.Duration
 	podMaxBackoffDuration     time.Duration
 	metrics                   *metrics.Metrics
+	podGroups                 bool
 }
 
 func defaultOptions() options {
@@ -67,4 +68,11 @@ func WithMetrics(m *metrics.Metrics) Option {
 // WithPodMaxBackoffDuration caps the backoff (default 10s).
 func WithPodMaxBackoffDuration(d time.Duration) Option {
 	return func(o *options) { o.podMaxBackoffDuration = d }
+}
+
+// WithPodGroups queues the members of a PodGroup as one entity
+// (podgroups.go): kube-scheduler's GenericWorkload gate. Without it a pod
+// naming a PodGroup queues as any other pod.
+func WithPodGroups() Option {
+	return func(o *options) { o.podGroups = true }
 }

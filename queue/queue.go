@@ -86,16 +86,20 @@ type PriorityQueue struct {
 	// with it).
 	less framework.LessFunc
 
-	// activeQ holds pods ready to be scheduled, best first by less.
-	activeQ *keyedHeap[*framework.QueuedPodInfo]
-	// backoffQ holds pods serving their backoff, earliest expiry first.
+	// activeQ holds entities (pods, pod groups) ready to be scheduled, best
+	// first by less.
+	activeQ *keyedHeap[framework.QueuedEntity]
+	// backoffQ holds entities serving their backoff, earliest expiry first.
 	backoffQ *backoffQueue
-	// unschedulablePods holds rejected or gated pods until an event helps.
+	// unschedulablePods holds rejected or gated entities until an event
+	// helps.
 	unschedulablePods *unschedulablePods
 	// inFlight tracks popped pods and the events seen while they are out.
 	inFlight *inFlightPods
 	// nominator holds the nominated pods of every node (its own lock).
 	nominator *nominator
+	// podGroups holds what the queue knows of pod groups (podgroups.go).
+	podGroups podGroups
 
 	// closed is set by Close; Pop then returns ErrClosed.
 	closed bool
@@ -123,10 +127,11 @@ func New(less framework.LessFunc, profiles map[string]Profile, opts ...Option) *
 		podMaxBackoffDuration:     o.podMaxBackoffDuration,
 		profiles:                  profiles,
 		less:                      less,
-		activeQ:                   newKeyedHeap(uidKey, less),
+		activeQ:                   newKeyedHeap(entityKey, less),
 		unschedulablePods:         newUnschedulablePods(),
 		inFlight:                  newInFlightPods(),
 		nominator:                 newNominator(o.podLister),
+		podGroups:                 newPodGroups(o.podGroups),
 		metrics:                   o.metrics,
 	}
 	p.backoffQ = p.newBackoffQueue(less)
@@ -134,10 +139,11 @@ func New(less framework.LessFunc, profiles map[string]Profile, opts ...Option) *
 	return p
 }
 
-// uidKey keys pods by UID in every sub-queue: a pod deleted and re-created
-// under the same name is a different pod. (framework.PodKey, namespace/name,
-// is for messages.)
-func uidKey(pInfo *framework.QueuedPodInfo) string { return string(pInfo.Pod.UID) }
+// entityKey keys entities in every sub-queue: a pod by its UID (a pod
+// deleted and re-created under the same name is a different pod;
+// framework.PodKey, namespace/name, is for messages), a pod group by its
+// namespace/name.
+func entityKey(e framework.QueuedEntity) string { return e.Key() }
 
 // Run starts the two flush loops on the queue's clock (backoffQ on every
 // whole second, the unschedulable leftovers every 30 seconds) and returns at
@@ -192,6 +198,10 @@ func (p *PriorityQueue) add(logger klog.Logger, pod *v1.Pod) {
 	pInfo.PodSignature = p.signPod(logger, pod)
 	// Nominate before the pod can be popped, even if it is gated.
 	p.nominator.add(logger, pInfo.PodInfo, nil)
+	if key, ok := p.podGroups.groupKeyOf(pod); ok {
+		p.addMember(logger, key, pInfo, "PodAdd")
+		return
+	}
 	if p.moveToActiveQ(logger, pInfo, "PodAdd") {
 		p.cond.Broadcast()
 	}
@@ -203,21 +213,31 @@ func (p *PriorityQueue) knownPod(uid types.UID) *v1.Pod {
 	if pInfo := p.get(uid); pInfo != nil {
 		return pInfo.Pod
 	}
+	if m, _ := p.member(uid); m != nil {
+		return m.Pod
+	}
 	if f := p.inFlight.get(uid); f != nil {
 		return f.pod
 	}
 	return nil
 }
 
-// get finds uid in the three sub-queues.
+// get finds the pod with uid, queued as an entity of its own, in the three
+// sub-queues.
 func (p *PriorityQueue) get(uid types.UID) *framework.QueuedPodInfo {
-	if pInfo, ok := p.activeQ.Get(string(uid)); ok {
-		return pInfo
+	pInfo, _ := p.getEntity(string(uid)).(*framework.QueuedPodInfo)
+	return pInfo
+}
+
+// getEntity finds the entity with key in the three sub-queues, or nil.
+func (p *PriorityQueue) getEntity(key string) framework.QueuedEntity {
+	if e, ok := p.activeQ.Get(key); ok {
+		return e
 	}
-	if pInfo, ok := p.backoffQ.get(string(uid)); ok {
-		return pInfo
+	if e, ok := p.backoffQ.get(key); ok {
+		return e
 	}
-	return p.unschedulablePods.get(uid)
+	return p.unschedulablePods.get(key)
 }
 
 // Update reacts to a change of a pending pod.
@@ -255,25 +275,32 @@ func (p *PriorityQueue) update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 		// newest object.
 		if pInfo := p.get(newPod.UID); pInfo != nil {
 			p.nominator.update(logger, oldPod, pInfo.PodInfo)
+		} else if m, _ := p.member(newPod.UID); m != nil {
+			p.nominator.update(logger, oldPod, m.PodInfo)
 		} else if p.inFlight.get(newPod.UID) != nil {
 			p.nominator.update(logger, oldPod, framework.NewPodInfo(newPod))
 		}
 	}()
-	if pInfo, ok := p.activeQ.Get(key); ok {
+	if p.updateMember(logger, oldPod, newPod) {
+		return
+	}
+	if p.activeQ.Has(key) {
+		pInfo := p.get(newPod.UID)
 		pInfo.PodInfo = framework.NewPodInfo(newPod)
 		pInfo.PodSignature = p.signPod(logger, newPod)
 		p.activeQ.Fix(key)
 		logger.V(5).Info("Updated pod in activeQ", "pod", klog.KObj(newPod))
 		return
 	}
-	if pInfo, ok := p.backoffQ.get(key); ok {
+	if p.backoffQ.has(key) {
+		pInfo := p.get(newPod.UID)
 		pInfo.PodInfo = framework.NewPodInfo(newPod)
 		pInfo.PodSignature = p.signPod(logger, newPod)
 		p.backoffQ.fix(key)
 		logger.V(5).Info("Updated pod in backoffQ", "pod", klog.KObj(newPod))
 		return
 	}
-	if pInfo := p.unschedulablePods.get(newPod.UID); pInfo != nil {
+	if pInfo, _ := p.unschedulablePods.get(key).(*framework.QueuedPodInfo); pInfo != nil {
 		pInfo.PodInfo = framework.NewPodInfo(newPod)
 		pInfo.PodSignature = p.signPod(logger, newPod)
 		actions := framework.PodUpdateActions(oldPod, newPod)
@@ -286,7 +313,7 @@ func (p *PriorityQueue) update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 			logger.V(5).Info("Pod update does not help; pod stays unschedulable", "pod", klog.KObj(newPod), "event", event)
 			return
 		}
-		p.unschedulablePods.delete(newPod.UID)
+		p.unschedulablePods.delete(key)
 		if dest := p.requeue(logger, pInfo, strategy, event.String()); dest == ActiveQ || dest == BackoffQ {
 			p.cond.Broadcast()
 		}
@@ -310,19 +337,20 @@ func (p *PriorityQueue) Delete(pod *v1.Pod) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	key := string(pod.UID)
-	if !p.activeQ.Delete(key) && !p.backoffQ.delete(key) {
-		p.unschedulablePods.delete(pod.UID)
+	if !p.deleteMember(pod.UID) && !p.activeQ.Delete(key) && !p.backoffQ.delete(key) {
+		p.unschedulablePods.delete(key)
 	}
 	p.inFlight.markDeleted(pod.UID)
 	p.nominator.delete(pod.UID)
 }
 
-// Pop blocks until activeQ has a pod, removes the best one and returns it,
-// now in flight, with its Attempts counted. When activeQ is empty it takes
-// the head of backoffQ's rejected pods instead, backoff or not: an idle
-// scheduler may as well retry them (pods that failed with an error still
-// wait). Once Close was called it returns ErrClosed, even if pods remain.
-func (p *PriorityQueue) Pop(logger klog.Logger) (*framework.QueuedPodInfo, error) {
+// Pop blocks until activeQ has an entity, removes the best one and returns
+// it, now in flight, with its Attempts counted: a pod, or a pod group whose
+// members are all in flight. When activeQ is empty it takes the head of
+// backoffQ's rejected entities instead, backoff or not: an idle scheduler
+// may as well retry them (those that failed with an error still wait).
+// Once Close was called it returns ErrClosed, even if entities remain.
+func (p *PriorityQueue) Pop(logger klog.Logger) (framework.QueuedEntity, error) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	for p.activeQ.Len() == 0 && p.backoffQ.rejected.Len() == 0 && !p.closed {
@@ -331,17 +359,23 @@ func (p *PriorityQueue) Pop(logger klog.Logger) (*framework.QueuedPodInfo, error
 	if p.closed {
 		return nil, ErrClosed
 	}
-	pInfo, ok := p.activeQ.Pop()
+	e, ok := p.activeQ.Pop()
 	if !ok {
-		pInfo, _ = p.backoffQ.rejected.Pop()
-		logger.V(5).Info("activeQ is empty; popping from backoffQ", "pod", klog.KObj(pInfo.Pod))
+		e, _ = p.backoffQ.rejected.Pop()
+		logger.V(5).Info("activeQ is empty; popping from backoffQ", entityKV(e), entityRef(e))
 		p.metrics.QueueIncoming(metrics.ActiveQ, "PopFromBackoffQ")
 	}
-	pInfo.Attempts++
+	e.Params().Attempts++
+	if group, ok := e.(*framework.QueuedPodGroupInfo); ok {
+		p.popGroup(group)
+	}
 	p.schedulingCycle++
-	p.inFlight.add(pInfo.Pod)
-	logger.V(4).Info("Popped pod", "pod", klog.KObj(pInfo.Pod), "attempts", pInfo.Attempts)
-	return pInfo, nil
+	e.ForEachPod(func(pInfo *framework.QueuedPodInfo) bool {
+		p.inFlight.add(pInfo.Pod)
+		return true
+	})
+	logger.V(4).Info("Popped", entityKV(e), entityRef(e), "attempts", e.Params().Attempts)
+	return e, nil
 }
 
 // SchedulingCycle returns the number of pods popped so far: during a
@@ -396,16 +430,19 @@ func (p *PriorityQueue) PendingPods() ([]*v1.Pod, string) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	var pods []*v1.Pod
-	for _, pInfo := range p.activeQ.List() {
-		pods = append(pods, pInfo.Pod)
+	add := func(entities []framework.QueuedEntity) int {
+		n := 0
+		for _, e := range entities {
+			e.ForEachPod(func(pInfo *framework.QueuedPodInfo) bool {
+				pods = append(pods, pInfo.Pod)
+				n++
+				return true
+			})
+		}
+		return n
 	}
-	for _, pInfo := range p.backoffQ.list() {
-		pods = append(pods, pInfo.Pod)
-	}
-	for _, pInfo := range p.unschedulablePods.list() {
-		pods = append(pods, pInfo.Pod)
-	}
-	return pods, fmt.Sprintf(pendingPodsSummary, p.activeQ.Len(), p.backoffQ.len(), p.unschedulablePods.len())
+	active, backoff, unschedulable := add(p.activeQ.List()), add(p.backoffQ.list()), add(p.unschedulablePods.list())
+	return pods, fmt.Sprintf(pendingPodsSummary, active, backoff, unschedulable)
 }
 
 // Locate reports where the queue holds the pod with uid. Tests use it to
@@ -417,15 +454,31 @@ func (p *PriorityQueue) Locate(uid types.UID) Location {
 }
 
 func (p *PriorityQueue) locate(uid types.UID) Location {
+	if _, loc := p.member(uid); loc != NotQueued {
+		return loc
+	}
 	switch {
 	case p.activeQ.Has(string(uid)):
 		return ActiveQ
 	case p.backoffQ.has(string(uid)):
 		return BackoffQ
-	case p.unschedulablePods.get(uid) != nil:
+	case p.unschedulablePods.get(string(uid)) != nil:
 		return UnschedulablePods
 	case p.inFlight.get(uid) != nil:
 		return InFlight
+	}
+	return NotQueued
+}
+
+// locateEntity reports which sub-queue holds the entity with key.
+func (p *PriorityQueue) locateEntity(key string) Location {
+	switch {
+	case p.activeQ.Has(key):
+		return ActiveQ
+	case p.backoffQ.has(key):
+		return BackoffQ
+	case p.unschedulablePods.get(key) != nil:
+		return UnschedulablePods
 	}
 	return NotQueued
 }

@@ -137,7 +137,7 @@ func TestPopBlocksUntilAdd(t *testing.T) {
 	q, _ := newTestQueue(newProfile(nil))
 	popped := make(chan string, 1)
 	go func() {
-		pInfo, err := q.Pop(logger)
+		pInfo, err := popPod(q, logger)
 		if err != nil {
 			popped <- "error: " + err.Error()
 			return
@@ -165,7 +165,7 @@ func TestPopReturnsErrorAfterClose(t *testing.T) {
 	q, _ := newTestQueue(newProfile(nil))
 	errs := make(chan error, 1)
 	go func() {
-		_, err := q.Pop(logger)
+		_, err := popPod(q, logger)
 		errs <- err
 	}()
 	q.Close()
@@ -211,7 +211,7 @@ func TestBackoff(t *testing.T) {
 			if err := q.AddUnschedulablePodIfNotPresent(logger, pInfo); err != nil {
 				t.Fatal(err)
 			}
-			if got := q.backoffDuration(backoffCount(pInfo)); got != tt.want {
+			if got := q.backoffDuration(backoffCount(&pInfo.QueueingParams), 1); got != tt.want {
 				t.Errorf("backoffDuration = %v, want %v", got, tt.want)
 			}
 			if got, want := q.backoffExpiry(pInfo), startTime.Add(tt.want); !got.Equal(want) {
@@ -264,7 +264,7 @@ func TestBackoffCounting(t *testing.T) {
 					pInfo.ConsecutiveErrorsCount++
 				}
 			}
-			if got := q.backoffDuration(backoffCount(pInfo)); got != tt.want {
+			if got := q.backoffDuration(backoffCount(&pInfo.QueueingParams), 1); got != tt.want {
 				t.Errorf("backoff = %v, want %v", got, tt.want)
 			}
 		})
@@ -303,12 +303,36 @@ func TestBackoffOptions(t *testing.T) {
 		WithPodMaxBackoffDuration(time.Second))
 	var got []time.Duration
 	for count := 0; count <= 6; count++ {
-		got = append(got, q.backoffDuration(count))
+		got = append(got, q.backoffDuration(count, 1))
 	}
 	want := []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond,
 		800 * time.Millisecond, time.Second, time.Second}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("backoff by count (-want +got):\n%s", diff)
+	}
+}
+
+// TestGroupBackoffCap: a pod group's backoff is capped at the maximum times
+// the square root of its size, as kube-scheduler's backoff queue does.
+func TestGroupBackoffCap(t *testing.T) {
+	q, _ := newTestQueue(newProfile(nil)) // 1s, doubling to 10s
+	tests := []struct {
+		name        string
+		count, size int
+		want        time.Duration
+	}{
+		{name: "a pod is capped at the maximum", count: 6, size: 1, want: 10 * time.Second},
+		{name: "a group of 4 at twice the maximum", count: 6, size: 4, want: 20 * time.Second},
+		{name: "a group of 4, still doubling", count: 5, size: 4, want: 16 * time.Second},
+		{name: "a group of 9 at three times", count: 10, size: 9, want: 30 * time.Second},
+		{name: "the first failure is the initial backoff", count: 1, size: 9, want: time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := q.backoffDuration(tt.count, tt.size); got != tt.want {
+				t.Errorf("backoffDuration(%d, %d) = %v, want %v", tt.count, tt.size, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -367,7 +391,7 @@ func TestPopFromBackoffQWhenActiveQIsEmpty(t *testing.T) {
 	}
 	var got []string
 	for range 3 {
-		pInfo, err := q.Pop(logger)
+		pInfo, err := popPod(q, logger)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -593,7 +617,7 @@ func TestMoveAllWakesPop(t *testing.T) {
 	}
 	popped := make(chan string, 1)
 	go func() {
-		if pInfo, err := q.Pop(logger); err == nil {
+		if pInfo, err := popPod(q, logger); err == nil {
 			popped <- pInfo.Pod.Name
 		}
 	}()
@@ -1313,7 +1337,7 @@ func TestRun(t *testing.T) {
 	q.Run(ctx)
 	popped := make(chan string, 1)
 	go func() {
-		if pInfo, err := q.Pop(logger); err == nil {
+		if pInfo, err := popPod(q, logger); err == nil {
 			popped <- pInfo.Pod.Name
 		}
 	}()
@@ -1376,7 +1400,7 @@ func BenchmarkAddPop(b *testing.B) {
 			q.Add(logger, pod)
 		}
 		for range pods {
-			pInfo, err := q.Pop(logger)
+			pInfo, err := popPod(q, logger)
 			if err != nil {
 				b.Fatal(err)
 			}

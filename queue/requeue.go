@@ -77,6 +77,13 @@ func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInf
 	}
 	pInfo.Timestamp = p.clock.Now()
 	pInfo.BackoffExpiration = time.Time{}
+	// A member of a pod group goes back to its group (pending while the
+	// group's attempt runs): the group, not the member, is judged and
+	// placed, by AddAttemptedPodGroupIfNeeded.
+	if key, ok := p.podGroups.groupKeyOf(pod); ok {
+		p.addMember(logger, key, pInfo, "ScheduleAttemptFailure")
+		return nil
+	}
 	// 4. Judged.
 	strategy := p.strategyAfterAttempt(logger, pInfo, events)
 	// 5. Placed.
@@ -91,19 +98,19 @@ func (p *PriorityQueue) AddUnschedulablePodIfNotPresent(logger klog.Logger, pInf
 }
 
 // MoveAllToActiveOrBackoffQueue offers event (with its old and new objects)
-// to every unschedulable pod that passes preCheck (nil passes all): pods
-// whose rejecting plugins say it may help move to backoffQ or activeQ (gated
-// ones re-run PreEnqueue first); the others stay. The event is also logged
-// for the pods in flight.
+// to every unschedulable entity one of whose pods passes preCheck (nil
+// passes all): entities whose rejecting plugins say it may help move to
+// backoffQ or activeQ (gated ones re-run PreEnqueue first); the others
+// stay. The event is also logged for the pods in flight.
 func (p *PriorityQueue) MoveAllToActiveOrBackoffQueue(logger klog.Logger, event framework.ClusterEvent, oldObj,
 	newObj interface{}, preCheck func(*v1.Pod) bool) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	p.inFlight.record(event, oldObj, newObj)
-	var candidates []*framework.QueuedPodInfo
-	for _, pInfo := range p.unschedulablePods.pods {
-		if preCheck == nil || preCheck(pInfo.Pod) {
-			candidates = append(candidates, pInfo)
+	var candidates []framework.QueuedEntity
+	for _, e := range p.unschedulablePods.entities {
+		if preCheck == nil || anyPod(e, preCheck) {
+			candidates = append(candidates, e)
 		}
 	}
 	p.movePods(logger, candidates, event, oldObj, newObj)
@@ -127,22 +134,32 @@ func (p *PriorityQueue) AssignedPodUpdated(logger klog.Logger, oldPod, newPod *v
 	p.MoveAllToActiveOrBackoffQueue(logger, event, oldPod, newPod, nil)
 }
 
-// movePods offers event to each of pods (all among the unschedulable pods)
-// and moves those worth requeuing.
-func (p *PriorityQueue) movePods(logger klog.Logger, pods []*framework.QueuedPodInfo, event framework.ClusterEvent,
+// anyPod reports whether check holds for some pod of e.
+func anyPod(e framework.QueuedEntity, check func(*v1.Pod) bool) bool {
+	found := false
+	e.ForEachPod(func(pInfo *framework.QueuedPodInfo) bool {
+		found = check(pInfo.Pod)
+		return !found
+	})
+	return found
+}
+
+// movePods offers event to each of entities (all among the unschedulable
+// pods) and moves those worth requeuing.
+func (p *PriorityQueue) movePods(logger klog.Logger, entities []framework.QueuedEntity, event framework.ClusterEvent,
 	oldObj, newObj interface{}) {
 	activated := false
-	for _, pInfo := range pods {
-		if pInfo.Gated() && !gateMayLift(pInfo, event) {
+	for _, e := range entities {
+		if e.Params().Gated() && !gateMayLift(e.Params(), event) {
 			continue // only the gating plugin's events (or a wildcard) can let it in
 		}
-		strategy := p.isPodWorthRequeuing(logger, pInfo, event, oldObj, newObj)
+		strategy := p.isEntityWorthRequeuing(logger, e, event, oldObj, newObj)
 		if strategy == queueSkip {
-			logger.V(5).Info("Event does not help pod; it stays unschedulable", "pod", klog.KObj(pInfo.Pod), "event", event)
+			logger.V(5).Info("Event does not help; it stays unschedulable", entityKV(e), entityRef(e), "event", event)
 			continue
 		}
-		p.unschedulablePods.delete(pInfo.Pod.UID)
-		if dest := p.requeue(logger, pInfo, strategy, event.String()); dest == ActiveQ || dest == BackoffQ {
+		p.unschedulablePods.delete(e.Key())
+		if dest := p.requeue(logger, e, strategy, event.String()); dest == ActiveQ || dest == BackoffQ {
 			activated = true
 		}
 	}
@@ -151,38 +168,51 @@ func (p *PriorityQueue) movePods(logger klog.Logger, pods []*framework.QueuedPod
 	}
 }
 
-// requeue places a pod that is in no sub-queue where strategy sends it:
-// queueSkip among the unschedulable pods; queueAfterBackoff into backoffQ
-// while it is backing off; otherwise (its backoff is over, or
+// isEntityWorthRequeuing is the most urgent strategy the event calls for
+// among the entity's pods (isPodWorthRequeuing): a pod group moves when
+// the event may help any of its members.
+func (p *PriorityQueue) isEntityWorthRequeuing(logger klog.Logger, e framework.QueuedEntity,
+	event framework.ClusterEvent, oldObj, newObj interface{}) queueingStrategy {
+	best := queueSkip
+	e.ForEachPod(func(pInfo *framework.QueuedPodInfo) bool {
+		best = max(best, p.isPodWorthRequeuing(logger, pInfo, event, oldObj, newObj))
+		return best != queueImmediately
+	})
+	return best
+}
+
+// requeue places an entity that is in no sub-queue where strategy sends
+// it: queueSkip among the unschedulable pods; queueAfterBackoff into
+// backoffQ while it is backing off; otherwise (its backoff is over, or
 // queueImmediately) into activeQ. Entering backoffQ or activeQ runs
 // PreEnqueue, which may gate it among the unschedulable pods. It returns
-// where the pod went; the caller broadcasts if that is activeQ or backoffQ
-// (an idle Pop takes pods from backoffQ too).
-func (p *PriorityQueue) requeue(logger klog.Logger, pInfo *framework.QueuedPodInfo, strategy queueingStrategy,
+// where it went; the caller broadcasts if that is activeQ or backoffQ (an
+// idle Pop takes entities from backoffQ too).
+func (p *PriorityQueue) requeue(logger klog.Logger, e framework.QueuedEntity, strategy queueingStrategy,
 	event string) Location {
 	switch {
 	case strategy == queueSkip:
-		p.addUnschedulable(pInfo, event)
+		p.addUnschedulable(e, event)
 		return UnschedulablePods
-	case strategy == queueAfterBackoff && p.isPodBackingOff(pInfo):
-		if p.moveToBackoffQ(logger, pInfo, event) {
+	case strategy == queueAfterBackoff && p.isBackingOff(e):
+		if p.moveToBackoffQ(logger, e, event) {
 			return BackoffQ
 		}
 		return UnschedulablePods
 	}
-	if p.moveToActiveQ(logger, pInfo, event) {
+	if p.moveToActiveQ(logger, e, event) {
 		return ActiveQ
 	}
 	return UnschedulablePods
 }
 
 // gateMayLift reports whether event is a wildcard or one of the events the
-// pod's gating plugin registered.
-func gateMayLift(pInfo *framework.QueuedPodInfo, event framework.ClusterEvent) bool {
+// entity's gating plugin registered.
+func gateMayLift(params *framework.QueueingParams, event framework.ClusterEvent) bool {
 	if event.Resource == framework.WildCard && event.ActionType == framework.All {
 		return true
 	}
-	for _, e := range pInfo.GatingPluginEvents {
+	for _, e := range params.GatingPluginEvents {
 		if e.Match(event) {
 			return true
 		}
@@ -202,16 +232,20 @@ func (p *PriorityQueue) Activate(logger klog.Logger, pods map[string]*v1.Pod) {
 	activated := false
 	for _, pod := range pods {
 		key := string(pod.UID)
-		if pInfo := p.unschedulablePods.get(pod.UID); pInfo != nil {
-			p.unschedulablePods.delete(pod.UID)
-			if p.moveToActiveQ(logger, pInfo, framework.ForceActivate.Label) {
+		// A member activates its whole group.
+		if groupKey, ok := p.podGroups.memberOf[pod.UID]; ok {
+			key = groupKey
+		}
+		if e := p.unschedulablePods.get(key); e != nil {
+			p.unschedulablePods.delete(key)
+			if p.moveToActiveQ(logger, e, framework.ForceActivate.Label) {
 				activated = true
 			}
 			continue
 		}
-		if pInfo, ok := p.backoffQ.get(key); ok {
+		if e, ok := p.backoffQ.get(key); ok {
 			p.backoffQ.delete(key)
-			p.pushToActiveQ(logger, pInfo, framework.ForceActivate.Label)
+			p.pushToActiveQ(logger, e, framework.ForceActivate.Label)
 			activated = true
 			continue
 		}

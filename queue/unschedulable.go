@@ -5,47 +5,48 @@
 package queue
 
 import (
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/minisched/metrics"
 )
 
-// unschedulablePods is a map from pod UID to the pod's queue entry, which
-// carries the plugins that rejected it (UnschedulablePlugins,
-// PendingPlugins) or gate it (GatingPlugin).
+// unschedulablePods maps an entity's key (a pod's UID, a group's
+// namespace/name) to its queue entry, which carries the plugins that
+// rejected it (UnschedulablePlugins, PendingPlugins) or gate it
+// (GatingPlugin). A pod group is here only while gated: a group that failed
+// backs off instead.
 type unschedulablePods struct {
-	pods map[types.UID]*framework.QueuedPodInfo
+	entities map[string]framework.QueuedEntity
 }
 
 func newUnschedulablePods() *unschedulablePods {
-	return &unschedulablePods{pods: map[types.UID]*framework.QueuedPodInfo{}}
+	return &unschedulablePods{entities: map[string]framework.QueuedEntity{}}
 }
 
-// add inserts or replaces the pod's entry.
-func (u *unschedulablePods) add(pInfo *framework.QueuedPodInfo) {
-	u.pods[pInfo.Pod.UID] = pInfo
+// add inserts or replaces the entity's entry.
+func (u *unschedulablePods) add(e framework.QueuedEntity) {
+	u.entities[e.Key()] = e
 }
 
-// get returns the pod's entry, or nil.
-func (u *unschedulablePods) get(uid types.UID) *framework.QueuedPodInfo {
-	return u.pods[uid]
+// get returns the entry with key, or nil.
+func (u *unschedulablePods) get(key string) framework.QueuedEntity {
+	return u.entities[key]
 }
 
-// delete removes the pod and reports whether it was there.
-func (u *unschedulablePods) delete(uid types.UID) bool {
-	_, ok := u.pods[uid]
-	delete(u.pods, uid)
+// delete removes the entry with key and reports whether it was there.
+func (u *unschedulablePods) delete(key string) bool {
+	_, ok := u.entities[key]
+	delete(u.entities, key)
 	return ok
 }
 
-func (u *unschedulablePods) len() int { return len(u.pods) }
+func (u *unschedulablePods) len() int { return len(u.entities) }
 
-// addUnschedulable parks a rejected or gated pod among the unschedulable
+// addUnschedulable parks a rejected or gated entity among the unschedulable
 // pods, counting it as having come in because of event.
-func (p *PriorityQueue) addUnschedulable(pInfo *framework.QueuedPodInfo, event string) {
-	p.unschedulablePods.add(pInfo)
+func (p *PriorityQueue) addUnschedulable(e framework.QueuedEntity, event string) {
+	p.unschedulablePods.add(e)
 	p.metrics.QueueIncoming(metrics.Unschedulable, event)
 }
 
@@ -55,12 +56,12 @@ func (p *PriorityQueue) addUnschedulable(pInfo *framework.QueuedPodInfo, event s
 func (p *PriorityQueue) PendingPodCounts() map[string]int {
 	p.lock.Lock()
 	defer p.lock.Unlock()
-	counts := map[string]int{metrics.ActiveQ: p.activeQ.Len(), metrics.BackoffQ: p.backoffQ.len()}
-	for _, pInfo := range p.unschedulablePods.pods {
-		if pInfo.Gated() {
-			counts[metrics.Gated]++
+	counts := map[string]int{metrics.ActiveQ: podsIn(p.activeQ.List()), metrics.BackoffQ: podsIn(p.backoffQ.list())}
+	for _, e := range p.unschedulablePods.entities {
+		if e.Params().Gated() {
+			counts[metrics.Gated] += e.Size()
 		} else {
-			counts[metrics.Unschedulable]++
+			counts[metrics.Unschedulable] += e.Size()
 		}
 	}
 	return counts
@@ -73,19 +74,31 @@ func (p *PriorityQueue) UnschedulablePodsByPlugin() map[metrics.PluginProfile]in
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	counts := map[metrics.PluginProfile]int{}
-	for _, pInfo := range p.unschedulablePods.pods {
-		for plugin := range pInfo.UnschedulablePlugins.Union(pInfo.PendingPlugins) {
-			counts[metrics.PluginProfile{Plugin: plugin, Profile: pInfo.Pod.Spec.SchedulerName}]++
-		}
+	for _, e := range p.unschedulablePods.entities {
+		e.ForEachPod(func(pInfo *framework.QueuedPodInfo) bool {
+			for plugin := range pInfo.UnschedulablePlugins.Union(pInfo.PendingPlugins) {
+				counts[metrics.PluginProfile{Plugin: plugin, Profile: pInfo.Pod.Spec.SchedulerName}]++
+			}
+			return true
+		})
 	}
 	return counts
 }
 
+// podsIn counts the pods of entities.
+func podsIn(entities []framework.QueuedEntity) int {
+	n := 0
+	for _, e := range entities {
+		n += e.Size()
+	}
+	return n
+}
+
 // list returns the entries in no particular order.
-func (u *unschedulablePods) list() []*framework.QueuedPodInfo {
-	out := make([]*framework.QueuedPodInfo, 0, len(u.pods))
-	for _, pInfo := range u.pods {
-		out = append(out, pInfo)
+func (u *unschedulablePods) list() []framework.QueuedEntity {
+	out := make([]framework.QueuedEntity, 0, len(u.entities))
+	for _, e := range u.entities {
+		out = append(out, e)
 	}
 	return out
 }
@@ -99,10 +112,10 @@ func (p *PriorityQueue) FlushUnschedulablePodsLeftover(logger klog.Logger) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	now := p.clock.Now()
-	var stale []*framework.QueuedPodInfo
-	for _, pInfo := range p.unschedulablePods.pods {
-		if now.Sub(pInfo.Timestamp) > podMaxInUnschedulablePodsDuration {
-			stale = append(stale, pInfo)
+	var stale []framework.QueuedEntity
+	for _, e := range p.unschedulablePods.entities {
+		if now.Sub(e.Params().Timestamp) > podMaxInUnschedulablePodsDuration {
+			stale = append(stale, e)
 		}
 	}
 	if len(stale) > 0 {

@@ -414,7 +414,7 @@ func TestProfilePlugins(t *testing.T) {
 		{
 			name:    "unknown plugin lists the known ones",
 			plugins: "filter:\n  enabled:\n  - name: Nope\n",
-			wantErr: `unknown plugin "Nope" (known plugins: DefaultBinder, DefaultPreemption, Dynamic, DynamicResources, ImageLocality,`,
+			wantErr: `unknown plugin "Nope" (known plugins: DefaultBinder, DefaultPreemption, Dynamic, DynamicResources, GangScheduling, ImageLocality,`,
 		},
 		{
 			name:    "plugin at a point it does not implement",

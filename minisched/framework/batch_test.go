@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -53,8 +54,10 @@ func (p *slotsPlugin) SignPod(_ context.Context, pod *v1.Pod) ([]SignFragment, *
 // requires.
 type queueSort struct{}
 
-func (queueSort) Name() string                                               { return "Sort" }
-func (queueSort) Less(a, b *QueuedPodInfo) bool                              { return a.Timestamp.Before(b.Timestamp) }
+func (queueSort) Name() string { return "Sort" }
+func (queueSort) Less(a, b QueuedEntity) bool {
+	return a.Params().Timestamp.Before(b.Params().Timestamp)
+}
 func (queueSort) Bind(context.Context, *CycleState, *v1.Pod, string) *Status { return nil }
 
 // mapLister is a snapshot over a fixed set of NodeInfos.
@@ -62,6 +65,23 @@ type mapLister struct{ nodes map[string]*NodeInfo }
 
 func (l *mapLister) NodeInfos() NodeInfoLister       { return l }
 func (l *mapLister) StorageInfos() StorageInfoLister { return nil }
+
+// PodGroups and PodGroupStates: the lister knows no pod group.
+func (l *mapLister) PodGroups() PodGroupLister           { return noPodGroups{} }
+func (l *mapLister) PodGroupStates() PodGroupStateLister { return noPodGroupStates{} }
+
+// noPodGroups and noPodGroupStates know no group: Get reports an error.
+type (
+	noPodGroups      struct{}
+	noPodGroupStates struct{}
+)
+
+func (noPodGroups) Get(namespace, name string) (*schedulingv1beta1.PodGroup, error) {
+	return nil, fmt.Errorf("pod group state not found for pod group %s", PodGroupKey(namespace, name))
+}
+func (noPodGroupStates) Get(namespace, name string) (PodGroupState, error) {
+	return nil, fmt.Errorf("pod group state not found for pod group %s/%s", namespace, name)
+}
 func (l *mapLister) List() ([]*NodeInfo, error) {
 	var out []*NodeInfo
 	for _, name := range []string{"n1", "n2", "n3", "n4"} {

@@ -9,7 +9,10 @@
 //  4. types.go, nodeinfo.go, resource.go, affinity.go, dra.go: what plugins
 //     read (PodInfo, QueuedPodInfo, NodeInfo, Resource, the parsed affinity
 //     terms, the DRA state) and what they answer with (scores, the results
-//     of PreFilter and PostFilter, each node's status, FitError).
+//     of PreFilter and PostFilter, each node's status, FitError). Beside
+//     them, entity.go is what the queue holds (a pod or a pod group, and
+//     their bookkeeping) and podgroup.go what a pod group is (PodGroupInfo,
+//     the order its members are tried in, PodGroupState, placements).
 //  5. framework.go: a profile built from its configuration. Framework holds
 //     each extension point's plugins in order; NewFramework expands
 //     multiPoint and collects the score weights and the queueing hints.
@@ -20,10 +23,9 @@
 //     and weighing), run_bind.go (Reserve, Permit, and the binding cycle's
 //     PreBind, Bind and PostBind). Beside them, waiting_pods.go holds the pods
 //     Permit keeps waiting, and parallelize.go the worker pool Filter and
-//     Score run on. When gang scheduling arrives (chapter 19), the runners
-//     of the pod-group extension points (PlacementGenerate,
-//     PlacementFeasible, PlacementScore, PodGroupPostFilter) will live in
-//     run_podgroup.go.
+//     Score run on. run_podgroup.go runs the pod-group extension points
+//     (PlacementGenerate, PlacementFeasible, PlacementScore,
+//     PodGroupPostFilter; chapter 19).
 //  8. nominated_pods.go: the other pods a cycle deals with: the nominator
 //     and the activator the queue provides, and PodsToActivate.
 //  9. events.go: the ClusterEvents and queueing hints that requeue pods.
@@ -37,7 +39,8 @@
 //  13. registry.go: the plugin Registry, and how a plugin decodes its args.
 //  14. extender.go: the contract of HTTP extenders, which are not plugins.
 //
-// Of the rest of minisched it imports only two leaves: minisched/metrics,
+// Of the rest of minisched it imports only three leaves: minisched/features,
+// the feature gates (WithFeatureGates); minisched/metrics,
 // which times extension points and plugin calls (WithMetrics) and which
 // plugins record to (Handle.Metrics), and minisched/attempt, whose
 // annotation keys PodUpdateActions ignores. It knows nothing of the queue,

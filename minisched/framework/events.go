@@ -29,7 +29,8 @@ const (
 	Pod EventResource = "Pod"
 	// UnscheduledPod is the pending pod itself being updated (its labels,
 	// requests, tolerations, scheduling gates, or the claims generated for
-	// it).
+	// it); with GenericWorkload, also a pending pod being added
+	// (UnscheduledPodAdd).
 	UnscheduledPod EventResource = "UnscheduledPod"
 	// Node is a node being added, updated or deleted.
 	Node EventResource = "Node"
@@ -50,6 +51,10 @@ const (
 	ResourceClaim EventResource = "resource.k8s.io/ResourceClaim"
 	ResourceSlice EventResource = "resource.k8s.io/ResourceSlice"
 	DeviceClass   EventResource = "resource.k8s.io/DeviceClass"
+	// PodGroup is a PodGroup (GenericWorkload, chapter 19) being added,
+	// updated or deleted, named with its API group as kube-scheduler names
+	// it ("scheduling.k8s.io/PodGroupAdd" in its metrics).
+	PodGroup EventResource = "scheduling.k8s.io/PodGroup"
 	// WildCard matches every resource.
 	WildCard EventResource = "*"
 )
@@ -160,6 +165,10 @@ var (
 	// activate (Handle.Activate): when the pod comes back it is retried
 	// after backoff, whatever rejected it.
 	ForceActivate = ClusterEvent{Resource: WildCard, ActionType: All, Label: "ForceActivate"}
+	// UnscheduledPodAdd is a pending pod being added. The queue sends it
+	// only with GenericWorkload, as kube-scheduler does: a new member may
+	// complete a gang whose other members GangScheduling holds back.
+	UnscheduledPodAdd = ClusterEvent{Resource: UnscheduledPod, ActionType: Add, Label: "UnscheduledPodAdd"}
 )
 
 // QueueingHint is a plugin's verdict on whether an event may make a pod it

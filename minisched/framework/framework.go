@@ -23,6 +23,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/minisched/minisched/minisched/features"
 	"github.com/minisched/minisched/minisched/metrics"
 )
 
@@ -44,9 +45,18 @@ type Framework struct {
 	preBindPlugins    []PreBindPlugin
 	bindPlugins       []BindPlugin
 	postBindPlugins   []PostBindPlugin
+	// The pod-group extension points (GenericWorkload). PlacementFeasible
+	// is not configured: it is GangScheduling whenever that plugin is in
+	// the profile and the gate is on (wirePlacementFeasible).
+	placementGeneratePlugins  []PlacementGeneratePlugin
+	placementFeasiblePlugins  []PlacementFeasiblePlugin
+	placementScorePlugins     []PlacementScorePlugin
+	podGroupPostFilterPlugins []PodGroupPostFilterPlugin
 
-	// scoreWeights holds each Score plugin's weight (at least 1).
-	scoreWeights map[string]int64
+	// scoreWeights holds each Score plugin's weight (at least 1), and
+	// placementScoreWeights each PlacementScore plugin's.
+	scoreWeights          map[string]int64
+	placementScoreWeights map[string]int64
 	// queueingHints holds, for each plugin that can reject pods, the events
 	// that may make such a pod schedulable.
 	queueingHints map[string][]ClusterEventWithHint
@@ -62,6 +72,11 @@ type Framework struct {
 	extenders    []Extender
 	// draManager is the scheduler's shared DRA state; nil without DRA.
 	draManager SharedDRAManager
+	// podGroupManager is the cache's knowledge of pod groups; nil without
+	// GenericWorkload.
+	podGroupManager PodGroupManager
+	// gates are the scheduler's feature gates.
+	gates features.Gates
 	// metrics records extension point and (sampled) plugin durations; nil
 	// records nothing.
 	metrics *metrics.Metrics
@@ -106,6 +121,17 @@ func WithMetrics(m *metrics.Metrics) Option { return func(f *Framework) { f.metr
 
 // WithExtenders sets the HTTP extenders, shared by every profile.
 func WithExtenders(e []Extender) Option { return func(f *Framework) { f.extenders = e } }
+
+// WithPodGroupManager sets what the scheduler knows of pod groups, live
+// (the cache), for plugins that judge a group outside its cycle
+// (GangScheduling's PreEnqueue and Permit).
+func WithPodGroupManager(m PodGroupManager) Option {
+	return func(f *Framework) { f.podGroupManager = m }
+}
+
+// WithFeatureGates sets the scheduler's feature gates (kube-scheduler's
+// defaults without it).
+func WithFeatureGates(g features.Gates) Option { return func(f *Framework) { f.gates = g } }
 
 // WithSharedDRAManager sets the DRA state every profile shares.
 func WithSharedDRAManager(m SharedDRAManager) Option { return func(f *Framework) { f.draManager = m } }
@@ -153,6 +179,9 @@ func (f *Framework) extensionPoints(p *configv1.Plugins) []extensionPoint {
 		point("PreBind", &p.PreBind, &f.preBindPlugins, false),
 		point("Bind", &p.Bind, &f.bindPlugins, false),
 		point("PostBind", &p.PostBind, &f.postBindPlugins, false),
+		point("PlacementGenerate", &p.PlacementGenerate, &f.placementGeneratePlugins, false),
+		point("PlacementScore", &p.PlacementScore, &f.placementScorePlugins, false),
+		point("PodGroupPostFilter", &p.PodGroupPostFilter, &f.podGroupPostFilterPlugins, false),
 	}
 }
 
@@ -203,13 +232,14 @@ func PluginSets(p *configv1.Plugins) []NamedPluginSet {
 func NewFramework(ctx context.Context, r Registry, profile *configv1.KubeSchedulerProfile,
 	opts ...Option) (*Framework, error) {
 	f := &Framework{
-		profileName:   deref(profile.SchedulerName),
-		scoreWeights:  map[string]int64{},
-		queueingHints: map[string][]ClusterEventWithHint{},
-		pluginsMap:    map[string]Plugin{},
-		waitingPods:   newWaitingPodsMap(),
-		parallelizer:  NewParallelizer(DefaultParallelism),
-		clock:         clock.RealClock{},
+		profileName:           deref(profile.SchedulerName),
+		scoreWeights:          map[string]int64{},
+		placementScoreWeights: map[string]int64{},
+		queueingHints:         map[string][]ClusterEventWithHint{},
+		pluginsMap:            map[string]Plugin{},
+		waitingPods:           newWaitingPodsMap(),
+		parallelizer:          NewParallelizer(DefaultParallelism),
+		clock:                 clock.RealClock{},
 	}
 	for _, o := range opts {
 		o(f)
@@ -273,9 +303,15 @@ func NewFramework(ctx context.Context, r Registry, profile *configv1.KubeSchedul
 	if len(f.bindPlugins) == 0 {
 		return nil, fmt.Errorf("profile %q: at least one Bind plugin is required", f.profileName)
 	}
-	if err := f.setScoreWeights(append(slices.Clone(plugins.Score.Enabled), plugins.MultiPoint.Enabled...)); err != nil {
+	if err := setWeights[ScorePlugin](f, f.scoreWeights,
+		append(slices.Clone(plugins.Score.Enabled), plugins.MultiPoint.Enabled...)); err != nil {
 		return nil, err
 	}
+	if err := setWeights[PlacementScorePlugin](f, f.placementScoreWeights,
+		append(slices.Clone(plugins.PlacementScore.Enabled), plugins.MultiPoint.Enabled...)); err != nil {
+		return nil, err
+	}
+	f.wirePlacementFeasible(klog.FromContext(ctx))
 	if err := f.collectQueueingHints(ctx, points); err != nil {
 		return nil, err
 	}
@@ -344,16 +380,17 @@ func (f *Framework) expandMultiPoint(points []extensionPoint, multiPoint []confi
 	return nil
 }
 
-// setScoreWeights records each Score plugin's weight; entries lists the
-// Score entries before the multiPoint ones, so a Score entry wins.
-func (f *Framework) setScoreWeights(entries []configv1.Plugin) error {
+// setWeights records the weight of each plugin of interface P (Score or
+// PlacementScore) in weights; entries lists the extension point's own
+// entries before the multiPoint ones, so its own entry wins.
+func setWeights[P Plugin](f *Framework, weights map[string]int64, entries []configv1.Plugin) error {
 	var total int64
 	for _, p := range entries {
-		if _, ok := f.pluginsMap[p.Name].(ScorePlugin); !ok {
+		if _, ok := f.pluginsMap[p.Name].(P); !ok {
 			continue
 		}
-		if _, ok := f.scoreWeights[p.Name]; ok {
-			continue // the Score entry came first and wins over multiPoint
+		if _, ok := weights[p.Name]; ok {
+			continue // the extension point's own entry came first and wins over multiPoint
 		}
 		w := int64(1)
 		if p.Weight != nil && *p.Weight != 0 {
@@ -366,9 +403,30 @@ func (f *Framework) setScoreWeights(entries []configv1.Plugin) error {
 			return fmt.Errorf("profile %q: total score of Score plugins could overflow", f.profileName)
 		}
 		total += w * MaxNodeScore
-		f.scoreWeights[p.Name] = w
+		weights[p.Name] = w
 	}
 	return nil
+}
+
+// gangSchedulingName is the plugin the framework makes the PlacementFeasible
+// plugin.
+const gangSchedulingName = "GangScheduling"
+
+// wirePlacementFeasible makes GangScheduling the profile's PlacementFeasible
+// plugin when GenericWorkload is on and the profile has it, as
+// kube-scheduler does: the extension point is not configurable. Without it
+// a gang's minCount is not enforced within a cycle, which kube-scheduler
+// says at error level too.
+func (f *Framework) wirePlacementFeasible(logger klog.Logger) {
+	if !f.gates.GenericWorkload {
+		return
+	}
+	if pl, ok := f.pluginsMap[gangSchedulingName].(PlacementFeasiblePlugin); ok {
+		f.placementFeasiblePlugins = []PlacementFeasiblePlugin{pl}
+		return
+	}
+	logger.Error(nil, "GenericWorkload is enabled, but GangScheduling plugin is not set. "+
+		"Gang scheduling using PodGroups may not work as expected.", "profile", f.profileName)
 }
 
 // collectQueueingHints asks every plugin that can reject a pod which events

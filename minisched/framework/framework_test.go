@@ -47,8 +47,8 @@ func (l *callLog) get() []string {
 }
 
 func (f *fakePlugin) Name() string { return f.name }
-func (f *fakePlugin) Less(a, b *QueuedPodInfo) bool {
-	return a.Timestamp.Before(b.Timestamp)
+func (f *fakePlugin) Less(a, b QueuedEntity) bool {
+	return a.Params().Timestamp.Before(b.Params().Timestamp)
 }
 func (f *fakePlugin) PreFilter(context.Context, *CycleState, *v1.Pod, []*NodeInfo) (*PreFilterResult, *Status) {
 	return nil, nil

@@ -31,6 +31,10 @@ func (f *Framework) EventRecorder() events.EventRecorder { return f.recorder }
 // SharedInformerFactory implements Handle.
 func (f *Framework) SharedInformerFactory() informers.SharedInformerFactory { return f.informers }
 
+// PodGroupManager returns the cache's knowledge of pod groups (nil without
+// GenericWorkload).
+func (f *Framework) PodGroupManager() PodGroupManager { return f.podGroupManager }
+
 // SharedDRAManager returns the DRA state every profile shares.
 func (f *Framework) SharedDRAManager() SharedDRAManager { return f.draManager }
 

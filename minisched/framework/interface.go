@@ -6,9 +6,9 @@
 //	binding:    (WaitOnPermit) → PreBind → Bind → PostBind
 //	on failure after Reserve: Unreserve, in reverse order
 //
-// Gang scheduling (chapter 19, kube-scheduler's GenericWorkload gate) will
-// add a cycle for a whole pod group, and four extension points of its own,
-// whose interfaces will stand here between Score's and Reserve's:
+// Gang scheduling (chapter 19, kube-scheduler's GenericWorkload gate) adds
+// a cycle for a whole pod group, and four extension points of its own,
+// whose interfaces stand here between Score's and Reserve's:
 //
 //	pod group:  (PlacementGenerate) → per member: PreFilter … Score, PlacementFeasible
 //	            → (PlacementScore) → (PodGroupPostFilter) → per member: Reserve → Permit
@@ -94,14 +94,17 @@ type SignPlugin interface {
 	SignPod(ctx context.Context, pod *v1.Pod) ([]SignFragment, *Status)
 }
 
-// LessFunc orders two queued pods: true if a should be scheduled before b.
-type LessFunc func(a, b *QueuedPodInfo) bool
+// LessFunc orders two queue entities: true if a should be scheduled before
+// b. An entity is a pod or, with GenericWorkload, a pod group (entity.go).
+type LessFunc func(a, b QueuedEntity) bool
 
 // QueueSortPlugin orders activeQ. Exactly one is enabled, and all profiles
-// must use the same one, since they share one queue.
+// must use the same one, since they share one queue. It orders pods and
+// pod groups alike: a group stands in the queue as one entity, with its
+// PodGroup's priority.
 type QueueSortPlugin interface {
 	Plugin
-	Less(a, b *QueuedPodInfo) bool
+	Less(a, b QueuedEntity) bool
 }
 
 // PreFilterExtensions let preemption ask "what if this pod were added to /
@@ -191,6 +194,80 @@ type ScorePlugin interface {
 	Score(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) (int64, *Status)
 	// ScoreExtensions returns nil if scores need no normalisation.
 	ScoreExtensions() ScoreExtensions
+}
+
+// The pod-group extension points (chapter 19, GenericWorkload). A pod
+// group's cycle tries each member through PreFilter … Score as in a pod's
+// cycle, but places it in the snapshot only; these extension points judge
+// the group as a whole. Their runners live in run_podgroup.go.
+
+// PlacementGeneratePlugin proposes the placements a pod group's cycle tries:
+// sets of nodes, each of which must hold the whole group. With none
+// enabled, the cycle tries one placement with every node of the parent
+// placement. TopologyPlacementGenerator (TopologyAwareWorkloadScheduling)
+// makes one per value of the PodGroup's topology key.
+//
+// Codes: Success (the placements; none makes the group unschedulable);
+// Error (the cycle fails).
+type PlacementGeneratePlugin interface {
+	Plugin
+	GeneratePlacements(ctx context.Context, state *CycleState, podGroup *PodGroupInfo,
+		parent *Placement) ([]*Placement, *Status)
+}
+
+// PlacementFeasiblePlugin says whether the group can still meet its
+// constraints, before any member is tried and after each one: the cycle
+// stops trying members once it cannot. Only GangScheduling implements it,
+// and the framework runs it whenever it is in the profile (it is not
+// configured per extension point).
+//
+// Codes: Success (the constraints are met; the group may be bound even if
+// later members fail); Wait (not met yet, may be with more members: a
+// cycle that ends here fails the group); Unschedulable (cannot be met:
+// the cycle stops trying members); Error (the cycle fails). The reason is
+// what the group's message starts with: "minCount (3) cannot be satisfied:
+// 1 scheduled, 1 remaining".
+type PlacementFeasiblePlugin interface {
+	Plugin
+	PlacementFeasible(ctx context.Context, state *CycleState, podGroup *PodGroupInfo,
+		progress PlacementProgress) *Status
+}
+
+// PlacementScorePlugin ranks the placements on which the whole group was
+// placed; the one with the highest weighted total wins (ties at random).
+// It is called only when more than one placement is feasible.
+//
+// Codes: Success or Error (the cycle fails).
+type PlacementScorePlugin interface {
+	Plugin
+	ScorePlacement(ctx context.Context, state *CycleState, podGroup *PodGroupInfo,
+		assignments *PodGroupAssignments) (int64, *Status)
+	// PlacementScoreExtensions returns nil if scores need no normalisation.
+	PlacementScoreExtensions() PlacementScoreExtensions
+}
+
+// PlacementScoreExtensions turn a PlacementScore plugin's raw scores into
+// [MinNodeScore, MaxNodeScore], in place. Success or Error.
+type PlacementScoreExtensions interface {
+	NormalizePlacementScore(ctx context.Context, state *CycleState, podGroup *PodGroupInfo,
+		scores []PlacementScore) *Status
+}
+
+// PodGroupPostFilterPlugin is called when a pod group's cycle found it
+// unschedulable (not when it failed with an error), to make room for the
+// whole group, as PostFilter does for one pod. schedule re-runs the
+// group's placement on the snapshot as it stands: a plugin removes
+// victims from the snapshot and asks again.
+//
+// Codes: Success (room is being made: the members get the nominated nodes
+// of the result and the group is retried; no later plugin is asked);
+// Unschedulable (could not help: the next plugin is asked, and the reasons
+// of all are appended to the group's message); UnschedulableAndUnresolvable
+// (could not help, and no later plugin is asked); Error.
+type PodGroupPostFilterPlugin interface {
+	Plugin
+	PodGroupPostFilter(ctx context.Context, state *CycleState, podGroup *PodGroupInfo,
+		schedule PodGroupSchedulingFunc) (*PodGroupPostFilterResult, *Status)
 }
 
 // ReservePlugin is told that the pod was assumed on nodeName, so it can
@@ -298,10 +375,19 @@ type StorageInfoLister interface {
 	IsPVCUsedByPods(key string) bool
 }
 
-// SharedLister is the snapshot as plugins see it.
+// SharedLister is the snapshot as plugins see it: the nodes with their pods,
+// the claims in use and, with GenericWorkload, the pod groups. During a
+// pod-group cycle it counts the members placed so far as assumed: on their
+// nodes, and in their group's state.
 type SharedLister interface {
 	NodeInfos() NodeInfoLister
 	StorageInfos() StorageInfoLister
+	// PodGroups reads the PodGroup objects as the cycle started with them.
+	// Without GenericWorkload there are none, and Get reports an error.
+	PodGroups() PodGroupLister
+	// PodGroupStates reads each pod group's pods, as the cycle sees them.
+	// Without GenericWorkload there are none, and Get reports an error.
+	PodGroupStates() PodGroupStateLister
 }
 
 // WaitingPod is a pod that a Permit plugin asked to wait.
@@ -337,6 +423,11 @@ type Handle interface {
 	// snapshot (namespaces, services, replica sets...). Ask for listers in
 	// the factory function: informers requested later are not started.
 	SharedInformerFactory() informers.SharedInformerFactory
+	// PodGroupManager is what the scheduler knows of pod groups, live (the
+	// cache's): the PodGroups and each group's pods. nil without
+	// GenericWorkload. A cycle decides on the snapshot's copy instead
+	// (SnapshotSharedLister).
+	PodGroupManager() PodGroupManager
 	// SharedDRAManager gives the claims, slices and classes of dynamic
 	// resource allocation, shared by every profile (nil when the
 	// scheduler was built without it).

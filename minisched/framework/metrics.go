@@ -25,6 +25,11 @@ const (
 	preBindPoint    = "PreBind"
 	bindPoint       = "Bind"
 	postBindPoint   = "PostBind"
+	// The pod-group extension points (run_podgroup.go).
+	placementGeneratePoint  = "PlacementGenerate"
+	placementFeasiblePoint  = "PlacementFeasible"
+	placementScorePoint     = "PlacementScore"
+	podGroupPostFilterPoint = "PodGroupPostFilter"
 )
 
 // observe records, when a Run function returns, how long its extension

@@ -31,8 +31,10 @@ const (
 	// this node cannot help (a node selector that does not match). Otherwise
 	// handled like Unschedulable.
 	UnschedulableAndUnresolvable
-	// Wait: only from Permit. The pod is parked among the waiting pods until
-	// a plugin allows or rejects it, or its timeout expires.
+	// Wait: from Permit, the pod is parked among the waiting pods until a
+	// plugin allows or rejects it, or its timeout expires. From
+	// PlacementFeasible, a pod group's minCount is not met yet: its cycle
+	// tries the next member, and fails the group if none is left.
 	Wait
 	// Skip: from PreFilter or PreScore, "this plugin has nothing to do for
 	// this pod": its Filter or Score is not called for this pod. From

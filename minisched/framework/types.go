@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	resourcehelper "k8s.io/component-helpers/resource"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 )
 
 // PodInfo is a pod plus what the scheduler derives from it once, so plugins do
@@ -147,79 +148,41 @@ func nonMissingContainerRequests(reqs v1.ResourceList, podLevelSet bool) v1.Reso
 }
 
 // QueuedPodInfo is a pod as the scheduling queue holds it: the PodInfo plus
-// the bookkeeping that drives ordering, backoff and requeueing.
+// the bookkeeping that drives ordering, backoff and requeueing
+// (QueueingParams, entity.go). A pod in a pod group is held inside its
+// group's QueuedPodGroupInfo, which is then the entity the queue orders.
 type QueuedPodInfo struct {
 	*PodInfo
-	// Timestamp is when the pod was added to the queue or, after a failed
-	// attempt, when it was put back. Backoff is measured from it.
-	Timestamp time.Time
-	// InitialAttemptTimestamp is when the pod was first added; nil until
-	// then. It survives updates and requeues.
-	InitialAttemptTimestamp *time.Time
-	// Attempts counts scheduling attempts: Pop increments it.
-	Attempts int
-	// UnschedulableCount counts the attempts that plugins rejected;
-	// ConsecutiveErrorsCount the attempts in a row that failed with an
-	// error (a rejection resets it). Backoff doubles with the second if
-	// the last attempt was an error, else with the first, so an error
-	// streak does not lengthen a later unschedulable backoff.
-	UnschedulableCount     int
-	ConsecutiveErrorsCount int
-	// BackoffExpiration caches when the pod's backoff ends (the queue
-	// computes it lazily and zeroes it when the pod is put back).
-	BackoffExpiration time.Time
-	// UnschedulablePlugins are the plugins that rejected the pod in its last
-	// attempt (PreFilter or Filter ones, ExtenderName for the extenders, or
-	// the Reserve or Permit one), and the PreEnqueue plugin that gates it.
-	// Only events registered by these plugins move the pod out of the
-	// unschedulable pods.
-	UnschedulablePlugins sets.Set[string]
-	// PendingPlugins are the plugins that returned Pending in the last attempt.
-	PendingPlugins sets.Set[string]
-	// GatingPlugin is the PreEnqueue plugin that keeps the pod out of activeQ,
-	// or "" when the pod is not gated.
-	GatingPlugin string
-	// GatingPluginEvents are the events that may lift the gate (those the
-	// gating plugin registered).
-	GatingPluginEvents []ClusterEvent
+	QueueingParams
 	// PodSignature is the pod's signature for OpportunisticBatching, made
 	// by its profile when the queue received or updated the pod (nil: the
 	// pod is never batched). See SignPlugin.
 	PodSignature PodSignature
 }
 
-// Gated reports whether a PreEnqueue plugin keeps the pod out of activeQ.
-func (q *QueuedPodInfo) Gated() bool { return q.GatingPlugin != "" }
+// Key is the pod's UID: the queue and the cache key pods by UID, since a
+// name can be reused by a new pod.
+func (q *QueuedPodInfo) Key() string { return string(q.Pod.UID) }
 
-// ClearRejectorPlugins forgets why the previous attempt failed: the
-// rejecting, pending and gating plugins. The failure handler calls it before
-// recording the new attempt's verdict, so a pod that once was rejected (or
-// gated) and now failed with an error goes to backoff instead of waiting for
-// an event for plugins that no longer matter.
-func (q *QueuedPodInfo) ClearRejectorPlugins() {
-	q.UnschedulablePlugins = sets.New[string]()
-	q.PendingPlugins = sets.New[string]()
-	q.GatingPlugin = ""
-	q.GatingPluginEvents = nil
-}
+// Priority is the pod's priority (0 if it has none).
+func (q *QueuedPodInfo) Priority() int32 { return corev1helpers.PodPriority(q.Pod) }
+
+// ForEachPod calls fn on the pod.
+func (q *QueuedPodInfo) ForEachPod(fn func(*QueuedPodInfo) bool) { fn(q) }
+
+// Size is 1.
+func (q *QueuedPodInfo) Size() int { return 1 }
 
 // DeepCopy copies the queue bookkeeping; the pod object itself is shared.
 func (q *QueuedPodInfo) DeepCopy() *QueuedPodInfo {
 	c := *q
-	c.UnschedulablePlugins = q.UnschedulablePlugins.Clone()
-	c.PendingPlugins = q.PendingPlugins.Clone()
-	c.GatingPluginEvents = append([]ClusterEvent(nil), q.GatingPluginEvents...)
+	c.QueueingParams = q.QueueingParams.deepCopy()
 	return &c
 }
 
 // NewQueuedPodInfo wraps pod for the queue with the given timestamp.
 func NewQueuedPodInfo(pod *v1.Pod, now time.Time) *QueuedPodInfo {
-	return &QueuedPodInfo{
-		PodInfo:              NewPodInfo(pod),
-		Timestamp:            now,
-		UnschedulablePlugins: sets.New[string](),
-		PendingPlugins:       sets.New[string](),
-	}
+	return &QueuedPodInfo{PodInfo: NewPodInfo(pod), QueueingParams: newQueueingParams(now)}
 }
 
 // PodKey returns "namespace/name", how messages and errors name a pod. The

@@ -6,7 +6,6 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/minisched/minisched/minisched/framework"
 )
@@ -31,8 +30,9 @@ func (pl *PrioritySort) Name() string { return Name }
 
 // Less reports whether a should be popped before b: its priority is higher,
 // or equal and it was queued earlier. A pod without a resolved priority
-// counts as priority 0.
-func (pl *PrioritySort) Less(a, b *framework.QueuedPodInfo) bool {
-	pa, pb := corev1helpers.PodPriority(a.Pod), corev1helpers.PodPriority(b.Pod)
-	return pa > pb || (pa == pb && a.Timestamp.Before(b.Timestamp))
+// counts as priority 0; a pod group counts with its PodGroup's priority,
+// so a group and a pod compare as two pods would.
+func (pl *PrioritySort) Less(a, b framework.QueuedEntity) bool {
+	pa, pb := a.Priority(), b.Priority()
+	return pa > pb || (pa == pb && a.Params().Timestamp.Before(b.Params().Timestamp))
 }
