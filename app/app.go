@@ -238,11 +238,13 @@ func newFlagSet(name string) *flag.FlagSet {
 	return fs
 }
 
-func loadConfig(path string) (*configv1.KubeSchedulerConfiguration, error) {
+// loadConfig is the configuration in the file at path, or the default one
+// without a path, defaulted for gates.
+func loadConfig(path string, gates features.Gates) (*configv1.KubeSchedulerConfiguration, error) {
 	if path == "" {
-		return scheduler.DefaultConfig(), nil
+		return scheduler.DefaultConfigFor(gates), nil
 	}
-	return scheduler.LoadConfigFile(path)
+	return scheduler.LoadConfigFileFor(path, gates)
 }
 
 // scenarioDir is where start looks for YAML scenario files, relative to the
@@ -397,7 +399,7 @@ func (c *Command) start(ctx context.Context, args []string) error {
 	}
 	var base *configv1.KubeSchedulerConfiguration
 	if f.configPath != "" {
-		if base, err = loadConfig(f.configPath); err != nil {
+		if base, err = loadConfig(f.configPath, features.Gates{}); err != nil {
 			return err
 		}
 	}
@@ -460,7 +462,7 @@ func (c *Command) run(ctx context.Context, args []string) error {
 			return fmt.Errorf("--web-address: %w", err)
 		}
 	}
-	cfg, err := loadConfig(*configPath)
+	cfg, err := loadConfig(*configPath, gates)
 	if err != nil {
 		return err
 	}

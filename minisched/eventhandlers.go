@@ -5,6 +5,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/client-go/informers"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -15,7 +16,10 @@ import (
 // addAllEventHandlers connects the informers to the cache and the queue:
 //
 //	assigned pods              → cache (Add/Update/Remove) + queue moves (AssignedPod*)
-//	unassigned pods of ours    → queue (Add/Update/Delete)
+//	unassigned pods of ours    → queue (Add/Update/Delete); with GenericWorkload, a member
+//	                             also → the cache's group state, and an Add → queue moves
+//	                             (UnscheduledPodAdd: it may complete a gang)
+//	PodGroups (GenericWorkload) → cache + queue (Add/Update/Delete) + queue moves
 //	nodes                      → cache + queue moves, one ClusterEvent per kind of change
 //	storage objects (PVs, PVCs, classes, CSI objects), for the plugins that
 //	registered events on them → queue moves only
@@ -27,7 +31,8 @@ import (
 // A pod that gets bound leaves the second filter and enters the first, so the
 // queue sees a Delete and the cache an Add: the informer's Add of a pod we
 // assumed is what confirms it.
-func (s *Scheduler) addAllEventHandlers(factory informers.SharedInformerFactory) error {
+func (s *Scheduler) addAllEventHandlers(factory informers.SharedInformerFactory,
+	podGroupInformer toolscache.SharedIndexInformer) error {
 	podInformer := factory.Core().V1().Pods().Informer()
 	nodeInformer := factory.Core().V1().Nodes().Informer()
 
@@ -43,6 +48,13 @@ func (s *Scheduler) addAllEventHandlers(factory informers.SharedInformerFactory)
 			UpdateFunc: s.updateNodeInCache,
 			DeleteFunc: s.deleteNodeFromCache,
 		}},
+	}
+	if podGroupInformer != nil {
+		handlers = append(handlers, informerHandler{podGroupInformer, toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    s.addPodGroup,
+			UpdateFunc: s.updatePodGroup,
+			DeleteFunc: s.deletePodGroup,
+		}})
 	}
 	hasInformer := func(r framework.EventResource) bool { _, ok := otherInformers[r]; return ok }
 	for resource, actions := range s.registeredActions(hasInformer) {
@@ -175,7 +187,13 @@ func (s *Scheduler) addPodToSchedulingQueue(obj interface{}) {
 	defer s.observeEvent("UnscheduledPodAdd", time.Now())
 	pod, _ := podOf(obj)
 	s.logger.V(3).Info("Add event for unscheduled pod", "pod", klog.KObj(pod))
+	s.Cache.AddPodGroupMember(pod)
 	s.Queue.Add(s.logger, pod)
+	if s.gates.GenericWorkload {
+		// A new member may bring a gang to minCount: the gated members of
+		// its group are offered the event, as in kube-scheduler.
+		s.Queue.MoveAllToActiveOrBackoffQueue(s.logger, framework.UnscheduledPodAdd, nil, pod, nil)
+	}
 }
 
 func (s *Scheduler) updatePodInSchedulingQueue(oldObj, newObj interface{}) {
@@ -192,6 +210,7 @@ func (s *Scheduler) updatePodInSchedulingQueue(oldObj, newObj interface{}) {
 		return
 	}
 	s.logger.V(4).Info("Update event for unscheduled pod", "pod", klog.KObj(newPod))
+	s.Cache.UpdatePodGroupMember(oldPod, newPod)
 	s.Queue.Update(s.logger, oldPod, newPod)
 }
 
@@ -202,6 +221,7 @@ func (s *Scheduler) deletePodFromSchedulingQueue(obj interface{}) {
 		return
 	}
 	s.logger.V(3).Info("Delete event for unscheduled pod", "pod", klog.KObj(pod))
+	s.Cache.RemovePodGroupMember(pod)
 	s.Queue.Delete(pod)
 	schedFramework, err := s.frameworkForPod(pod)
 	if err != nil {
@@ -212,6 +232,67 @@ func (s *Scheduler) deletePodFromSchedulingQueue(obj interface{}) {
 	if schedFramework.RejectWaitingPod(pod.UID) {
 		s.Queue.MoveAllToActiveOrBackoffQueue(s.logger, framework.AssignedPodDelete, pod, nil, nil)
 	}
+}
+
+// PodGroups → the cache and the queue, and queue moves for the members
+// waiting on them (GangScheduling registers PodGroup events).
+
+func podGroupOf(obj interface{}) (*schedulingv1beta1.PodGroup, bool) {
+	switch t := obj.(type) {
+	case *schedulingv1beta1.PodGroup:
+		return t, true
+	case toolscache.DeletedFinalStateUnknown:
+		pg, ok := t.Obj.(*schedulingv1beta1.PodGroup)
+		return pg, ok
+	}
+	return nil, false
+}
+
+// podGroupEvent is the ClusterEvent of a PodGroup change, labelled as
+// kube-scheduler labels it ("scheduling.k8s.io/PodGroupAdd").
+func podGroupEvent(action framework.ActionType, label string) framework.ClusterEvent {
+	return framework.ClusterEvent{Resource: framework.PodGroup, ActionType: action,
+		Label: string(framework.PodGroup) + label}
+}
+
+func (s *Scheduler) addPodGroup(obj interface{}) {
+	event := podGroupEvent(framework.Add, "Add")
+	defer s.observeEvent(event.Label, time.Now())
+	pg, ok := podGroupOf(obj)
+	if !ok {
+		return
+	}
+	s.logger.V(3).Info("Add event for pod group", "podGroup", klog.KObj(pg))
+	s.Cache.AddPodGroup(pg)
+	s.Queue.AddPodGroup(s.logger, pg)
+	s.Queue.MoveAllToActiveOrBackoffQueue(s.logger, event, nil, pg, nil)
+}
+
+func (s *Scheduler) updatePodGroup(oldObj, newObj interface{}) {
+	event := podGroupEvent(framework.Update, "Update")
+	defer s.observeEvent(event.Label, time.Now())
+	oldPG, ok1 := podGroupOf(oldObj)
+	newPG, ok2 := podGroupOf(newObj)
+	if !ok1 || !ok2 || oldPG.ResourceVersion == newPG.ResourceVersion {
+		return // a resync: nothing changed
+	}
+	s.logger.V(4).Info("Update event for pod group", "podGroup", klog.KObj(newPG))
+	s.Cache.UpdatePodGroup(oldPG, newPG)
+	s.Queue.UpdatePodGroup(s.logger, newPG)
+	s.Queue.MoveAllToActiveOrBackoffQueue(s.logger, event, oldPG, newPG, nil)
+}
+
+func (s *Scheduler) deletePodGroup(obj interface{}) {
+	event := podGroupEvent(framework.Delete, "Delete")
+	defer s.observeEvent(event.Label, time.Now())
+	pg, ok := podGroupOf(obj)
+	if !ok {
+		return
+	}
+	s.logger.V(3).Info("Delete event for pod group", "podGroup", klog.KObj(pg))
+	s.Cache.RemovePodGroup(pg)
+	s.Queue.DeletePodGroup(s.logger, pg)
+	s.Queue.MoveAllToActiveOrBackoffQueue(s.logger, event, pg, nil, nil)
 }
 
 // Assigned pods → the cache, and queue moves for pods waiting on them.

@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/cache"
+	"github.com/minisched/minisched/minisched/features"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/minisched/metrics"
 	"github.com/minisched/minisched/plugins/dynamicresources/dramanager"
@@ -79,6 +80,8 @@ type Scheduler struct {
 	// metrics records attempts, latencies and binding goroutines (nil:
 	// nothing).
 	metrics *metrics.Metrics
+	// gates are the feature gates (Options.Gates).
+	gates features.Gates
 	// draManager is the DRA state every profile shares (nil: none). Its
 	// claim, slice and class events feed the queue when some plugin uses
 	// it; Run stops its slice tracker on the way out.
@@ -127,6 +130,15 @@ type Options struct {
 	// (framework.WithSharedDRAManager), if any. The Scheduler registers
 	// its event handlers and stops it when Run returns.
 	DRAManager *dramanager.Manager
+	// Gates are the feature gates. With GenericWorkload, pending members of
+	// pod groups feed the cache's group states and a pending pod's add is
+	// offered to the queue as an event (a member may complete a gang); the
+	// Cache and the Queue must have been built WithPodGroups.
+	Gates features.Gates
+	// PodGroupInformer, if set, feeds PodGroups to the cache and the queue
+	// (nil without GenericWorkload, or against an apiserver that does not
+	// serve them: then members wait for a PodGroup they never see).
+	PodGroupInformer toolscache.SharedIndexInformer
 }
 
 // New builds a Scheduler and registers its event handlers on the factory's
@@ -154,6 +166,7 @@ func New(ctx context.Context, factory informers.SharedInformerFactory, o Options
 		watcher:                  o.Watcher,
 		metrics:                  o.Metrics,
 		draManager:               o.DRAManager,
+		gates:                    o.Gates,
 		rng:                      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		bindSlots:                make(chan struct{}, maxConcurrentBinds),
 	}
@@ -166,7 +179,7 @@ func New(ctx context.Context, factory informers.SharedInformerFactory, o Options
 		schedFramework.SetPodNominator(o.Queue)
 		schedFramework.SetPodActivator(o.Queue)
 	}
-	if err := s.addAllEventHandlers(factory); err != nil {
+	if err := s.addAllEventHandlers(factory, o.PodGroupInformer); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -19,6 +19,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/minisched/minisched/minisched/features"
 	"github.com/minisched/minisched/minisched/framework"
 )
 
@@ -36,21 +37,33 @@ const (
 // LoadConfigFile reads a KubeSchedulerConfiguration (YAML or JSON,
 // kubescheduler.config.k8s.io/v1), rejecting unknown and duplicate fields,
 // then applies defaults and validates it. Every error names the file and the
-// field.
+// field. The defaults are those of kube-scheduler's default gates.
 func LoadConfigFile(path string) (*configv1.KubeSchedulerConfiguration, error) {
+	return LoadConfigFileFor(path, features.Gates{})
+}
+
+// LoadConfigFileFor is LoadConfigFile with the defaults of gates.
+func LoadConfigFileFor(path string, gates features.Gates) (*configv1.KubeSchedulerConfiguration, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading scheduler configuration: %w", err)
 	}
-	cfg, err := DecodeConfig(data)
+	cfg, err := DecodeConfigFor(data, gates)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return cfg, nil
 }
 
-// DecodeConfig decodes, defaults and validates a configuration document.
+// DecodeConfig decodes, defaults and validates a configuration document,
+// with the defaults of kube-scheduler's default gates.
 func DecodeConfig(data []byte) (*configv1.KubeSchedulerConfiguration, error) {
+	return DecodeConfigFor(data, features.Gates{})
+}
+
+// DecodeConfigFor is DecodeConfig with the defaults of gates: as in
+// kube-scheduler, the default plugins depend on the feature gates.
+func DecodeConfigFor(data []byte, gates features.Gates) (*configv1.KubeSchedulerConfiguration, error) {
 	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return nil, fmt.Errorf("not valid YAML: %w", err)
@@ -72,7 +85,7 @@ func DecodeConfig(data []byte) (*configv1.KubeSchedulerConfiguration, error) {
 	if cfg.Kind != "KubeSchedulerConfiguration" {
 		return nil, fmt.Errorf("kind: want %q, got %q", "KubeSchedulerConfiguration", cfg.Kind)
 	}
-	SetDefaults(cfg)
+	SetDefaultsFor(cfg, gates)
 	if err := Validate(cfg); err != nil {
 		return nil, err
 	}
@@ -81,11 +94,14 @@ func DecodeConfig(data []byte) (*configv1.KubeSchedulerConfiguration, error) {
 
 // DefaultConfig returns the configuration used without --config: one
 // profile, default-scheduler, with the default plugins.
-func DefaultConfig() *configv1.KubeSchedulerConfiguration {
+func DefaultConfig() *configv1.KubeSchedulerConfiguration { return DefaultConfigFor(features.Gates{}) }
+
+// DefaultConfigFor is DefaultConfig with the defaults of gates.
+func DefaultConfigFor(gates features.Gates) *configv1.KubeSchedulerConfiguration {
 	cfg := &configv1.KubeSchedulerConfiguration{}
 	cfg.APIVersion = configv1.SchemeGroupVersion.String()
 	cfg.Kind = "KubeSchedulerConfiguration"
-	SetDefaults(cfg)
+	SetDefaultsFor(cfg, gates)
 	return cfg
 }
 
@@ -106,8 +122,13 @@ const (
 // SetDefaults fills in what the configuration leaves out, as kube-scheduler's
 // v1 defaulting does, and merges each profile's plugins with the defaults.
 // Leader election is on by default, on the Lease kube-system/kube-scheduler,
-// as in kube-scheduler.
-func SetDefaults(cfg *configv1.KubeSchedulerConfiguration) {
+// as in kube-scheduler. The default plugins are those of kube-scheduler's
+// default gates.
+func SetDefaults(cfg *configv1.KubeSchedulerConfiguration) { SetDefaultsFor(cfg, features.Gates{}) }
+
+// SetDefaultsFor is SetDefaults with the default plugins of gates
+// (DefaultPluginsFor).
+func SetDefaultsFor(cfg *configv1.KubeSchedulerConfiguration, gates features.Gates) {
 	if cfg.Parallelism == nil {
 		cfg.Parallelism = ptr.To[int32](16)
 	}
@@ -150,7 +171,7 @@ func SetDefaults(cfg *configv1.KubeSchedulerConfiguration) {
 	}
 	for i := range cfg.Profiles {
 		p := &cfg.Profiles[i]
-		p.Plugins = mergePlugins(DefaultPlugins(), p.Plugins)
+		p.Plugins = mergePlugins(DefaultPluginsFor(gates), p.Plugins)
 	}
 }
 

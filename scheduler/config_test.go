@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/minisched/minisched/cache"
+	"github.com/minisched/minisched/minisched/features"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins"
 	"github.com/minisched/minisched/plugins/plugintesting"
@@ -626,5 +628,43 @@ func TestPluginErrorsInStableOrder(t *testing.T) {
 			}
 			last = i
 		}
+	}
+}
+
+// TestDefaultPluginsUnderGates: with GenericWorkload the default profile
+// ends with GangScheduling, which is then PreEnqueue and Permit plugin;
+// without it the profile has none of it, as kube-scheduler's defaulting.
+func TestDefaultPluginsUnderGates(t *testing.T) {
+	tests := []struct {
+		name  string
+		gates features.Gates
+		want  bool
+	}{
+		{name: "default gates"},
+		{name: "GenericWorkload", gates: features.Gates{GenericWorkload: true}, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := DecodeConfigFor([]byte(header+"profiles:\n- schedulerName: p\n"), tt.gates)
+			if err != nil {
+				t.Fatal(err)
+			}
+			multiPoint := cfg.Profiles[0].Plugins.MultiPoint.Enabled
+			last := multiPoint[len(multiPoint)-1].Name
+			if got := last == "GangScheduling"; got != tt.want {
+				t.Fatalf("multiPoint ends with %s; GangScheduling last: %t, want %t", last, got, tt.want)
+			}
+			schedFramework, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(),
+				&cfg.Profiles[0], append(handleOptions(t), framework.WithFeatureGates(tt.gates))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed := schedFramework.ListPlugins()
+			for _, point := range []string{"PreEnqueue", "Permit"} {
+				if got := slices.Contains(listed[point], "GangScheduling"); got != tt.want {
+					t.Errorf("GangScheduling at %s: %t, want %t (%v)", point, got, tt.want, listed[point])
+				}
+			}
+		})
 	}
 }

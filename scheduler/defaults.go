@@ -7,13 +7,29 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/minisched/minisched/minisched/features"
 	"github.com/minisched/minisched/minisched/framework"
 )
 
-// DefaultPlugins is the default profile: kube-scheduler v1.37's default
-// plugins, all 20, in its order and with its weights, enabled through
-// multiPoint so each takes part at every extension point it implements.
-func DefaultPlugins() *configv1.Plugins {
+// DefaultPlugins is the default profile under kube-scheduler's default
+// feature gates: DefaultPluginsFor(features.Gates{}).
+func DefaultPlugins() *configv1.Plugins { return DefaultPluginsFor(features.Gates{}) }
+
+// DefaultPluginsFor is the default profile under gates: kube-scheduler
+// v1.37's default plugins, all 20, in its order and with its weights,
+// enabled through multiPoint so each takes part at every extension point
+// it implements; with GenericWorkload, GangScheduling follows them, as
+// kube-scheduler's feature-gate defaulting appends it.
+func DefaultPluginsFor(gates features.Gates) *configv1.Plugins {
+	plugins := defaultPlugins()
+	if gates.GenericWorkload {
+		plugins.MultiPoint.Enabled = append(plugins.MultiPoint.Enabled, configv1.Plugin{Name: "GangScheduling"})
+	}
+	return plugins
+}
+
+// defaultPlugins is the default profile with no gate off its default.
+func defaultPlugins() *configv1.Plugins {
 	return &configv1.Plugins{
 		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{
 			{Name: "SchedulingGates"},

@@ -180,16 +180,9 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 
 	factory := informers.NewSharedInformerFactory(client, 0)
 	factory.InformerFor(&v1.Pod{}, newPodInformer)
-	if o.gates.GenericWorkload {
-		served, err := servesPodGroups(ctx, client, rc.Host)
-		if err != nil {
-			return nil, err
-		}
-		if !served {
-			reportMissingWorkloadAPI(klog.FromContext(ctx), rc.Host)
-		} else {
-			factory.Scheduling().V1beta1().PodGroups().Informer()
-		}
+	podGroupInformer, err := podGroupInformer(ctx, client, rc.Host, factory, o.gates)
+	if err != nil {
+		return nil, err
 	}
 	// Events go to events.k8s.io/v1, reported by each profile's schedulerName,
 	// as kube-scheduler does. Writing them never blocks scheduling.
@@ -202,6 +195,26 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 
 	m := metrics.New()
 	snapshot := cache.NewEmptySnapshot()
+	// Assumed pods never expire, as in kube-scheduler v1.37
+	// (durationToExpireAssumedPod = 0): the informer confirms them, or a
+	// failed bind forgets them. With GenericWorkload it keeps each pod
+	// group's state, which GangScheduling reads (WithPodGroupManager).
+	var cacheOpts []cache.Option
+	queueOpts := []queue.Option{
+		queue.WithPodLister(factory.Core().V1().Pods().Lister()),
+		queue.WithPodInitialBackoffDuration(time.Duration(*cfg.PodInitialBackoffSeconds) * time.Second),
+		queue.WithPodMaxBackoffDuration(time.Duration(*cfg.PodMaxBackoffSeconds) * time.Second),
+		queue.WithMetrics(m),
+	}
+	if o.gates.GenericWorkload {
+		cacheOpts = append(cacheOpts, cache.WithPodGroups())
+		queueOpts = append(queueOpts, queue.WithPodGroups())
+	}
+	c := cache.New(0, cacheOpts...)
+	var podGroupManager framework.PodGroupManager
+	if o.gates.GenericWorkload {
+		podGroupManager = c
+	}
 	// One DRA state for all profiles; it starts its informers only if a
 	// plugin asks for it, and the Scheduler stops it.
 	draManager := dramanager.New(klog.FromContext(ctx), factory, client)
@@ -225,6 +238,8 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 			framework.WithInformerFactory(factory),
 			framework.WithSharedDRAManager(draManager),
 			framework.WithParallelism(int(*cfg.Parallelism)),
+			framework.WithFeatureGates(o.gates),
+			framework.WithPodGroupManager(podGroupManager),
 		)
 		if err != nil {
 			return nil, fmt.Errorf("profiles[%d]: %w", i, err)
@@ -242,17 +257,8 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 		profilePercentage[name] = p.PercentageOfNodesToScore
 	}
 
-	q := queue.New(queueSort, queueProfiles,
-		queue.WithPodLister(factory.Core().V1().Pods().Lister()),
-		queue.WithPodInitialBackoffDuration(time.Duration(*cfg.PodInitialBackoffSeconds)*time.Second),
-		queue.WithPodMaxBackoffDuration(time.Duration(*cfg.PodMaxBackoffSeconds)*time.Second),
-		queue.WithMetrics(m),
-	)
+	q := queue.New(queueSort, queueProfiles, queueOpts...)
 	m.RegisterQueue(q)
-	// Assumed pods never expire, as in kube-scheduler v1.37
-	// (durationToExpireAssumedPod = 0): the informer confirms them, or a
-	// failed bind forgets them.
-	c := cache.New(0)
 
 	sched, err := minisched.New(ctx, factory, minisched.Options{
 		Client:                   client,
@@ -268,6 +274,8 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 		Seed:                     o.seed,
 		Metrics:                  m,
 		DRAManager:               draManager,
+		Gates:                    o.gates,
+		PodGroupInformer:         podGroupInformer,
 	})
 	if err != nil {
 		return nil, err

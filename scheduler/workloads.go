@@ -14,8 +14,12 @@ import (
 
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"github.com/minisched/minisched/minisched/features"
 )
 
 // WorkloadAPIServerFlags are the kube-apiserver flags that serve PodGroups:
@@ -53,4 +57,23 @@ func reportMissingWorkloadAPI(logger klog.Logger, host string) {
 	logger.Error(nil, "The apiserver does not serve PodGroups (scheduling.k8s.io/v1beta1): pods in a pod group "+
 		"wait, pods in none are scheduled; start kube-apiserver with "+WorkloadAPIServerFlags,
 		"apiserver", host, "featureGate", "GenericWorkload")
+}
+
+// podGroupInformer returns the informer of PodGroups, requested from
+// factory, when the GenericWorkload gate is on and the apiserver serves
+// them; nil otherwise (saying so when the apiserver is the reason).
+func podGroupInformer(ctx context.Context, client kubernetes.Interface, host string,
+	factory informers.SharedInformerFactory, gates features.Gates) (toolscache.SharedIndexInformer, error) {
+	if !gates.GenericWorkload {
+		return nil, nil
+	}
+	served, err := servesPodGroups(ctx, client, host)
+	if err != nil {
+		return nil, err
+	}
+	if !served {
+		reportMissingWorkloadAPI(klog.FromContext(ctx), host)
+		return nil, nil
+	}
+	return factory.Scheduling().V1beta1().PodGroups().Informer(), nil
 }
