@@ -86,6 +86,10 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, schedFramework 
 		podInfo.UnschedulablePlugins = fitErr.Diagnosis.UnschedulablePlugins.Clone()
 		podInfo.PendingPlugins = fitErr.Diagnosis.PendingPlugins.Clone()
 		logger.V(2).Info("Unable to schedule pod; no fit; waiting", "err", errMsg)
+	case errors.Is(err, errPodGroupUnschedulable):
+		// Its group failed (schedule_one_podgroup.go): the group backs off
+		// as a whole, whatever this member's rejecting plugins were.
+		logger.V(2).Info("Unable to schedule pod belonging to a pod group; waiting", "err", errMsg)
 	default:
 		logger.Error(err, "Error scheduling pod; retrying")
 	}

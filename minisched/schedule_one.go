@@ -117,6 +117,8 @@ func (s *Scheduler) scheduleOne(ctx, bindCtx context.Context) {
 	switch e := entity.(type) {
 	case *framework.QueuedPodInfo:
 		s.scheduleOnePod(ctx, bindCtx, e)
+	case *framework.QueuedPodGroupInfo:
+		s.scheduleOnePodGroup(ctx, bindCtx, e)
 	default:
 		klog.FromContext(ctx).Error(nil, "Popped an entity the scheduler does not know", "type", fmt.Sprintf("%T", e))
 	}
@@ -232,6 +234,11 @@ func (s *Scheduler) schedulingAlgorithm(ctx context.Context, schedFramework *fra
 	case errors.Is(err, ErrNoNodesAvailable):
 		result.nominatingInfo = clearNominatedNode
 		return result, framework.NewStatus(framework.UnschedulableAndUnresolvable).WithError(err)
+	case errors.As(err, &fitErr) && state.InPodGroupCycle:
+		// A member of a pod group: its group's PodGroupPostFilter runs
+		// once the whole group was tried, and may yet nominate it.
+		result.nominatingInfo = nil
+		return result, framework.NewStatus(framework.Unschedulable).WithError(fitErr)
 	case errors.As(err, &fitErr):
 		result.nominatingInfo, result.seen.victims = s.runPostFilter(ctx, schedFramework, state, pod, fitErr)
 		return result, framework.NewStatus(framework.Unschedulable).WithError(fitErr)
@@ -251,8 +258,13 @@ func (s *Scheduler) schedulingAlgorithm(ctx context.Context, schedFramework *fra
 func (s *Scheduler) schedulePod(ctx context.Context, schedFramework *framework.Framework,
 	state *framework.CycleState, podInfo *framework.QueuedPodInfo) (result scheduleResult, err error) {
 	pod := podInfo.Pod
-	if err := s.Cache.UpdateSnapshot(klog.FromContext(ctx), s.snapshot); err != nil {
-		return result, err
+	// A pod group's cycle refreshed the snapshot once, for all its
+	// members: refreshing it per member would drop the members placed in
+	// it so far.
+	if !state.InPodGroupCycle {
+		if err := s.Cache.UpdateSnapshot(klog.FromContext(ctx), s.snapshot); err != nil {
+			return result, err
+		}
 	}
 	if s.snapshot.NumNodes() == 0 {
 		return result, ErrNoNodesAvailable
@@ -699,9 +711,12 @@ func (s *Scheduler) prepareForBindingCycle(ctx context.Context, state *framework
 
 // assumeAndReserve assumes the pod on node in the cache and runs Reserve.
 // From then on the cache counts the pod there, so the next cycle sees it
-// without waiting for the bind to reach the apiserver. A failing Reserve is
-// undone (unreserveAndForget); a rejection is reported like a Filter
-// rejection of that node (rejectionOnNode), any other code as an error.
+// without waiting for the bind to reach the apiserver. A member tried in
+// its pod group's cycle (state.InPodGroupCycle) is assumed in the snapshot
+// instead, for the next members to see, until the group's cycle undoes it.
+// A failing Reserve is undone (unreserveAndForget); a rejection is
+// reported like a Filter rejection of that node (rejectionOnNode), any
+// other code as an error.
 func (s *Scheduler) assumeAndReserve(ctx context.Context, state *framework.CycleState,
 	schedFramework *framework.Framework, podInfo *framework.QueuedPodInfo, node string) (*framework.QueuedPodInfo, *framework.Status) {
 	logger := klog.FromContext(ctx)
@@ -709,7 +724,7 @@ func (s *Scheduler) assumeAndReserve(ctx context.Context, state *framework.Cycle
 	assumed := podInfo.Pod.DeepCopy()
 	assumed.Spec.NodeName = node
 	assumedPodInfo.PodInfo = podInfo.PodInfo.WithPod(assumed)
-	if err := s.Cache.AssumePodInfo(logger, assumedPodInfo.PodInfo); err != nil {
+	if err := s.assume(logger, state, assumedPodInfo.PodInfo); err != nil {
 		// A bug in retrying logic, most likely; the failure handler will not
 		// requeue a pod that turns out to be bound already.
 		return assumedPodInfo, framework.AsStatus(err)
@@ -725,12 +740,35 @@ func (s *Scheduler) assumeAndReserve(ctx context.Context, state *framework.Cycle
 	return assumedPodInfo, nil
 }
 
-// unreserveAndForget undoes Reserve and the assumption.
+// assume counts the pod on its node: in the cache, or in the snapshot for a
+// member tried in its pod group's cycle.
+func (s *Scheduler) assume(logger klog.Logger, state *framework.CycleState, podInfo *framework.PodInfo) error {
+	if state.InPodGroupCycle {
+		return s.snapshot.AssumePod(podInfo)
+	}
+	return s.Cache.AssumePodInfo(logger, podInfo)
+}
+
+// unreserveAndForget undoes Reserve and the assumption. A member assumed
+// in the snapshot also gets back the nomination assume dropped.
 func (s *Scheduler) unreserveAndForget(ctx context.Context, state *framework.CycleState,
 	schedFramework *framework.Framework, assumed *v1.Pod, node string) {
+	logger := klog.FromContext(ctx)
 	schedFramework.RunReservePluginsUnreserve(ctx, state, assumed, node)
-	if err := s.Cache.ForgetPod(klog.FromContext(ctx), assumed); err != nil {
-		klog.FromContext(ctx).Error(err, "Scheduler cache ForgetPod failed")
+	if state.InPodGroupCycle {
+		if err := s.snapshot.ForgetPod(logger, assumed); err != nil {
+			logger.Error(err, "Scheduler snapshot ForgetPod failed")
+		}
+		if nominated := assumed.Status.NominatedNodeName; nominated != "" {
+			pending := assumed.DeepCopy()
+			pending.Spec.NodeName = ""
+			s.Queue.AddNominatedPod(logger, framework.NewPodInfo(pending),
+				&framework.NominatingInfo{NominatedNodeName: nominated, NominatingMode: framework.ModeOverride})
+		}
+		return
+	}
+	if err := s.Cache.ForgetPod(logger, assumed); err != nil {
+		logger.Error(err, "Scheduler cache ForgetPod failed")
 	}
 }
 

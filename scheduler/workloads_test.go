@@ -2,12 +2,15 @@ package scheduler_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -15,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/features"
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
@@ -78,7 +82,7 @@ func runWithGates(ctx context.Context, t *testing.T, rc *rest.Config, ns string,
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	cfg, err := scheduler.DecodeConfig([]byte(electionConfig(ns, "unused", false)))
+	cfg, err := scheduler.DecodeConfigFor([]byte(electionConfig(ns, "unused", false)), gates)
 	require.NoError(t, err)
 	svc, err := scheduler.New(ctx, cfg, rc, scheduler.WithFeatureGates(gates))
 	require.NoError(t, err)
@@ -97,4 +101,97 @@ func runWithGates(ctx context.Context, t *testing.T, rc *rest.Config, ns string,
 		}
 	})
 	return &scenario.Env{Client: client, Namespace: ns, SchedulerName: ns, Attempts: scenario.NewAttemptLog()}
+}
+
+// TestGangAllOrNothing: with GenericWorkload, a gang whose members all fit
+// is bound whole and its PodGroup says Scheduled; a gang one node short is
+// not bound at all, each member saying why in its shape, and its PodGroup
+// says Unschedulable. The node's capacity is one member's.
+func TestGangAllOrNothing(t *testing.T) {
+	tests := []struct {
+		name  string
+		nodes int
+		// wantBound says every member is bound; otherwise none is.
+		wantBound bool
+		// wantMessages are each member's PodScheduled message prefixes
+		// (a and b placed in the simulation, c fitting nowhere).
+		wantMessages  map[string]string
+		wantCondition string
+	}{
+		{name: "fits", nodes: 3, wantBound: true},
+		{name: "one node short", nodes: 2,
+			wantMessages: map[string]string{
+				"a": "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining",
+				"b": "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining",
+				// Other tests' nodes share the apiserver: c's message counts
+				// them too, after its own two.
+				"c": "0/",
+			},
+			wantCondition: "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := t.Context()
+			ns := fmt.Sprintf("gang-%d", i)
+			env := runWithGates(ctx, t, testEnv.Config, ns, features.Gates{GenericWorkload: true})
+			for n := range tt.nodes {
+				name := fmt.Sprintf("%s-node%d", ns, n)
+				if err := env.CreateNodes(ctx, scenario.MakeNode(name).Label("group", ns).Capacity(
+					map[v1.ResourceName]string{v1.ResourceCPU: "1", v1.ResourcePods: "10"}).Obj()); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = env.Client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+			}
+			pg := builders.MakePodGroup().Name("gang").Namespace(ns).Gang(3).Obj()
+			if _, err := env.Client.SchedulingV1beta1().PodGroups(ns).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			members := []string{"a", "b", "c"}
+			for _, m := range members {
+				pod := scenario.MakePod(m).PodGroup("gang").NodeSelector("group", ns).
+					Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+				if err := env.CreatePods(ctx, pod); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.wantBound {
+				if _, err := env.WaitForPodsBound(ctx, members); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				for _, m := range members {
+					msg, err := env.WaitForPodUnschedulable(ctx, m, scenario.DefaultWait)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Logf("%s: %s", m, msg)
+					if !strings.HasPrefix(msg, tt.wantMessages[m]) || m == "c" && !strings.Contains(msg, "2 Insufficient cpu") {
+						t.Errorf("%s: PodScheduled message %q, want it to start with %q", m, msg, tt.wantMessages[m])
+					}
+				}
+			}
+			var cond *metav1.Condition
+			err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true,
+				func(ctx context.Context) (bool, error) {
+					got, err := env.Client.SchedulingV1beta1().PodGroups(ns).Get(ctx, "gang", metav1.GetOptions{})
+					if err != nil {
+						return false, err
+					}
+					cond = apimeta.FindStatusCondition(got.Status.Conditions, "PodGroupInitiallyScheduled")
+					return cond != nil, nil
+				})
+			if err != nil {
+				t.Fatalf("no PodGroupInitiallyScheduled condition: %v", err)
+			}
+			wantStatus, wantReason := metav1.ConditionTrue, "Scheduled"
+			if !tt.wantBound {
+				wantStatus, wantReason = metav1.ConditionFalse, "Unschedulable"
+			}
+			t.Logf("PodGroupInitiallyScheduled: %s/%s %q", cond.Status, cond.Reason, cond.Message)
+			if cond.Status != wantStatus || cond.Reason != wantReason || !strings.HasPrefix(cond.Message, tt.wantCondition) {
+				t.Errorf("condition %s/%s %q, want %s/%s starting %q", cond.Status, cond.Reason, cond.Message,
+					wantStatus, wantReason, tt.wantCondition)
+			}
+		})
+	}
 }

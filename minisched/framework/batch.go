@@ -32,7 +32,10 @@
 //     no node stores nothing, so the pod after it fails this rule too.
 //     (kube-scheduler also keeps whether the last cycle succeeded, with the
 //     reason pod_failed; since only a successful cycle stores anything,
-//     that check never fails, and minisched leaves it out.)
+//     that check never fails, and minisched leaves it out.) With
+//     GenericWorkload, the members of one pod group are tried in one
+//     cycle, and share its number: a member may use the ranking the member
+//     before it stored, as in kube-scheduler.
 //  3. the pod has no nominated node: preemption made room for it on a
 //     particular node, which it tries first instead (pod_nominated);
 //  4. its signature is not nil and equals the stored one byte for byte
@@ -234,7 +237,8 @@ func (b *OpportunisticBatch) compatible(ctx context.Context, pod *v1.Pod, signat
 	}
 	var reason string
 	switch {
-	case cycleCount != b.lastCycle.cycleCount+1:
+	case cycleCount != b.lastCycle.cycleCount+1 &&
+		!(b.fw.gates.GenericWorkload && cycleCount == b.lastCycle.cycleCount):
 		reason = metrics.BatchFlushPodSkipped // rule 2
 	case pod.Status.NominatedNodeName != "":
 		reason = metrics.BatchFlushPodNominated // rule 3

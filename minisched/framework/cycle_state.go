@@ -73,6 +73,11 @@ type CycleState struct {
 	// cycles (10%, as kube-scheduler), since timing every call of every
 	// plugin on every node would cost more than it tells.
 	RecordPluginMetrics bool
+	// InPodGroupCycle says the pod is a member tried in its pod group's
+	// cycle (chapter 19): it is assumed in the snapshot only, and its own
+	// PostFilter does not run (the group's PodGroupPostFilter does). The
+	// scheduler clears it before the member's binding cycle.
+	InPodGroupCycle bool
 }
 
 // NewCycleState returns an empty CycleState.
@@ -155,6 +160,7 @@ func (c *CycleState) Clone() *CycleState {
 	out.podInfo = c.podInfo
 	out.RecordPluginMetrics = c.RecordPluginMetrics
 	out.ScoreTotalsOnly = c.ScoreTotalsOnly
+	out.InPodGroupCycle = c.InPodGroupCycle
 	return out
 }
 

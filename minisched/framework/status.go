@@ -6,6 +6,7 @@ package framework
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -114,6 +115,24 @@ func (s *Status) WithError(err error) *Status {
 	return s
 }
 
+// AppendReason adds a reason at the end (a pod group's message gains its
+// PodGroupPostFilter's this way).
+func (s *Status) AppendReason(reason string) {
+	if s != nil {
+		s.reasons = append(s.reasons, reason)
+	}
+}
+
+// Clone returns a copy that shares nothing mutable with s (nil for nil).
+func (s *Status) Clone() *Status {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.reasons = slices.Clone(s.reasons)
+	return &c
+}
+
 // Err returns the attached error, if any.
 func (s *Status) Err() error {
 	if s == nil {
@@ -166,6 +185,9 @@ func (s *Status) IsSuccess() bool { return s.Code() == Success }
 
 // IsWait reports whether Permit asked the pod to wait.
 func (s *Status) IsWait() bool { return s.Code() == Wait }
+
+// IsError reports whether the code is Error.
+func (s *Status) IsError() bool { return s.Code() == Error }
 
 // IsSkip reports whether the plugin opted out for this pod.
 func (s *Status) IsSkip() bool { return s.Code() == Skip }

@@ -1,0 +1,513 @@
+// A pod group's way through the scheduler (chapter 19, the GenericWorkload
+// gate), as kube-scheduler v1.37.1's schedule_one_podgroup.go, beside
+// schedule_one.go's pod, whose steps it reuses:
+//
+//	scheduleOnePodGroup        snapshot, the group checked, members being
+//	                           deleted or already assumed dropped
+//	  podGroupCycle            the algorithm, PodGroupPostFilter when the
+//	                           group is unschedulable, then submit
+//	    podGroupAlgorithm      PlacementFeasible; each member through
+//	                           schedulingAlgorithm, placed in the SNAPSHOT
+//	                           (assumeAndReserve with InPodGroupCycle);
+//	                           PlacementFeasible after each; all undone at the end
+//	    submitPodGroupResult   each placed member of a feasible group:
+//	                           prepareForBindingCycle (cache, Reserve, Permit,
+//	                           GangScheduling's barrier), runBindingCycle;
+//	                           every other member: the failure handler, with
+//	                           its shape of message; the PodGroup's condition;
+//	                           the queue told the attempt ended
+//
+// What a member's FailedScheduling says depends on how far it got:
+//
+//  1. placed in the simulation, but the group failed: "pod group is
+//     unschedulable, " and the group's message;
+//  2. tried and fitting nowhere: its own FitError (no "preemption:" part:
+//     a member's PostFilter does not run);
+//  3. never tried (the loop stopped when minCount could no longer be met):
+//     a copy of the group's status at that moment;
+//  4. an error: the error.
+//
+// The group's message is PlacementFeasible's reason, then the
+// PodGroupPostFilter's. When the group's status itself carries "pod group
+// is unschedulable" (no member was placed, or minCount was still unmet at
+// the end), shape 1 repeats that prefix: kube-scheduler's message, kept.
+
+package minisched
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/klog/v2"
+
+	"github.com/minisched/minisched/minisched/framework"
+)
+
+// errPodGroupUnschedulable is kube-scheduler's error for a group that
+// cannot be scheduled: its text leads the messages of shape 1.
+var errPodGroupUnschedulable = errors.New("pod group is unschedulable")
+
+// The PodGroup condition the scheduler writes, and its reasons
+// (scheduling.k8s.io/v1beta1; "Scheduled" is a literal upstream too).
+const (
+	podGroupInitiallyScheduled   = "PodGroupInitiallyScheduled"
+	podGroupReasonScheduled      = "Scheduled"
+	podGroupReasonUnschedulable  = "Unschedulable"
+	podGroupReasonSchedulerError = "SchedulerError"
+)
+
+// memberResult is one member's try in its group's cycle.
+type memberResult struct {
+	podInfo *framework.QueuedPodInfo
+	state   *framework.CycleState
+	result  scheduleResult
+	status  *framework.Status
+	// tried says the member went through the algorithm (shapes 1 and 2);
+	// a member never tried carries a copy of the group's status (shape 3).
+	tried bool
+}
+
+// podGroupResult is what a group's cycle decided.
+type podGroupResult struct {
+	members []memberResult
+	// status is the group's: Success (bind the placed members),
+	// Unschedulable (none binds), or Error.
+	status *framework.Status
+	// waitingOnPreemption says PodGroupPostFilter is making room: the
+	// members go back nominated, and the group is retried.
+	waitingOnPreemption bool
+	// anyScheduled says a member was placed in this cycle.
+	anyScheduled bool
+}
+
+// revertFns undo, last first, what a cycle placed in the snapshot.
+type revertFns []func()
+
+func (r *revertFns) revert() {
+	for i := len(*r) - 1; i >= 0; i-- {
+		(*r)[i]()
+	}
+	*r = nil
+}
+
+// scheduleOnePodGroup takes one pod group through its cycle.
+func (s *Scheduler) scheduleOnePodGroup(ctx, bindCtx context.Context, group *framework.QueuedPodGroupInfo) {
+	logger := klog.LoggerWithValues(klog.FromContext(ctx), "podGroup", klog.KRef(group.Namespace, group.Name))
+	ctx = klog.NewContext(ctx, logger)
+	start := time.Now()
+	if err := s.Cache.UpdateSnapshot(logger, s.snapshot); err != nil {
+		s.failPodGroupBeforeScheduling(ctx, group, err)
+		return
+	}
+	// The queue's copy of the PodGroup may be older: the cycle decides on
+	// the snapshot's.
+	pg, err := s.snapshot.PodGroups().Get(group.Namespace, group.Name)
+	if err != nil {
+		group.PodGroup = nil // nothing to write a condition to
+		s.failPodGroupBeforeScheduling(ctx, group, err)
+		return
+	}
+	group.PodGroup = pg
+	if err := s.validatePodGroup(group); err != nil {
+		s.failPodGroupBeforeScheduling(ctx, group, err)
+		return
+	}
+	schedFramework := s.Profiles[group.Members[0].Pod.Spec.SchedulerName]
+	s.skipPodGroupPods(logger, group)
+	if group.Size() == 0 {
+		// Members that arrived meanwhile must not wait for ever.
+		if err := s.Queue.AddAttemptedPodGroupIfNeeded(logger, group, nil); err != nil {
+			logger.Error(err, "Ending a skipped pod group's attempt")
+		}
+		return
+	}
+	logger.V(3).Info("Attempting to schedule pod group", "members", group.Size(), "attempts", group.Attempts)
+	s.podGroupCycle(ctx, bindCtx, schedFramework, group, start)
+}
+
+// failPodGroupBeforeScheduling fails every member with err (a
+// SchedulerError), writes the condition, and ends the group's attempt.
+func (s *Scheduler) failPodGroupBeforeScheduling(ctx context.Context, group *framework.QueuedPodGroupInfo, err error) {
+	logger := klog.FromContext(ctx)
+	status := framework.AsStatus(err)
+	for _, m := range group.Members {
+		schedFramework, ferr := s.frameworkForPod(m.Pod)
+		if ferr != nil {
+			logger.Error(ferr, "Popped a pod no profile schedules")
+			s.Queue.Done(m.Pod.UID)
+			continue
+		}
+		s.handleSchedulingFailure(ctx, schedFramework, m, status, clearNominatedNode, time.Now(), nil)
+	}
+	if group.PodGroup != nil {
+		s.updatePodGroupCondition(ctx, group.PodGroup, metav1.Condition{Type: podGroupInitiallyScheduled,
+			Status: metav1.ConditionFalse, Reason: podGroupReasonSchedulerError, Message: err.Error()})
+	}
+	if err := s.Queue.AddAttemptedPodGroupIfNeeded(logger, group, status); err != nil {
+		logger.Error(err, "Requeueing the pod group failed")
+	}
+}
+
+// validatePodGroup checks, as kube-scheduler does, that every pod of the
+// group, queued or already placed, names the same scheduler, has the
+// PodGroup's priority and the same preemption policy, and that a profile
+// schedules them.
+func (s *Scheduler) validatePodGroup(group *framework.QueuedPodGroupInfo) error {
+	schedulerName := group.Members[0].Pod.Spec.SchedulerName
+	priority := group.Priority()
+	var policy v1.PreemptionPolicy
+	check := func(pod *v1.Pod) error {
+		if pod.Spec.SchedulerName != schedulerName {
+			return fmt.Errorf("all pods in a single pod group should have the same .spec.schedulerName set, "+
+				"got: %q and %q", pod.Spec.SchedulerName, schedulerName)
+		}
+		if p := corev1helpers.PodPriority(pod); p != priority {
+			return fmt.Errorf("all pods in a single pod group should have the same priority as the pod group's "+
+				"priority, got %d and %d", p, priority)
+		}
+		podPolicy := v1.PreemptLowerPriority
+		if pod.Spec.PreemptionPolicy != nil {
+			podPolicy = *pod.Spec.PreemptionPolicy
+		}
+		if policy == "" {
+			policy = podPolicy
+		} else if podPolicy != policy {
+			return fmt.Errorf("all pods in a single pod group should have the same preemption policy, got %v and %v",
+				podPolicy, policy)
+		}
+		return nil
+	}
+	for _, m := range group.Members {
+		if err := check(m.Pod); err != nil {
+			return err
+		}
+	}
+	state, err := s.snapshot.PodGroupStates().Get(group.Namespace, group.Name)
+	if err != nil {
+		return fmt.Errorf("failed to get pod group state: %w", err)
+	}
+	for _, pod := range state.ScheduledPods() {
+		if err := check(pod); err != nil {
+			return err
+		}
+	}
+	if _, ok := s.Profiles[schedulerName]; !ok {
+		return fmt.Errorf("profile not found for scheduler name %q", schedulerName)
+	}
+	return nil
+}
+
+// skipPodGroupPods drops the members being deleted or already assumed, as
+// skipPodSchedule does for a pod; their in-flight period ends here.
+func (s *Scheduler) skipPodGroupPods(logger klog.Logger, group *framework.QueuedPodGroupInfo) {
+	for _, m := range append([]*framework.QueuedPodInfo(nil), group.Members...) {
+		if s.skipPodSchedule(logger.WithValues("pod", klog.KObj(m.Pod)), m.Pod) {
+			group.RemoveMember(m.Pod.UID)
+			s.Queue.Done(m.Pod.UID)
+		}
+	}
+}
+
+// podGroupCycle runs the algorithm, lets the PodGroupPostFilter plugins
+// make room when the group is unschedulable, and submits the result.
+func (s *Scheduler) podGroupCycle(ctx, bindCtx context.Context, schedFramework *framework.Framework,
+	group *framework.QueuedPodGroupInfo, start time.Time) {
+	groupState := framework.NewCycleState()
+	res := s.podGroupAlgorithm(ctx, schedFramework, groupState, group)
+	rootStatus := res.status
+	completePodGroupResult(group, res)
+	if rootStatus.Code() == framework.Unschedulable {
+		schedule := func(ctx context.Context) (*framework.PodGroupAssignments, *framework.Status) {
+			again := s.podGroupAlgorithm(ctx, schedFramework, framework.NewCycleState(), group)
+			return proposedAssignments(again), again.status
+		}
+		pfResult, pfStatus := schedFramework.RunPodGroupPostFilterPlugins(ctx, groupState, group.PodGroupInfo, schedule)
+		applyPodGroupPostFilterResult(res, pfResult, pfStatus)
+	}
+	s.submitPodGroupResult(ctx, bindCtx, schedFramework, group, res, rootStatus, start)
+}
+
+// podGroupAlgorithm tries the group's members in order, each placed in the
+// snapshot, and undoes every placement before it returns: the members a
+// feasible group binds are assumed again, in the cache, by
+// submitPodGroupResult. A Success in which no member was placed is
+// Unschedulable: there is nothing to bind.
+func (s *Scheduler) podGroupAlgorithm(ctx context.Context, schedFramework *framework.Framework,
+	groupState *framework.CycleState, group *framework.QueuedPodGroupInfo) *podGroupResult {
+	var placed revertFns
+	defer placed.revert()
+	res := s.defaultPodGroupAlgorithm(ctx, schedFramework, groupState, group, &placed)
+	if res.status.IsSuccess() && !res.anyScheduled {
+		res.status = framework.NewStatus(framework.Unschedulable).WithError(errPodGroupUnschedulable)
+	}
+	return res
+}
+
+// defaultPodGroupAlgorithm is kube-scheduler's default algorithm: every
+// node is one placement. PlacementFeasible judges the group before the
+// first member and after each; Unschedulable stops the loop, a Success is
+// kept even if later members fail, and a Wait left at the end fails the
+// group.
+func (s *Scheduler) defaultPodGroupAlgorithm(ctx context.Context, schedFramework *framework.Framework,
+	groupState *framework.CycleState, group *framework.QueuedPodGroupInfo, placed *revertFns) (res *podGroupResult) {
+	res = &podGroupResult{status: framework.NewStatus(framework.Unschedulable).WithError(errPodGroupUnschedulable)}
+	defer func() {
+		if !res.status.IsSuccess() {
+			placed.revert()
+			res.anyScheduled = false
+		}
+	}()
+	pgState, err := s.snapshot.PodGroupStates().Get(group.Namespace, group.Name)
+	if err != nil {
+		res.status = framework.AsStatus(fmt.Errorf("failed to get podGroup state for podGroup %s to compute gang "+
+			"feasibility: %w", klog.KRef(group.Namespace, group.Name), err))
+		return res
+	}
+	progress := framework.PlacementProgress{Remaining: len(group.Members), Scheduled: pgState.ScheduledPodsCount()}
+	feasible := schedFramework.RunPlacementFeasiblePlugins(ctx, groupState, group.PodGroupInfo, progress)
+	switch {
+	case feasible.IsError():
+		res.status = framework.AsStatus(fmt.Errorf("failed to evaluate placement feasibility: %w", feasible.AsError()))
+		return res
+	case feasible.Code() == framework.Unschedulable:
+		res.status = framework.NewStatus(framework.Unschedulable, feasible.Reasons()...).WithError(errPodGroupUnschedulable)
+		return res
+	}
+	res.status = feasible
+	for _, m := range group.Members {
+		mr, revert := s.podGroupMemberAlgorithm(ctx, schedFramework, m)
+		res.members = append(res.members, mr)
+		if revert != nil {
+			*placed = append(*placed, revert)
+		}
+		if !mr.status.IsSuccess() && !mr.status.IsRejected() {
+			res.status = framework.AsStatus(fmt.Errorf("failed to schedule other pod from a pod group: %w",
+				mr.status.AsError()))
+			break
+		}
+		progress.Remaining--
+		if mr.status.IsSuccess() {
+			progress.Scheduled++
+		}
+		feasible := schedFramework.RunPlacementFeasiblePlugins(ctx, groupState, group.PodGroupInfo, progress)
+		if feasible.IsError() {
+			res.status = framework.AsStatus(fmt.Errorf("failed to evaluate placement feasibility: %w", feasible.AsError()))
+			break
+		}
+		res.status = feasible
+		if feasible.Code() == framework.Unschedulable {
+			break
+		}
+		res.anyScheduled = res.anyScheduled || mr.status.IsSuccess()
+	}
+	if res.status.IsWait() {
+		res.status = framework.NewStatus(framework.Unschedulable, res.status.Reasons()...).WithError(errPodGroupUnschedulable)
+	}
+	return res
+}
+
+// podGroupMemberAlgorithm tries one member, as a pod's cycle would, but
+// without PostFilter and placing it in the snapshot only. It returns what
+// undoes the placement (nil when it was not placed).
+func (s *Scheduler) podGroupMemberAlgorithm(ctx context.Context, schedFramework *framework.Framework,
+	m *framework.QueuedPodInfo) (memberResult, func()) {
+	logger := klog.LoggerWithValues(klog.FromContext(ctx), "pod", klog.KObj(m.Pod))
+	ctx = klog.NewContext(ctx, logger)
+	state := s.newCycleState(m)
+	state.InPodGroupCycle = true
+	state.SetPodInfo(m.PodInfo)
+	mr := memberResult{podInfo: m, state: state, tried: true}
+	mr.result, mr.status = s.schedulingAlgorithm(ctx, schedFramework, state, m)
+	if !mr.status.IsSuccess() {
+		return mr, nil
+	}
+	node := mr.result.suggestedHost
+	assumed, status := s.assumeAndReserve(ctx, state, schedFramework, m, node)
+	if !status.IsSuccess() {
+		mr.status = status
+		mr.result.nominatingInfo = clearNominatedNode
+		return mr, nil
+	}
+	return mr, func() { s.unreserveAndForget(ctx, state, schedFramework, assumed.Pod, node) }
+}
+
+// completePodGroupResult gives each member the algorithm did not reach a
+// copy of the group's status (shape 3).
+func completePodGroupResult(group *framework.QueuedPodGroupInfo, res *podGroupResult) {
+	for _, m := range group.Members[len(res.members):] {
+		res.members = append(res.members, memberResult{podInfo: m, state: framework.NewCycleState(),
+			status: res.status.Clone()})
+	}
+}
+
+// proposedAssignments are the members a result placed, for a
+// PodGroupPostFilter plugin.
+func proposedAssignments(res *podGroupResult) *framework.PodGroupAssignments {
+	out := &framework.PodGroupAssignments{}
+	for _, mr := range res.members {
+		if mr.status.IsSuccess() && mr.result.suggestedHost != "" {
+			out.ProposedAssignments = append(out.ProposedAssignments, framework.ProposedAssignment{
+				PodInfo: mr.podInfo.PodInfo, NodeName: mr.result.suggestedHost, State: mr.state})
+		}
+	}
+	return out
+}
+
+// applyPodGroupPostFilterResult folds the PodGroupPostFilter's verdict into
+// the result: on Success the group waits on preemption and its members get
+// their nominated nodes; an Error replaces the group's status; otherwise
+// the verdict's message is appended to the group's.
+func applyPodGroupPostFilterResult(res *podGroupResult, pfResult *framework.PodGroupPostFilterResult,
+	status *framework.Status) {
+	if status.IsSuccess() {
+		res.waitingOnPreemption = true
+		for i := range res.members {
+			pod := res.members[i].podInfo.Pod
+			if pfResult != nil {
+				if info, ok := pfResult.NominatingInfos[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}]; ok {
+					res.members[i].result.nominatingInfo = info
+				}
+			}
+		}
+	}
+	if status.IsError() {
+		res.status = status
+		return
+	}
+	res.status.AppendReason(status.Message())
+}
+
+// submitPodGroupResult acts on the result, member by member, in the order
+// they were tried, then writes the PodGroup's condition and tells the queue
+// the group's attempt ended.
+func (s *Scheduler) submitPodGroupResult(ctx, bindCtx context.Context, schedFramework *framework.Framework,
+	group *framework.QueuedPodGroupInfo, res *podGroupResult, rootStatus *framework.Status, start time.Time) {
+	logger := klog.FromContext(ctx)
+	scheduled, unschedulable := 0, 0
+	for _, mr := range res.members {
+		mctx := klog.NewContext(ctx, klog.LoggerWithValues(logger, "pod", klog.KObj(mr.podInfo.Pod)))
+		fail := func(status *framework.Status, nominating *framework.NominatingInfo) {
+			rec := s.recordAttempt(schedFramework, mr.state, mr.podInfo, mr.result)
+			s.handleSchedulingFailure(mctx, schedFramework, mr.podInfo, status, nominating, start, rec)
+			unschedulable++
+		}
+		switch {
+		case res.status.IsError() && mr.status.IsError():
+			fail(mr.status, clearNominatedNode)
+		case res.status.IsError():
+			fail(res.status, clearNominatedNode)
+		case !mr.status.IsSuccess() || !mr.tried:
+			fail(mr.status, mr.result.nominatingInfo) // shapes 2 and 3
+		case res.status.IsSuccess():
+			mr.state.InPodGroupCycle = false
+			if s.submitMember(mctx, bindCtx, schedFramework, mr, start) {
+				scheduled++
+			} else {
+				unschedulable++
+			}
+		case res.status.IsRejected() && res.waitingOnPreemption:
+			fail(res.status, mr.result.nominatingInfo)
+		case res.status.IsRejected():
+			fail(framework.NewStatus(framework.Unschedulable, res.status.Message()).WithError(errPodGroupUnschedulable),
+				clearNominatedNode) // shape 1
+		default:
+			fail(framework.AsStatus(fmt.Errorf("received unexpected pod group scheduling algorithm status code: %s",
+				res.status.Code())), clearNominatedNode)
+		}
+	}
+	s.writePodGroupCondition(ctx, group, res, scheduled, unschedulable)
+	if err := s.Queue.AddAttemptedPodGroupIfNeeded(logger, group, rootStatus); err != nil {
+		logger.Error(err, "Requeueing the pod group failed")
+	}
+}
+
+// submitMember starts a placed member's binding: assumed in the cache,
+// Reserve, Permit (where GangScheduling holds it until minCount are
+// placed), then its binding cycle in a goroutine, as scheduleOnePod does.
+// It reports whether the member went on to bind.
+func (s *Scheduler) submitMember(ctx, bindCtx context.Context, schedFramework *framework.Framework,
+	mr memberResult, start time.Time) bool {
+	node := mr.result.suggestedHost
+	mr.result.nominatingInfo = clearNominatedNode
+	mr.result.record = s.recordAttempt(schedFramework, mr.state, mr.podInfo, mr.result)
+	assumedPodInfo, status := s.prepareForBindingCycle(ctx, mr.state, schedFramework, mr.podInfo, node)
+	if !status.IsSuccess() {
+		s.handleSchedulingFailure(ctx, schedFramework, assumedPodInfo, status, clearNominatedNode, start,
+			mr.result.record)
+		return false
+	}
+	result := mr.result
+	result.start = start
+	logger := klog.FromContext(ctx)
+	s.bindings.Add(1)
+	go func() {
+		defer s.bindings.Done()
+		s.runBindingCycle(klog.NewContext(bindCtx, logger), mr.state, schedFramework, result, assumedPodInfo)
+	}()
+	return true
+}
+
+// writePodGroupCondition writes PodGroupInitiallyScheduled for the
+// attempt: True once the group was scheduled, else False with the reason
+// and the group's message.
+func (s *Scheduler) writePodGroupCondition(ctx context.Context, group *framework.QueuedPodGroupInfo,
+	res *podGroupResult, scheduled, unschedulable int) {
+	logger := klog.FromContext(ctx)
+	cond := metav1.Condition{Type: podGroupInitiallyScheduled}
+	switch {
+	case res.status.IsSuccess():
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, podGroupReasonScheduled, res.status.Message()
+		logger.V(2).Info("Successfully scheduled a pod group", "scheduledPods", scheduled,
+			"unschedulablePods", unschedulable)
+	case res.status.IsRejected():
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, podGroupReasonUnschedulable, res.status.Message()
+		logger.V(2).Info("Unable to schedule a pod group", "unschedulablePods", unschedulable,
+			"waitingOnPreemption", res.waitingOnPreemption, "err", res.status.Message())
+	default:
+		cond.Status, cond.Reason = metav1.ConditionFalse, podGroupReasonSchedulerError
+		cond.Message = res.status.AsError().Error()
+		logger.Error(res.status.AsError(), "Error scheduling pod group", "errorPods", group.Size())
+	}
+	s.updatePodGroupCondition(ctx, group.PodGroup, cond)
+}
+
+// updatePodGroupCondition patches the condition into the PodGroup's status,
+// unless it would take a True condition back to False: once scheduled, a
+// group stays so, whatever later attempts for extra members say.
+func (s *Scheduler) updatePodGroupCondition(ctx context.Context, pg *schedulingv1beta1.PodGroup, cond metav1.Condition) {
+	existing := apimeta.FindStatusCondition(pg.Status.Conditions, cond.Type)
+	if existing != nil && existing.Status == metav1.ConditionTrue && cond.Status != metav1.ConditionTrue {
+		return
+	}
+	cond.ObservedGeneration = pg.Generation
+	status := pg.Status.DeepCopy()
+	if !apimeta.SetStatusCondition(&status.Conditions, cond) {
+		return
+	}
+	if err := patchPodGroupStatus(ctx, s.client, pg, status); err != nil {
+		klog.FromContext(ctx).Error(err, "Failed to update PodGroup status", "podGroup", klog.KObj(pg))
+	}
+}
+
+// patchPodGroupStatus writes status as the PodGroup's, by a merge patch of
+// its conditions (the scheduler owns no other part of it).
+func patchPodGroupStatus(ctx context.Context, client kubernetes.Interface, pg *schedulingv1beta1.PodGroup,
+	status *schedulingv1beta1.PodGroupStatus) error {
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": status.Conditions}})
+	if err != nil {
+		return err
+	}
+	_, err = client.SchedulingV1beta1().PodGroups(pg.Namespace).Patch(ctx, pg.Name, types.MergePatchType, patch,
+		metav1.PatchOptions{}, "status")
+	return err
+}
