@@ -58,3 +58,10 @@ func (pg *PodGroupWrapper) TopologyKey(key string) *PodGroupWrapper {
 		Topology: []schedulingv1beta1.TopologyConstraint{{Key: key}}}
 	return pg
 }
+
+// DisruptAll sets spec.disruptionMode to all: preemption evicts the
+// group's scheduled pods together, as one victim, or none of them.
+func (pg *PodGroupWrapper) DisruptAll() *PodGroupWrapper {
+	pg.Spec.DisruptionMode = &schedulingv1beta1.DisruptionMode{All: &schedulingv1beta1.AllDisruptionMode{}}
+	return pg
+}

@@ -21,7 +21,7 @@ func All() []scenario.Scenario {
 	var all []scenario.Scenario
 	for _, chapter := range []func() []scenario.Scenario{
 		chapter1, chapter4, chapter5, chapter6, chapter7, chapter8, chapter9, chapter10,
-		chapter11, chapter12, chapter13, chapter14, chapter15, chapter16, chapter17, chapter18,
+		chapter11, chapter12, chapter13, chapter14, chapter15, chapter16, chapter17, chapter18, chapter19,
 	} {
 		all = append(all, chapter()...)
 	}

@@ -306,5 +306,5 @@ func cases() []Case {
 					NodeAffinity(requiredNodes(matchExpr(zoneKey, v1.NodeSelectorOpIn, "z2"))),
 				pod("nowhere").NodeSelector("disk", "nvme"))}},
 	}, slices.Concat(preemptionCases(), extenderCases(), storageCases(), draCases(), draHeldoutCases(),
-		batchingCases())...)
+		batchingCases(), gangCases())...)
 }

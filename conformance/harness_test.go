@@ -78,6 +78,9 @@ type Case struct {
 	// creates the claims of pods' ResourceClaimTemplates and releases
 	// claims whose pods are gone.
 	DRA bool
+	// FeatureGates are passed to both schedulers as --feature-gates (the
+	// apiserver serves the workload API whatever they say).
+	FeatureGates string
 }
 
 // extenderURL is replaced by the example extender's URL in Case.Extenders.
@@ -204,6 +207,9 @@ func runAndScrape(t *testing.T, c Case, engine Engine, scrape bool) ([]string, m
 	case Minisched:
 		cmd = exec.CommandContext(ctx, binary(t, "MINISCHED", "minisched"), "run", "--config", cfgPath, "-v", "2",
 			"--metrics-bind-address", minischedPort)
+		if c.FeatureGates != "" {
+			cmd.Args = append(cmd.Args, "--feature-gates", c.FeatureGates)
+		}
 	case KubeScheduler:
 		// kube-scheduler serves HTTPS with a self-signed certificate; with
 		// no authentication or authorization kubeconfig, anonymous requests
@@ -211,6 +217,9 @@ func runAndScrape(t *testing.T, c Case, engine Engine, scrape bool) ([]string, m
 		cmd = exec.CommandContext(ctx, binary(t, "KUBE_SCHEDULER", "kube-scheduler"), "--config", cfgPath,
 			"--secure-port="+kubeSchedulerPort, "--bind-address=127.0.0.1",
 			"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics", "-v=2")
+		if c.FeatureGates != "" {
+			cmd.Args = append(cmd.Args, "--feature-gates="+c.FeatureGates)
+		}
 	}
 	logPath := filepath.Join(os.TempDir(), fmt.Sprintf("conformance-%s-%s.log", c.Name, engine))
 	logFile, err := os.Create(logPath)
@@ -275,8 +284,8 @@ func settle(ctx context.Context, client kubernetes.Interface) ([]string, error) 
 // "[bound by example-extender]" for a pod the example extender bound;
 // decided is false while some pod of ours has neither a node nor a
 // message. Preempted victims without a grace period are simply gone. The
-// claims and volumes (storageOutcome) and the ResourceClaims (draOutcome)
-// follow the pods.
+// claims and volumes (storageOutcome), the ResourceClaims (draOutcome) and
+// the PodGroups' conditions (podGroupOutcome) follow the pods.
 func outcome(ctx context.Context, client kubernetes.Interface) ([]string, bool, error) {
 	list, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -321,7 +330,11 @@ func outcome(ctx context.Context, client kubernetes.Interface) ([]string, bool, 
 	if err != nil {
 		return nil, false, err
 	}
-	return slices.Concat(out, storage, claims), decided, nil
+	groups, err := podGroupOutcome(ctx, client)
+	if err != nil {
+		return nil, false, err
+	}
+	return slices.Concat(out, storage, claims, groups), decided, nil
 }
 
 // disruption describes a pod's DisruptionTarget condition, if it has one.
@@ -345,12 +358,18 @@ func scheduledFalse(p *v1.Pod) *v1.PodCondition {
 }
 
 // counts turns an outcome into per-node counts plus the pending lines
-// without pod names, for CompareCounts.
+// without pod names, for CompareCounts; the lines of other objects stay
+// as they are.
 func counts(out []string) []string {
 	perNode := map[string]int{}
 	var res []string
 	for _, l := range out {
-		_, rhs, _ := strings.Cut(l, " -> ")
+		_, rhs, isPod := strings.Cut(l, " -> ")
+		if !isPod {
+			// A claim's, a volume's or a PodGroup's line is compared whole.
+			res = append(res, l)
+			continue
+		}
 		if strings.HasPrefix(rhs, "pending") {
 			res = append(res, rhs)
 		} else {

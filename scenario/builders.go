@@ -38,6 +38,13 @@ func MakePVC(name string) *builders.PVCWrapper {
 	return builders.MakePVC().Namespace("").Name(name)
 }
 
+// MakePodGroup starts a basic PodGroup as the scenarios create it, with
+// the shared builders: named, in no namespace (CreatePodGroups puts it in
+// the scenario's). Gang turns it into a gang.
+func MakePodGroup(name string) *builders.PodGroupWrapper {
+	return builders.MakePodGroup().Namespace("").Name(name)
+}
+
 // Nodes makes a node of MakeNode's for each name.
 func Nodes(names ...string) []*v1.Node {
 	out := make([]*v1.Node, len(names))

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/minisched/minisched/minisched/features"
 	"github.com/minisched/minisched/testenv"
 )
 
@@ -34,6 +35,9 @@ type Env struct {
 	// controllers are the kube-controller-manager controllers the story
 	// runs for itself (Scenario.Controllers).
 	controllers []string
+	// featureGates are the story's (Scenario.FeatureGates), which the
+	// replicas it starts run with.
+	featureGates features.Gates
 	// environment runs the descheduler for a story that lists the
 	// Descheduler part; nil for the others.
 	environment *testenv.Environment

@@ -72,7 +72,8 @@ func (r *Runner) startKWOK(opts testenv.KWOKOptions) (stop func() error, err err
 
 // controllersFor is the kube-controller-manager controllers the scenario
 // needs: the storage ones for Storage or a Provisioner, the DRA ones for
-// DRA or a DRADriver.
+// DRA or a DRADriver, the PodGroup protection controller for a story with
+// GenericWorkload (so that deleting a PodGroup finishes).
 func controllersFor(s Scenario) []string {
 	var controllers []string
 	if s.Parts.Has(Storage) || s.Provisioner != nil {
@@ -80,6 +81,9 @@ func controllersFor(s Scenario) []string {
 	}
 	if s.Parts.Has(DRA) || s.DRADriver != nil {
 		controllers = append(controllers, testenv.DRAControllers...)
+	}
+	if s.FeatureGates.GenericWorkload {
+		controllers = append(controllers, testenv.WorkloadControllers...)
 	}
 	return controllers
 }

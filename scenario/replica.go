@@ -40,9 +40,10 @@ type Replica struct {
 	scheduled []string
 }
 
-// StartReplica builds a scheduler Service from cfg, serves its metrics on a
-// free loopback port and runs it until ShutDown; its attempts also go to the
-// scenario's log.
+// StartReplica builds a scheduler Service from cfg, with the scenario's
+// feature gates (Scenario.FeatureGates: cfg must be defaulted for them,
+// scheduler.DefaultConfigFor), serves its metrics on a free loopback port
+// and runs it until ShutDown; its attempts also go to the scenario's log.
 func (e *Env) StartReplica(ctx context.Context, name string, cfg *configv1.KubeSchedulerConfiguration) (*Replica, error) {
 	r := &Replica{Name: name, done: make(chan error, 1)}
 	observe := func(a minisched.Attempt) {
@@ -51,7 +52,8 @@ func (e *Env) StartReplica(ctx context.Context, name string, cfg *configv1.KubeS
 			r.record(a.Name)
 		}
 	}
-	svc, err := scheduler.New(ctx, cfg, e.RestConfig, scheduler.WithObserver(observe), scheduler.WithSeed(42))
+	svc, err := scheduler.New(ctx, cfg, e.RestConfig, scheduler.WithObserver(observe), scheduler.WithSeed(42),
+		scheduler.WithFeatureGates(e.featureGates))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

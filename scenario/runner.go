@@ -19,6 +19,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/minisched/minisched/minisched/features"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/scheduler"
 	"github.com/minisched/minisched/testenv"
@@ -163,7 +164,9 @@ func (r *Runner) tell(ctx context.Context, s Scenario) (err error) {
 }
 
 // config is the configuration the scenario runs with: its own, else the
-// runner's base configuration, else the default profile; always with
+// default profile of its feature gates if it sets any (the runner's base
+// configuration was defaulted without them), else the runner's base
+// configuration, else the default profile; always with
 // leader election and profiling turned off. One scheduler per scenario,
 // one after another, on a private apiserver: there is no one to elect
 // against, and waiting for a Lease a previous scenario held would only
@@ -177,6 +180,8 @@ func (r *Runner) config(s Scenario) (*configv1.KubeSchedulerConfiguration, error
 		if cfg, err = s.Config(); err != nil {
 			return nil, fmt.Errorf("the scenario's configuration: %w", err)
 		}
+	case s.FeatureGates != (features.Gates{}):
+		cfg = scheduler.DefaultConfigFor(s.FeatureGates)
 	case r.BaseConfig != nil:
 		cfg = r.BaseConfig
 	default:
@@ -214,7 +219,8 @@ func (r *Runner) startScheduler(ctx context.Context, s Scenario, client kubernet
 	cfg *configv1.KubeSchedulerConfiguration) (env *Env, stop func() error, err error) {
 	log := NewAttemptLog()
 	opts := []scheduler.Option{scheduler.WithObserver(log.Record), scheduler.WithSeed(42),
-		scheduler.WithOutOfTreeRegistry(r.Registry), scheduler.WithAttemptRecords()}
+		scheduler.WithOutOfTreeRegistry(r.Registry), scheduler.WithAttemptRecords(),
+		scheduler.WithFeatureGates(s.FeatureGates)}
 	if r.View != nil {
 		opts = append(opts, scheduler.WithLiveView(r.View))
 	}
@@ -244,7 +250,8 @@ func (r *Runner) startScheduler(ctx context.Context, s Scenario, client kubernet
 func (r *Runner) env(s Scenario, client kubernetes.Interface, cfg *configv1.KubeSchedulerConfiguration,
 	log *AttemptLog, metricsURL string) *Env {
 	env := &Env{Client: client, Namespace: s.Name, SchedulerName: *cfg.Profiles[0].SchedulerName,
-		Attempts: log, RestConfig: r.RestConfig, MetricsURL: metricsURL, out: r.Out, controllers: s.Controllers}
+		Attempts: log, RestConfig: r.RestConfig, MetricsURL: metricsURL, out: r.Out, controllers: s.Controllers,
+		featureGates: s.FeatureGates}
 	if s.Parts.Has(Descheduler) {
 		env.environment = r.Environment
 	}
@@ -261,7 +268,8 @@ func keepFirst(err *error, stop func() error) {
 }
 
 // runScenario runs the scenario's story, then prints where each of its pods
-// went, and what each of its claims was given (none in most stories).
+// went, what each of its claims was given and what became of each of its
+// PodGroups (none in most stories).
 func (r *Runner) runScenario(ctx context.Context, s Scenario, env *Env) error {
 	runErr := s.Run(ctx, env)
 	if lines, perr := env.placement(ctx); perr == nil {
@@ -274,14 +282,20 @@ func (r *Runner) runScenario(ctx context.Context, s Scenario, env *Env) error {
 			fmt.Fprintf(r.Out, "    %s\n", l)
 		}
 	}
+	if lines, gerr := env.podGroupLines(ctx); gerr == nil {
+		for _, l := range lines {
+			fmt.Fprintf(r.Out, "    %s\n", l)
+		}
+	}
 	return runErr
 }
 
 // cleanCluster deletes every ReplicaSet, Deployment and
 // PodDisruptionBudget (cleanWorkloads) first, so that no controller a
 // later story runs makes their pods again, then every node and every pod,
-// every node Lease, every storage object (cleanStorage) and every DRA
-// object (cleanDRA), so scenarios do not see each other's leftovers.
+// every node Lease, every storage object (cleanStorage), every DRA
+// object (cleanDRA) and every PodGroup (cleanPodGroups), so scenarios do
+// not see each other's leftovers.
 // Without a kubelet, deletion with grace period 0 is immediate.
 func cleanCluster(ctx context.Context, client kubernetes.Interface) error {
 	nss, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
@@ -295,6 +309,6 @@ func cleanCluster(ctx context.Context, client kubernetes.Interface) error {
 	}
 	errs = append(errs, client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}))
 	errs = append(errs, cleanNodeLeases(ctx, client), cleanStorage(ctx, client, nss.Items),
-		cleanDRA(ctx, client, nss.Items))
+		cleanDRA(ctx, client, nss.Items), cleanPodGroups(ctx, client, nss.Items))
 	return errors.Join(errs...)
 }

@@ -11,6 +11,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/minisched/minisched/examples/dradriver"
+	"github.com/minisched/minisched/minisched/features"
 )
 
 // Scenario is one story told against a real apiserver: it creates nodes and
@@ -57,6 +58,14 @@ type Scenario struct {
 	// disruption controller. A story whose controllers could not run as
 	// meant is refused before anything starts (testenv.CheckControllers).
 	Controllers []string
+	// FeatureGates are the scheduler's (kube-scheduler's --feature-gates):
+	// chapter 19's stories turn on GenericWorkload, and
+	// TopologyAwareWorkloadScheduling for topology. A story that sets any
+	// runs the default profile of its gates unless it brings its Config,
+	// and, with GenericWorkload, kube-controller-manager's PodGroup
+	// protection controller. The apiserver serves PodGroups whatever the
+	// story says (testenv.WorkloadFeatureGates).
+	FeatureGates features.Gates
 }
 
 // Part is a piece of the cluster a story may need beside the apiserver and

@@ -18,6 +18,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	sigsjson "sigs.k8s.io/json"
 
@@ -189,6 +190,10 @@ func (p *parser) manifest(n *yaml.Node, line int, where string) (manifest, error
 			p.firstBudget = line
 		}
 		m.create = func(ctx context.Context, env *scenario.Env) error { return env.CreatePDB(ctx, pdb.DeepCopy()) }
+	case schedulingv1beta1.SchemeGroupVersion.WithKind("PodGroup"):
+		if err := p.podGroup(js, line, where, &m); err != nil {
+			return manifest{}, err
+		}
 	default:
 		if err := p.checkDRAObject(u.GroupVersionKind(), js, line, where); err != nil {
 			return manifest{}, err

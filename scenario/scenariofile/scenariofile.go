@@ -11,6 +11,7 @@
 //	dra.go           devices: the draDriver field, DRA kinds, waitSlices
 //	                 and waitAllocated
 //	eviction.go      eviction: the controllers field, taint, untaint, evict
+//	podgroups.go     gangs: the featureGates field, PodGroups, expectPodGroup
 //	yaml.go          reading YAML nodes, each mistake with its line
 package scenariofile
 
@@ -28,6 +29,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -54,7 +56,8 @@ func ParseFile(file string) (scenario.Scenario, error) {
 // configuration, and every pod or node a step names but no earlier create
 // step made.
 func Parse(file string, data []byte) (scenario.Scenario, error) {
-	p := &parser{file: file, pods: map[string]bool{}, nodes: map[string]bool{}, driverName: dradriver.DefaultDriverName}
+	p := &parser{file: file, pods: map[string]bool{}, nodes: map[string]bool{}, podGroups: map[string]bool{},
+		driverName: dradriver.DefaultDriverName}
 	return p.scenario(data)
 }
 
@@ -67,6 +70,9 @@ type parser struct {
 	// step naming another pod (of the scenario's namespace) or node has a
 	// typo.
 	pods, nodes map[string]bool
+	// podGroups are the PodGroups the create steps read so far make, for
+	// expectPodGroup.
+	podGroups map[string]bool
 	// driverName is the draDriver's name (dradriver's default if the file
 	// names none): whose slices waitSlices waits for.
 	driverName string
@@ -116,6 +122,7 @@ var stepKinds = map[string]func(p *parser, arg *yaml.Node, where string) (stepFu
 	"taint":             (*parser).taint,
 	"untaint":           (*parser).untaint,
 	"evict":             (*parser).evict,
+	"expectPodGroup":    (*parser).expectPodGroup,
 }
 
 // defaultAPIVersions are the kinds whose manifests may leave apiVersion out.
@@ -130,6 +137,7 @@ var defaultAPIVersions = map[string]string{
 	"ResourceClaimTemplate": resourceapi.SchemeGroupVersion.String(),
 	"ResourceSlice":         resourceapi.SchemeGroupVersion.String(),
 	"DeviceTaintRule":       resourceapi.SchemeGroupVersion.String(),
+	"PodGroup":              schedulingv1beta1.SchemeGroupVersion.String(),
 }
 
 // scenario reads the file's one document.
@@ -153,7 +161,7 @@ func (p *parser) scenario(data []byte) (scenario.Scenario, error) {
 		root = root.Content[0]
 	}
 	f, err := p.mapping(root, "", "name", "chapter", "description", "config", "profile", "lifecycle", "storage",
-		"provisioner", "dra", "draDriver", "controllers", "steps")
+		"provisioner", "dra", "draDriver", "controllers", "featureGates", "steps")
 	if err != nil {
 		return scenario.Scenario{}, err
 	}
@@ -254,6 +262,11 @@ func (p *parser) parts(f map[string]*yaml.Node, s *scenario.Scenario) error {
 	}
 	if n := f["controllers"]; n != nil {
 		if err := p.controllers(n, s); err != nil {
+			return err
+		}
+	}
+	if n := f["featureGates"]; n != nil {
+		if err := p.featureGates(n, s); err != nil {
 			return err
 		}
 	}
