@@ -245,6 +245,7 @@ var backquoted = regexp.MustCompile("`([^`]+)`")
 // that runs it as a reader would, and the file it is in.
 var subcommandTests = map[string][2]string{
 	"explain": {"TestExplainCommand", "app/explain_cmd_test.go"},
+	"run":     {"TestConformance", "conformance/harness_test.go"},
 }
 
 // TestChapterCommands checks that every command a chapter shows is run by

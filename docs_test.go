@@ -26,6 +26,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	storagev1 "k8s.io/api/storage/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
@@ -548,7 +549,7 @@ func (d *moduleDecls) addType(spec *ast.TypeSpec, member func(typ, name string))
 // apiTypes are the Kubernetes types whose fields the docs name: the
 // scheduler's configuration with the in-tree plugins' args, the extender
 // wire types (whose JSON keys are their Go field names), and the objects
-// the scheduler reads and writes (storage and DRA ones included).
+// the scheduler reads and writes (storage, DRA and PodGroups included).
 var apiTypes = []any{
 	configv1.KubeSchedulerConfiguration{},
 	configv1.DefaultPreemptionArgs{}, configv1.InterPodAffinityArgs{}, configv1.NodeAffinityArgs{},
@@ -562,6 +563,7 @@ var apiTypes = []any{
 	storagev1.CSINode{}, storagev1.CSIDriver{}, storagev1.CSIStorageCapacity{},
 	configv1.DynamicResourcesArgs{}, resourceapi.DeviceClass{}, resourceapi.ResourceClaim{},
 	resourceapi.ResourceClaimTemplate{}, resourceapi.ResourceSlice{}, resourceapi.DeviceTaintRule{},
+	schedulingv1beta1.PodGroup{},
 }
 
 // apiFieldNames returns the Go names and JSON names of apiTypes' fields,

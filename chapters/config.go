@@ -17,7 +17,7 @@ import (
 )
 
 // LastChapter is the number of the tutorial's last chapter.
-const LastChapter = 18
+const LastChapter = 19
 
 // DefaultProfileChapter is the first chapter whose scheduler is the default
 // profile (chapter 9, the default plugins), and every later one's.

@@ -175,6 +175,19 @@ func TestFileParseErrors(t *testing.T) {
 			want: "x.yaml:6: evict: the file creates a PodDisruptionBudget (line 5) but its controllers do not name " +
 				"disruption-controller: nobody would write the budget's status, and the Eviction API would answer " +
 				"429 with Retry-After: 10, which client-go retries silently, ten times: about 100s for each eviction"},
+		{name: "a feature gate minisched does not implement", yaml: "name: x\nfeatureGates: CompositePodGroup=true\n",
+			want: `x.yaml:2: featureGates: --feature-gates "CompositePodGroup=true": cannot set feature gate CompositePodGroup to true`},
+		{name: "a feature gate without its dependency", yaml: "name: x\nfeatureGates: TopologyAwareWorkloadScheduling=true\n",
+			want: "x.yaml:2: featureGates: "},
+		{name: "PodGroup with an unknown field", yaml: head +
+			"- create: [{kind: PodGroup, metadata: {name: g}, spec: {schedulingPolicy: {gang: {minCont: 2}}}}]\n",
+			want: `x.yaml:5: steps[2].create[0] (PodGroup g): unknown field "spec.schedulingPolicy.gang.minCont"`},
+		{name: "expectPodGroup unknown group", yaml: head + "- expectPodGroup: {podGroup: g, status: \"True\"}\n",
+			want: `x.yaml:5: steps[2].expectPodGroup.podGroup: no create step before this one makes PodGroup "g"`},
+		{name: "expectPodGroup bad status", yaml: head +
+			"- create: [{kind: PodGroup, metadata: {name: g}, spec: {schedulingPolicy: {basic: {}}}}]\n" +
+			"- expectPodGroup: {podGroup: g, status: yes}\n",
+			want: `x.yaml:6: steps[3].expectPodGroup.status: want "True" or "False", got "yes"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
