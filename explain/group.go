@@ -74,7 +74,7 @@ func groupTable(pod string, r *attempt.Record) *Table {
 	if g.WaitingOnPreemption {
 		verdict += " (waiting on preemption: its members are nominated, and the group is retried)"
 	}
-	t.Notes = append(t.Notes, verdict+".")
+	t.Notes = append(t.Notes, verdict)
 	if m, ok := g.Member(name); ok {
 		t.Notes = append(t.Notes, shapeSentences[m.Shape])
 	}

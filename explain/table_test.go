@@ -185,7 +185,7 @@ db              0/2 nodes are available: 2 Insufficient cpu.  2: its own
 cache           not tried                                     3: the group's status then
 Scheduled before this cycle (assumed or bound): 0.
 PlacementFeasible at the end: minCount 3: 1 scheduled, 1 remaining → minCount (3) cannot be satisfied: 1 scheduled, 1 remaining.
-The group: Unschedulable: minCount (3) cannot be satisfied: 1 scheduled, 1 remaining.
+The group: Unschedulable: minCount (3) cannot be satisfied: 1 scheduled, 1 remaining
 This pod was placed in the simulation, but its group failed: its message is the group's (shape 1).
 
 Filter (✓ passed, – not run: a node's plugins stop at its first failure):
@@ -217,7 +217,7 @@ db              0/2 nodes are available: 2 Insufficient cpu.  2: its own
 web (this pod)  not tried; nominated to n2                    3: the group's status then
 Scheduled before this cycle (assumed or bound): 0.
 PlacementFeasible at the end: minCount 3: 1 scheduled, 1 remaining → minCount (3) cannot be satisfied: 1 scheduled, 1 remaining.
-The group: Unschedulable: minCount (3) cannot be satisfied: 1 scheduled, 1 remaining, pod group preemption: found a placement for podgroup, preempting 1 victims (waiting on preemption: its members are nominated, and the group is retried).
+The group: Unschedulable: minCount (3) cannot be satisfied: 1 scheduled, 1 remaining, pod group preemption: found a placement for podgroup, preempting 1 victims (waiting on preemption: its members are nominated, and the group is retried)
 This pod was never tried, the cycle having stopped once minCount could no longer be met: its message is the group's status at that moment (shape 3).
 
 Filter: no node was examined (2 nodes).
@@ -242,7 +242,7 @@ web (this pod)  placed on n1       none: went on to binding
 Left out of the record to bound its size: 500 members (the last ones tried).
 Scheduled before this cycle (assumed or bound): 4.
 PlacementFeasible at the end: minCount 1: 5 scheduled, 0 remaining → satisfied.
-The group: Scheduled.
+The group: Scheduled
 This pod was placed and its group scheduled: it went on to Reserve, Permit and binding.
 
 Filter: every plugin passed on the 1 node(s) examined: n1
