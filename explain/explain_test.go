@@ -23,6 +23,7 @@ import (
 	"github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/explain"
 	"github.com/minisched/minisched/minisched/attempt"
+	"github.com/minisched/minisched/minisched/features"
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
 	"github.com/minisched/minisched/testenv"
@@ -57,17 +58,19 @@ func startCluster(t *testing.T) (kubernetes.Interface, string, string) {
 	return client, path, assets
 }
 
-// startMinisched runs minisched with attempt records on, as profile.
+// startMinisched runs minisched with attempt records on, as profile, with
+// the GenericWorkload gate (pod groups).
 func startMinisched(ctx context.Context, t *testing.T, kubeconfig string) {
 	t.Helper()
-	cfg := scheduler.DefaultConfig()
+	gates := features.Gates{GenericWorkload: true}
+	cfg := scheduler.DefaultConfigFor(gates)
 	cfg.LeaderElection.LeaderElect = ptr.To(false)
 	cfg.Profiles[0].SchedulerName = ptr.To(profile)
 	rc, err := scheduler.RestConfigFromKubeconfig(kubeconfig, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := scheduler.New(ctx, cfg, rc, scheduler.WithAttemptRecords())
+	svc, err := scheduler.New(ctx, cfg, rc, scheduler.WithAttemptRecords(), scheduler.WithFeatureGates(gates))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,6 +246,30 @@ func TestExplainOnAFreshCluster(t *testing.T) {
 		}
 		explainUntil(ctx, t, client, ns, "urgent", "Pod shop/urgent: Scheduled",
 			"Preempted earlier: attempt 1", "was nominated to n", "and evicted shop/low-")
+	})
+
+	t.Run("a gang that cannot reach minCount: each member's part in its group's attempt", func(t *testing.T) {
+		if _, err := client.SchedulingV1beta1().PodGroups(ns).Create(ctx,
+			builders.MakePodGroup().Namespace(ns).Name("gang").Gang(2).Obj(), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// One member fits on n1; then no node has 3 CPUs left.
+		for _, name := range []string{"gang-0", "gang-1"} {
+			create(t, builders.MakePod().Name(name).SchedulerName(profile).PodGroup("gang").Req(cpu("3")))
+		}
+		defer remove(t, "gang-0", "gang-1")
+		for _, name := range []string{"gang-0", "gang-1"} {
+			explainUntil(ctx, t, client, ns, name,
+				"Pod shop/"+name+": Unschedulable",
+				"Pod group shop/gang (gang, minCount 2), group attempt",
+				name+" (this pod)",
+				"placed on n1 1: the group's",
+				"0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. 2: its own",
+				"PlacementFeasible at the end: minCount 2: 1 scheduled, 0 remaining → minCount (2) cannot be satisfied: "+
+					"1 scheduled, 0 remaining.",
+				"The group: Unschedulable: minCount (2) cannot be satisfied: 1 scheduled, 0 remaining",
+				"This pod was ")
+		}
 	})
 
 	t.Run("kube-scheduler's pending pod: its events, and what they cannot tell", func(t *testing.T) {

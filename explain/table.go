@@ -1,7 +1,8 @@
 // This file renders an attempt record as two tables: Filter (nodes ×
 // Filter plugins and extenders, ✓ or the reason; below it, devices.go's
 // section when DynamicResources rejected the pod) and Score (feasible
-// nodes × scorers, and the total), then the verdict.
+// nodes × scorers, and the total), then the verdict; above them, a pod-group
+// member's group section (group.go).
 
 package explain
 
@@ -32,8 +33,9 @@ type Options struct {
 }
 
 // Render writes the record of pod's (namespace/name) last attempt as
-// tables: which node failed which Filter plugin or extender and why, each
-// feasible node's scores, and the outcome.
+// tables: for a member of a pod group, its group's attempt; which node
+// failed which Filter plugin or extender and why, each feasible node's
+// scores, and the outcome.
 func Render(w io.Writer, pod string, r *attempt.Record, o Options) {
 	render(w, pod, r, nil, o)
 }
@@ -49,11 +51,13 @@ type Table struct {
 	Notes   []string   `json:"notes,omitempty"`
 }
 
-// Tables is a record as explain prints it: the heading line, the Filter
-// table, the Score table (nil when no node was scored) and the outcome's
-// lines.
+// Tables is a record as explain prints it: the heading line, the group
+// section of a pod-group member (nil for another pod, group.go), the
+// Filter table, the Score table (nil when no node was scored) and the
+// outcome's lines.
 type Tables struct {
 	Heading string   `json:"heading"`
+	Group   *Table   `json:"group"`
 	Filter  Table    `json:"filter"`
 	Score   *Table   `json:"score"`
 	Outcome []string `json:"outcome"`
@@ -65,6 +69,7 @@ func RecordTables(pod string, r *attempt.Record, o Options) Tables {
 	return Tables{
 		Heading: fmt.Sprintf("Pod %s: %s (attempt %d, profile %s, %s)", pod, r.Result, r.Attempt, r.Profile,
 			r.Time.Local().Format(time.DateTime)),
+		Group:   groupTable(pod, r),
 		Filter:  filterTable(r, nodes, o),
 		Score:   scoreTable(r, nodes, o),
 		Outcome: outcome(r, nodes),
@@ -86,6 +91,10 @@ func (t Tables) Write(w io.Writer) { writeTables(w, t, nil) }
 func writeTables(w io.Writer, t Tables, devices *deviceReport) {
 	fmt.Fprintln(w, t.Heading)
 	fmt.Fprintln(w)
+	if t.Group != nil {
+		writeTable(w, *t.Group)
+		fmt.Fprintln(w)
+	}
 	writeTable(w, t.Filter)
 	if devices != nil {
 		renderDevices(w, devices)
@@ -269,6 +278,10 @@ func outcome(r *attempt.Record, nodes []attempt.NodeRecord) []string {
 			lines = append(lines, fmt.Sprintf("Hint: %s, from OpportunisticBatching, no longer fitted: every node was searched",
 				r.Hint))
 		}
+	case r.Result == attempt.Unschedulable && r.Group != nil:
+		// A member may have fitted and still not be scheduled: its
+		// group's section says why.
+		lines = append(lines, "Not scheduled: "+r.Message)
 	case r.Result == attempt.Unschedulable:
 		lines = append(lines, "No node: "+r.Message)
 	default:

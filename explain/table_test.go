@@ -169,6 +169,87 @@ Left out of the record to bound its size: 899 nodes (800 Insufficient cpu, 99 x)
 No node: 0/900 nodes are available.
 `,
 		},
+		{
+			name: "a gang member placed in the simulation whose group failed (shape 1)",
+			rec: &attempt.Record{Version: 1, Time: at, Profile: "p", Attempt: 2, Result: attempt.Unschedulable,
+				Message: "pod group is unschedulable, minCount (3) cannot be satisfied: 1 scheduled, 1 remaining",
+				Filters: filters, NumNodes: 2,
+				Nodes: []attempt.NodeRecord{{Name: "n1"}, {Name: "n2", RejectedBy: "NodeResourcesFit", Reason: "Insufficient cpu"}},
+				Group: gang(attempt.GroupMember{Pod: "web", Tried: true, Node: "n1", Shape: attempt.ShapePlacedGroupFailed})},
+			want: `Pod ns/web: Unschedulable (attempt 2, profile p, 2026-01-02 03:04:05)
+
+Pod group ns/shop (gang, minCount 3), group attempt 2: Unschedulable. Its members, in the order the cycle tried them:
+MEMBER          IN THE SIMULATION                             MESSAGE
+web (this pod)  placed on n1                                  1: the group's
+db              0/2 nodes are available: 2 Insufficient cpu.  2: its own
+cache           not tried                                     3: the group's status then
+Scheduled before this cycle (assumed or bound): 0.
+PlacementFeasible at the end: minCount 3: 1 scheduled, 1 remaining → minCount (3) cannot be satisfied: 1 scheduled, 1 remaining.
+The group: Unschedulable: minCount (3) cannot be satisfied: 1 scheduled, 1 remaining
+This pod was placed in the simulation, but its group failed: its message is the group's (shape 1).
+
+Filter (✓ passed, – not run: a node's plugins stop at its first failure):
+NODE  NodeResourcesFit
+n1    ✓
+n2    Insufficient cpu
+Rejected no node: NodeUnschedulable, TaintToleration
+
+Not scheduled: pod group is unschedulable, minCount (3) cannot be satisfied: 1 scheduled, 1 remaining
+`,
+		},
+		{
+			name: "a gang member never tried (shape 3), its group waiting on preemption",
+			rec: &attempt.Record{Version: 1, Time: at, Profile: "p", Attempt: 2, Result: attempt.Unschedulable,
+				Message: "minCount (3) cannot be satisfied: 1 scheduled, 1 remaining", NumNodes: 2, NominatedNode: "n2",
+				Group: func() *attempt.GroupAttempt {
+					g := gang(attempt.GroupMember{Pod: "web", NominatedNode: "n2", Shape: attempt.ShapeNotTried})
+					g.Members[2], g.Members[0] = g.Members[0], g.Members[2]
+					g.WaitingOnPreemption = true
+					g.Message += ", pod group preemption: found a placement for podgroup, preempting 1 victims"
+					return g
+				}()},
+			want: `Pod ns/web: Unschedulable (attempt 2, profile p, 2026-01-02 03:04:05)
+
+Pod group ns/shop (gang, minCount 3), group attempt 2: Unschedulable. Its members, in the order the cycle tried them:
+MEMBER          IN THE SIMULATION                             MESSAGE
+cache           not tried                                     3: the group's status then
+db              0/2 nodes are available: 2 Insufficient cpu.  2: its own
+web (this pod)  not tried; nominated to n2                    3: the group's status then
+Scheduled before this cycle (assumed or bound): 0.
+PlacementFeasible at the end: minCount 3: 1 scheduled, 1 remaining → minCount (3) cannot be satisfied: 1 scheduled, 1 remaining.
+The group: Unschedulable: minCount (3) cannot be satisfied: 1 scheduled, 1 remaining, pod group preemption: found a placement for podgroup, preempting 1 victims (waiting on preemption: its members are nominated, and the group is retried)
+This pod was never tried, the cycle having stopped once minCount could no longer be met: its message is the group's status at that moment (shape 3).
+
+Filter: no node was examined (2 nodes).
+
+Not scheduled: minCount (3) cannot be satisfied: 1 scheduled, 1 remaining
+Nominated: n2 (preemption makes room there; victims: none evicted in this attempt)
+`,
+		},
+		{
+			name: "a basic group's member bound, in a record cut to size",
+			rec: &attempt.Record{Version: 1, Time: at, Profile: "p", Attempt: 1, Result: attempt.Scheduled, Node: "n1",
+				Filters: filters, NumNodes: 1, Nodes: []attempt.NodeRecord{{Name: "n1"}},
+				Group: &attempt.GroupAttempt{PodGroup: "batch", Policy: attempt.PolicyBasic, MinCount: 1, Attempt: 1,
+					ScheduledBefore: 4, Members: []attempt.GroupMember{{Pod: "web", Tried: true, Node: "n1"}},
+					OmittedMembers: 500, Result: attempt.Scheduled,
+					Feasibility: &attempt.Feasibility{MinCount: 1, Scheduled: 5, Satisfied: true}}},
+			want: `Pod ns/web: Scheduled (attempt 1, profile p, 2026-01-02 03:04:05)
+
+Pod group ns/batch (basic), group attempt 1: Scheduled. Its members, in the order the cycle tried them:
+MEMBER          IN THE SIMULATION  MESSAGE
+web (this pod)  placed on n1       none: went on to binding
+Left out of the record to bound its size: 500 members (the last ones tried).
+Scheduled before this cycle (assumed or bound): 4.
+PlacementFeasible at the end: minCount 1: 5 scheduled, 0 remaining → satisfied.
+The group: Scheduled
+This pod was placed and its group scheduled: it went on to Reserve, Permit and binding.
+
+Filter: every plugin passed on the 1 node(s) examined: n1
+
+Selected: n1 (the only feasible node: nothing to rank)
+`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -238,4 +319,17 @@ func TestParseFailedScheduling(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gang is the attempt of the gang shop (minCount 3, nothing scheduled
+// before) as its members' records carry it: web as given, then db, tried
+// and placed nowhere, then cache, never tried.
+func gang(web attempt.GroupMember) *attempt.GroupAttempt {
+	return &attempt.GroupAttempt{PodGroup: "shop", Policy: attempt.PolicyGang, MinCount: 3, Attempt: 2,
+		Members: []attempt.GroupMember{web,
+			{Pod: "db", Tried: true, Message: "0/2 nodes are available: 2 Insufficient cpu.", Shape: attempt.ShapeFitNowhere},
+			{Pod: "cache", Shape: attempt.ShapeNotTried}},
+		Feasibility: &attempt.Feasibility{MinCount: 3, Scheduled: 1, Remaining: 1,
+			Reason: "minCount (3) cannot be satisfied: 1 scheduled, 1 remaining"},
+		Result: attempt.Unschedulable, Message: "minCount (3) cannot be satisfied: 1 scheduled, 1 remaining"}
 }

@@ -22,6 +22,8 @@
 //   - pools.go: a cycle whose per-plugin scores nobody reads lends their
 //     arrays to the next one;
 //   - record.go: the attempt's record, built once the cycle has ended;
+//     record_podgroup.go: its group part, for a member of a pod group,
+//     built once per group attempt;
 //   - observer.go: how an attempt is told to an Observer, or to a Watcher
 //     (the live view) while it watches;
 //   - recordwriter.go: how records reach their pods as annotations;

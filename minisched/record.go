@@ -36,7 +36,7 @@ func (s *Scheduler) recordAttempt(schedFramework *framework.Framework, state *fr
 		Version: attempt.Version, Profile: schedFramework.ProfileName(), Attempt: podInfo.Attempts,
 		NumNodes: s.snapshot.NumNodes(), Filters: schedFramework.FilterPluginNames(),
 		Skipped: sets.List(state.SkipFilterPlugins), Extenders: filteringExtenders(schedFramework, podInfo.Pod),
-		Hint: seen.hint,
+		Hint: seen.hint, Group: result.podGroup,
 	}
 	if result.nominatingInfo.Mode() == framework.ModeOverride && result.nominatingInfo.NominatedNodeName != "" {
 		rec.NominatedNode = result.nominatingInfo.NominatedNodeName

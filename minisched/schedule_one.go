@@ -75,6 +75,9 @@ type scheduleResult struct {
 	// attempt ends (record.go).
 	seen   cycleSeen
 	record *attempt.Record
+	// podGroup is, for a member of a pod group, its group's attempt, which
+	// its record carries (nil: no pod group, or nobody reads records).
+	podGroup *attempt.GroupAttempt
 }
 
 // cycleSeen is what a scheduling cycle saw, as far as it got: the cycle

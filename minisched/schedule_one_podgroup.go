@@ -50,6 +50,7 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
 
+	"github.com/minisched/minisched/minisched/attempt"
 	"github.com/minisched/minisched/minisched/framework"
 )
 
@@ -224,7 +225,9 @@ func (s *Scheduler) podGroupCycle(ctx, bindCtx context.Context, schedFramework *
 	group *framework.QueuedPodGroupInfo, start time.Time) {
 	groupState := framework.NewCycleState()
 	res := s.podGroupAlgorithm(ctx, schedFramework, groupState, group)
-	rootStatus := res.status
+	// The algorithm's verdict, kept before the PodGroupPostFilter's message
+	// is appended to the group's status.
+	rootStatus := res.status.Clone()
 	completePodGroupResult(group, res)
 	if rootStatus.Code() == framework.Unschedulable {
 		schedule := func(ctx context.Context) (*framework.PodGroupAssignments, *framework.Status) {
@@ -389,46 +392,71 @@ func applyPodGroupPostFilterResult(res *podGroupResult, pfResult *framework.PodG
 
 // submitPodGroupResult acts on the result, member by member, in the order
 // they were tried, then writes the PodGroup's condition and tells the queue
-// the group's attempt ended.
+// the group's attempt ended. The members' attempt records carry the group's
+// attempt, built once beforehand (record_podgroup.go).
 func (s *Scheduler) submitPodGroupResult(ctx, bindCtx context.Context, schedFramework *framework.Framework,
 	group *framework.QueuedPodGroupInfo, res *podGroupResult, rootStatus *framework.Status, start time.Time) {
 	logger := klog.FromContext(ctx)
+	groupRecord := s.recordPodGroupAttempt(group, res, rootStatus)
 	scheduled, unschedulable := 0, 0
 	for _, mr := range res.members {
 		mctx := klog.NewContext(ctx, klog.LoggerWithValues(logger, "pod", klog.KObj(mr.podInfo.Pod)))
-		fail := func(status *framework.Status, nominating *framework.NominatingInfo) {
-			rec := s.recordAttempt(schedFramework, mr.state, mr.podInfo, mr.result)
-			s.handleSchedulingFailure(mctx, schedFramework, mr.podInfo, status, nominating, start, rec)
-			unschedulable++
-		}
-		switch {
-		case res.status.IsError() && mr.status.IsError():
-			fail(mr.status, clearNominatedNode)
-		case res.status.IsError():
-			fail(res.status, clearNominatedNode)
-		case !mr.status.IsSuccess() || !mr.tried:
-			fail(mr.status, mr.result.nominatingInfo) // shapes 2 and 3
-		case res.status.IsSuccess():
+		mr.result.podGroup = groupRecord
+		out := memberOutcomeOf(res, mr)
+		if out.bind {
 			mr.state.InPodGroupCycle = false
 			if s.submitMember(mctx, bindCtx, schedFramework, mr, start) {
 				scheduled++
 			} else {
 				unschedulable++
 			}
-		case res.status.IsRejected() && res.waitingOnPreemption:
-			fail(res.status, mr.result.nominatingInfo)
-		case res.status.IsRejected():
-			fail(framework.NewStatus(framework.Unschedulable, res.status.Message()).WithError(errPodGroupUnschedulable),
-				clearNominatedNode) // shape 1
-		default:
-			fail(framework.AsStatus(fmt.Errorf("received unexpected pod group scheduling algorithm status code: %s",
-				res.status.Code())), clearNominatedNode)
+			continue
 		}
+		rec := s.recordAttempt(schedFramework, mr.state, mr.podInfo, mr.result)
+		s.handleSchedulingFailure(mctx, schedFramework, mr.podInfo, out.status, out.nominating, start, rec)
+		unschedulable++
 	}
 	s.writePodGroupCondition(ctx, group, res, scheduled, unschedulable)
 	if err := s.Queue.AddAttemptedPodGroupIfNeeded(logger, group, rootStatus); err != nil {
 		logger.Error(err, "Requeueing the pod group failed")
 	}
+}
+
+// memberOutcome is what becomes of one member of a group's attempt: it goes
+// on to binding, or it fails with status, in its shape of message, and its
+// nominated node changes as nominating says.
+type memberOutcome struct {
+	bind       bool
+	status     *framework.Status
+	nominating *framework.NominatingInfo
+	shape      attempt.Shape
+}
+
+// memberOutcomeOf decides a member's outcome from the group's result: one
+// case per way a member can end, in kube-scheduler's order.
+func memberOutcomeOf(res *podGroupResult, mr memberResult) memberOutcome {
+	fail := func(status *framework.Status, nominating *framework.NominatingInfo, shape attempt.Shape) memberOutcome {
+		return memberOutcome{status: status, nominating: nominating, shape: shape}
+	}
+	switch {
+	case res.status.IsError() && mr.status.IsError():
+		return fail(mr.status, clearNominatedNode, attempt.ShapeError)
+	case res.status.IsError():
+		return fail(res.status, clearNominatedNode, attempt.ShapeError)
+	case !mr.tried:
+		return fail(mr.status, mr.result.nominatingInfo, attempt.ShapeNotTried)
+	case !mr.status.IsSuccess():
+		return fail(mr.status, mr.result.nominatingInfo, attempt.ShapeFitNowhere)
+	case res.status.IsSuccess():
+		return memberOutcome{bind: true}
+	case res.status.IsRejected() && res.waitingOnPreemption:
+		return fail(res.status, mr.result.nominatingInfo, attempt.ShapePlacedGroupFailed)
+	case res.status.IsRejected():
+		return fail(framework.NewStatus(framework.Unschedulable, res.status.Message()).WithError(errPodGroupUnschedulable),
+			clearNominatedNode, attempt.ShapePlacedGroupFailed)
+	}
+	return fail(framework.AsStatus(fmt.Errorf("received unexpected pod group scheduling algorithm status code: %s",
+		res.status.Code())), clearNominatedNode, attempt.ShapeError)
 }
 
 // submitMember starts a placed member's binding: assumed in the cache,
@@ -458,27 +486,39 @@ func (s *Scheduler) submitMember(ctx, bindCtx context.Context, schedFramework *f
 }
 
 // writePodGroupCondition writes PodGroupInitiallyScheduled for the
-// attempt: True once the group was scheduled, else False with the reason
-// and the group's message.
+// attempt (podGroupCondition).
 func (s *Scheduler) writePodGroupCondition(ctx context.Context, group *framework.QueuedPodGroupInfo,
 	res *podGroupResult, scheduled, unschedulable int) {
 	logger := klog.FromContext(ctx)
+	cond := podGroupCondition(res)
+	switch cond.Reason {
+	case podGroupReasonScheduled:
+		logger.V(2).Info("Successfully scheduled a pod group", "scheduledPods", scheduled,
+			"unschedulablePods", unschedulable)
+	case podGroupReasonUnschedulable:
+		logger.V(2).Info("Unable to schedule a pod group", "unschedulablePods", unschedulable,
+			"waitingOnPreemption", res.waitingOnPreemption, "err", res.status.Message())
+	default:
+		logger.Error(res.status.AsError(), "Error scheduling pod group", "errorPods", group.Size())
+	}
+	s.updatePodGroupCondition(ctx, group.PodGroup, cond)
+}
+
+// podGroupCondition is PodGroupInitiallyScheduled for the attempt: True
+// once the group was scheduled, else False with the reason and the group's
+// message.
+func podGroupCondition(res *podGroupResult) metav1.Condition {
 	cond := metav1.Condition{Type: podGroupInitiallyScheduled}
 	switch {
 	case res.status.IsSuccess():
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, podGroupReasonScheduled, res.status.Message()
-		logger.V(2).Info("Successfully scheduled a pod group", "scheduledPods", scheduled,
-			"unschedulablePods", unschedulable)
 	case res.status.IsRejected():
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, podGroupReasonUnschedulable, res.status.Message()
-		logger.V(2).Info("Unable to schedule a pod group", "unschedulablePods", unschedulable,
-			"waitingOnPreemption", res.waitingOnPreemption, "err", res.status.Message())
 	default:
 		cond.Status, cond.Reason = metav1.ConditionFalse, podGroupReasonSchedulerError
 		cond.Message = res.status.AsError().Error()
-		logger.Error(res.status.AsError(), "Error scheduling pod group", "errorPods", group.Size())
 	}
-	s.updatePodGroupCondition(ctx, group.PodGroup, cond)
+	return cond
 }
 
 // updatePodGroupCondition patches the condition into the PodGroup's status,

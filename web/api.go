@@ -16,6 +16,7 @@ import (
 
 	"github.com/minisched/minisched/explain"
 	"github.com/minisched/minisched/minisched/attempt"
+	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/queue"
 )
 
@@ -32,37 +33,63 @@ const eventsTimeout = 5 * time.Second
 
 // queueDoc is /api/queue's document.
 type queueDoc struct {
-	Scheduler     bool             `json:"scheduler"`
-	Now           time.Time        `json:"now"`
-	Counts        queueCounts      `json:"counts"`
-	ActiveQ       []queuedEntry    `json:"activeQ"`
-	BackoffQ      []queuedEntry    `json:"backoffQ"`
-	Unschedulable []queuedEntry    `json:"unschedulable"`
-	InFlight      []inFlightEntry  `json:"inFlight"`
-	Nominated     []nominatedEntry `json:"nominated"`
+	Scheduler           bool             `json:"scheduler"`
+	Now                 time.Time        `json:"now"`
+	Counts              queueCounts      `json:"counts"`
+	ActiveQ             []queuedEntry    `json:"activeQ"`
+	BackoffQ            []queuedEntry    `json:"backoffQ"`
+	Unschedulable       []queuedEntry    `json:"unschedulable"`
+	InFlight            []inFlightEntry  `json:"inFlight"`
+	Nominated           []nominatedEntry `json:"nominated"`
+	IncompletePodGroups []groupEntry     `json:"incompletePodGroups"`
+	PendingPodGroups    []groupEntry     `json:"pendingPodGroups"`
 }
 
-// queueCounts are the full lengths of the lists, which are paged.
+// queueCounts are the full lengths of the lists, which are paged: entries
+// (a pod group counts once), pods, nominations and groups.
 type queueCounts struct {
-	ActiveQ       int `json:"activeQ"`
-	BackoffQ      int `json:"backoffQ"`
-	Unschedulable int `json:"unschedulable"`
-	InFlight      int `json:"inFlight"`
-	Nominated     int `json:"nominated"`
+	ActiveQ             int `json:"activeQ"`
+	BackoffQ            int `json:"backoffQ"`
+	Unschedulable       int `json:"unschedulable"`
+	InFlight            int `json:"inFlight"`
+	Nominated           int `json:"nominated"`
+	IncompletePodGroups int `json:"incompletePodGroups"`
+	PendingPodGroups    int `json:"pendingPodGroups"`
 }
 
-// queuedEntry is a pod in activeQ, backoffQ or among the unschedulable
-// pods; the fields after Since belong to one of the last two.
+// queuedEntry is an entry of activeQ, backoffQ or the unschedulable pods:
+// a pod (Pod) or a pod group (Group); the fields after Since belong to one
+// of the last two.
 type queuedEntry struct {
-	Pod                string    `json:"pod"`
-	Priority           int32     `json:"priority"`
-	Attempts           int       `json:"attempts"`
-	Since              time.Time `json:"since"`
-	BackoffRemaining   string    `json:"backoffRemaining,omitempty"`
-	BackoffRemainingMs *int64    `json:"backoffRemainingMs,omitempty"`
-	Plugins            []string  `json:"plugins,omitempty"`
-	GatingPlugin       *string   `json:"gatingPlugin,omitempty"`
-	Events             []string  `json:"events,omitempty"`
+	Pod                string      `json:"pod,omitempty"`
+	Group              *groupEntry `json:"group,omitempty"`
+	Priority           int32       `json:"priority"`
+	Attempts           int         `json:"attempts"`
+	Since              time.Time   `json:"since"`
+	BackoffRemaining   string      `json:"backoffRemaining,omitempty"`
+	BackoffRemainingMs *int64      `json:"backoffRemainingMs,omitempty"`
+	Plugins            []string    `json:"plugins,omitempty"`
+	GatingPlugin       *string     `json:"gatingPlugin,omitempty"`
+	Events             []string    `json:"events,omitempty"`
+}
+
+// groupEntry is a pod group (chapter 19): namespace/name, its policy
+// (attempt.PolicyGang or attempt.PolicyBasic; "" while its PodGroup is not
+// seen) and minCount, and its members.
+type groupEntry struct {
+	Name     string        `json:"name"`
+	Policy   string        `json:"policy,omitempty"`
+	MinCount int           `json:"minCount,omitempty"`
+	Members  []memberEntry `json:"members"`
+}
+
+// memberEntry is a member of a pod group: its attempts and, among the
+// unschedulable pods, the plugins that rejected or gate it.
+type memberEntry struct {
+	Pod          string   `json:"pod"`
+	Attempts     int      `json:"attempts"`
+	Plugins      []string `json:"plugins,omitempty"`
+	GatingPlugin string   `json:"gatingPlugin,omitempty"`
 }
 
 // inFlightEntry is a pod the scheduler is working on.
@@ -104,7 +131,8 @@ func (p page) cut(n int) (int, int) {
 func (v *View) queueDocument(p page) queueDoc {
 	src := v.attached()
 	doc := queueDoc{Now: time.Now(), ActiveQ: []queuedEntry{}, BackoffQ: []queuedEntry{},
-		Unschedulable: []queuedEntry{}, InFlight: []inFlightEntry{}, Nominated: []nominatedEntry{}}
+		Unschedulable: []queuedEntry{}, InFlight: []inFlightEntry{}, Nominated: []nominatedEntry{},
+		IncompletePodGroups: []groupEntry{}, PendingPodGroups: []groupEntry{}}
 	if src == nil {
 		return doc
 	}
@@ -114,26 +142,36 @@ func (v *View) queueDocument(p page) queueDoc {
 	doc.Now = c.Now
 	inFlight := src.Scheduler.InFlight(c.InFlight)
 	doc.Counts = queueCounts{ActiveQ: len(c.ActiveQ), BackoffQ: len(c.BackoffQ),
-		Unschedulable: len(c.Unschedulable), InFlight: len(inFlight), Nominated: len(c.Nominated)}
+		Unschedulable: len(c.Unschedulable), InFlight: len(inFlight), Nominated: len(c.Nominated),
+		IncompletePodGroups: len(c.IncompletePodGroups), PendingPodGroups: len(c.PendingPodGroups)}
 
 	from, to := p.cut(len(c.ActiveQ))
-	for _, qp := range c.ActiveQ[from:to] {
-		doc.ActiveQ = append(doc.ActiveQ, entry(qp))
+	for _, e := range c.ActiveQ[from:to] {
+		doc.ActiveQ = append(doc.ActiveQ, entry(e))
 	}
 	from, to = p.cut(len(c.BackoffQ))
-	for _, qp := range c.BackoffQ[from:to] {
-		e := entry(qp)
-		remaining := max(qp.BackoffExpiry.Sub(c.Now), 0)
+	for _, e := range c.BackoffQ[from:to] {
+		qe := entry(e)
+		expiry := e.Group.BackoffExpiry
+		if e.Pod != nil {
+			expiry = e.Pod.BackoffExpiry
+		}
+		remaining := max(expiry.Sub(c.Now), 0)
 		ms := remaining.Milliseconds()
-		e.BackoffRemaining, e.BackoffRemainingMs = remaining.Round(time.Millisecond).String(), &ms
-		doc.BackoffQ = append(doc.BackoffQ, e)
+		qe.BackoffRemaining, qe.BackoffRemainingMs = remaining.Round(time.Millisecond).String(), &ms
+		doc.BackoffQ = append(doc.BackoffQ, qe)
 	}
 	from, to = p.cut(len(c.Unschedulable))
-	for _, qp := range c.Unschedulable[from:to] {
-		e := entry(qp)
-		gating := qp.GatingPlugin
-		e.Plugins, e.GatingPlugin, e.Events = qp.Plugins, &gating, q.MovingEvents(qp)
-		doc.Unschedulable = append(doc.Unschedulable, e)
+	for _, e := range c.Unschedulable[from:to] {
+		qe := entry(e)
+		if e.Pod != nil {
+			gating := e.Pod.GatingPlugin
+			qe.Plugins, qe.GatingPlugin, qe.Events = e.Pod.Plugins, &gating, q.MovingEvents(*e.Pod)
+		} else {
+			gating := e.Group.GatingPlugin
+			qe.GatingPlugin, qe.Events = &gating, q.GroupMovingEvents(*e.Group)
+		}
+		doc.Unschedulable = append(doc.Unschedulable, qe)
 	}
 	from, to = p.cut(len(inFlight))
 	for _, f := range inFlight[from:to] {
@@ -143,13 +181,47 @@ func (v *View) queueDocument(p page) queueDoc {
 	for _, n := range c.Nominated[from:to] {
 		doc.Nominated = append(doc.Nominated, nominatedEntry{Pod: podKey(n.Pod), Node: n.Node})
 	}
+	from, to = p.cut(len(c.IncompletePodGroups))
+	for _, g := range c.IncompletePodGroups[from:to] {
+		doc.IncompletePodGroups = append(doc.IncompletePodGroups, *group(g))
+	}
+	from, to = p.cut(len(c.PendingPodGroups))
+	for _, g := range c.PendingPodGroups[from:to] {
+		doc.PendingPodGroups = append(doc.PendingPodGroups, *group(g))
+	}
 	return doc
 }
 
-// entry is what every queued pod's entry has.
-func entry(qp queue.QueuedPod) queuedEntry {
-	return queuedEntry{Pod: podKey(qp.Pod), Priority: corev1helpers.PodPriority(qp.Pod), Attempts: qp.Attempts,
-		Since: qp.Since}
+// entry is what every queued entry has: a pod's, or a group's with its
+// members.
+func entry(e queue.QueuedEntity) queuedEntry {
+	if e.Pod != nil {
+		qp := e.Pod
+		return queuedEntry{Pod: podKey(qp.Pod), Priority: corev1helpers.PodPriority(qp.Pod), Attempts: qp.Attempts,
+			Since: qp.Since}
+	}
+	g := e.Group
+	out := queuedEntry{Group: group(*g), Attempts: g.Attempts, Since: g.Since}
+	if g.PodGroup != nil {
+		out.Priority = framework.PodGroupPriority(g.PodGroup)
+	}
+	return out
+}
+
+// group is a pod group's entry, without what only an entity has.
+func group(g queue.QueuedPodGroup) *groupEntry {
+	out := &groupEntry{Name: g.Namespace + "/" + g.Name, Members: []memberEntry{}}
+	if pg := g.PodGroup; pg != nil {
+		out.Policy, out.MinCount = attempt.PolicyBasic, framework.MinCount(pg)
+		if pg.Spec.SchedulingPolicy.Gang != nil {
+			out.Policy = attempt.PolicyGang
+		}
+	}
+	for _, m := range g.Members {
+		out.Members = append(out.Members, memberEntry{Pod: podKey(m.Pod), Attempts: m.Attempts, Plugins: m.Plugins,
+			GatingPlugin: m.GatingPlugin})
+	}
+	return out
 }
 
 // podKey is namespace/name.
@@ -272,6 +344,10 @@ func location(src *Source, pod *v1.Pod) string {
 		return "unschedulable"
 	case queue.InFlight:
 		return "inFlight"
+	case queue.IncompletePodGroupPods:
+		return "incompletePodGroups"
+	case queue.PendingPodGroupPods:
+		return "pendingPodGroups"
 	}
 	if assumed, _ := src.Scheduler.Cache.IsAssumedPod(pod); assumed {
 		return "inFlight"

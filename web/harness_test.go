@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/minisched/minisched/minisched/features"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
@@ -111,9 +112,10 @@ type harness struct {
 
 // newHarness starts a scheduler whose profile (name, numbered) has
 // the Hold plugin and an 8-second backoff (a pod a node event moves after
-// a failure waits in backoffQ long enough to be seen there), and serves a
-// view of it. Both stop when the test ends.
-func newHarness(t *testing.T, name string) *harness {
+// a failure waits in backoffQ long enough to be seen there), with the
+// feature gates (and the profile's plugins they bring), and serves a view
+// of it. Both stop when the test ends.
+func newHarness(t *testing.T, name string, gates features.Gates) *harness {
 	t.Helper()
 	// -count=N runs a test again on the same apiserver: a new name each time.
 	name = fmt.Sprintf("%s-%d", name, runs.Add(1))
@@ -126,7 +128,7 @@ func newHarness(t *testing.T, name string) *harness {
 		metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := scheduler.DecodeConfig([]byte(fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+	cfg, err := scheduler.DecodeConfigFor([]byte(fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 leaderElection: {leaderElect: false}
 podInitialBackoffSeconds: 8
@@ -136,7 +138,7 @@ profiles:
   plugins:
     preFilter:
       enabled: [{name: Hold}]
-`, name)))
+`, name)), gates)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +148,7 @@ profiles:
 	}}
 	view := web.New()
 	svc, err := scheduler.New(ctx, cfg, testEnv.Config, scheduler.WithOutOfTreeRegistry(registry),
-		scheduler.WithLiveView(view), scheduler.WithAttemptRecords())
+		scheduler.WithLiveView(view), scheduler.WithAttemptRecords(), scheduler.WithFeatureGates(gates))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,6 +194,14 @@ profiles:
 func (h *harness) heldPod(name string) *v1.Pod {
 	p := h.pod(name, "100m")
 	p.Labels = map[string]string{holdLabel: name}
+	return p
+}
+
+// member is a pod of the test's profile requesting cpu, a member of the
+// PodGroup group.
+func (h *harness) member(name, group, cpu string) *v1.Pod {
+	p := h.pod(name, cpu)
+	p.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &group}
 	return p
 }
 

@@ -91,6 +91,57 @@ func TestAttemptLogWindows(t *testing.T) {
 	})
 }
 
+// TestAttemptLogGroups checks that a pod group's attempt is one entry of
+// the timeline, before its members' entries, which point to it; that the
+// next attempt of the group is another; and that the view forgets the
+// attempts that left the timeline.
+func TestAttemptLogGroups(t *testing.T) {
+	member := func(name string, g *attempt.GroupAttempt) minisched.Attempt {
+		a := observed(name, g.Attempt)
+		a.Group = g
+		return a
+	}
+	first := &attempt.GroupAttempt{PodGroup: "g", Attempt: 1, Result: attempt.Unschedulable, Message: "no"}
+	second := &attempt.GroupAttempt{PodGroup: "g", Attempt: 2, Result: attempt.Scheduled}
+	l := newAttemptLog()
+	l.add(member("a", first))
+	l.add(member("b", first))
+	l.add(observed("lone", 1))
+	l.add(member("a", second))
+	type row struct {
+		Seq, GroupSeq int64
+		Pod, PodGroup string
+		Group         *attempt.GroupAttempt
+	}
+	var got []row
+	for _, e := range l.last(timelineSize) {
+		got = append(got, row{Seq: e.Seq, GroupSeq: e.GroupSeq, Pod: e.Pod, PodGroup: e.PodGroup, Group: e.GroupAttempt})
+	}
+	want := []row{
+		{Seq: 1, PodGroup: "ns/g", Group: first},
+		{Seq: 2, GroupSeq: 1, Pod: "ns/a", PodGroup: "ns/g"},
+		{Seq: 3, GroupSeq: 1, Pod: "ns/b", PodGroup: "ns/g"},
+		{Seq: 4, Pod: "ns/lone"},
+		{Seq: 5, PodGroup: "ns/g", Group: second},
+		{Seq: 6, GroupSeq: 5, Pod: "ns/a", PodGroup: "ns/g"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("timeline (-want +got):\n%s", diff)
+	}
+	if entries, records := l.forPod("ns/a"); len(entries) != 2 || records[0] == nil || records[0].Group != second {
+		t.Errorf("forPod(ns/a) = %d entries, newest record %+v; want 2, the second attempt's", len(entries), records[0])
+	}
+	for i := range 2 * timelineSize {
+		l.add(member("a", &attempt.GroupAttempt{PodGroup: "g", Attempt: i + 3}))
+	}
+	if len(l.groups) > timelineSize {
+		t.Errorf("%d group attempts remembered, want at most the %d entries of the timeline", len(l.groups), timelineSize)
+	}
+	if len(l.records) > recordsSize {
+		t.Errorf("%d records kept, want at most %d", len(l.records), recordsSize)
+	}
+}
+
 // TestPage checks the paging of the queue's lists.
 func TestPage(t *testing.T) {
 	tests := []struct {

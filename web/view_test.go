@@ -14,9 +14,13 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minisched/minisched/minisched/features"
+	"github.com/minisched/minisched/scenario"
 )
 
 // stepTimeout bounds every wait of the test.
@@ -26,11 +30,20 @@ const stepTimeout = 20 * time.Second
 // whole).
 type (
 	queueEntry struct {
-		Pod                string   `json:"pod"`
-		Plugins            []string `json:"plugins"`
-		Events             []string `json:"events"`
-		BackoffRemainingMs *int64   `json:"backoffRemainingMs"`
-		Phase              string   `json:"phase"`
+		Pod                string      `json:"pod"`
+		Group              *groupEntry `json:"group"`
+		Plugins            []string    `json:"plugins"`
+		Events             []string    `json:"events"`
+		BackoffRemainingMs *int64      `json:"backoffRemainingMs"`
+		Phase              string      `json:"phase"`
+	}
+	groupEntry struct {
+		Name     string `json:"name"`
+		Policy   string `json:"policy"`
+		MinCount int    `json:"minCount"`
+		Members  []struct {
+			Pod string `json:"pod"`
+		} `json:"members"`
 	}
 	queueDoc struct {
 		Scheduler     bool         `json:"scheduler"`
@@ -42,6 +55,8 @@ type (
 			Pod  string `json:"pod"`
 			Node string `json:"node"`
 		} `json:"nominated"`
+		IncompletePodGroups []groupEntry `json:"incompletePodGroups"`
+		PendingPodGroups    []groupEntry `json:"pendingPodGroups"`
 	}
 	table struct {
 		Columns []string   `json:"columns"`
@@ -51,6 +66,7 @@ type (
 		Location string `json:"location"`
 		Attempts []struct {
 			Result string `json:"result"`
+			Group  *table `json:"group"`
 			Filter *table `json:"filter"`
 			Text   string `json:"text"`
 		} `json:"attempts"`
@@ -61,10 +77,46 @@ type (
 	attemptsDoc struct {
 		Watching bool `json:"watching"`
 		Attempts []struct {
-			Pod string `json:"pod"`
+			Pod      string `json:"pod"`
+			Result   string `json:"result"`
+			PodGroup string `json:"podGroup"`
+			GroupSeq int64  `json:"groupSeq"`
+			Group    *struct {
+				Members []struct {
+					Pod   string `json:"pod"`
+					Node  string `json:"node"`
+					Shape string `json:"shape"`
+				} `json:"members"`
+			} `json:"groupAttempt"`
 		} `json:"attempts"`
 	}
 )
+
+// findGroup returns the group entry named name (namespace/name) in list,
+// with its members' names, or nil.
+func findGroup(list []groupEntry, name string) (*groupEntry, []string) {
+	for i := range list {
+		if list[i].Name == name {
+			var members []string
+			for _, m := range list[i].Members {
+				members = append(members, m.Pod)
+			}
+			return &list[i], members
+		}
+	}
+	return nil, nil
+}
+
+// groupsOf returns the pod groups of a list of the queue.
+func groupsOf(list []queueEntry) []groupEntry {
+	var out []groupEntry
+	for _, e := range list {
+		if e.Group != nil {
+			out = append(out, *e.Group)
+		}
+	}
+	return out
+}
 
 // find returns the entry of pod in list, or nil.
 func find(list []queueEntry, pod string) *queueEntry {
@@ -84,7 +136,7 @@ func find(list []queueEntry, pod string) *queueEntry {
 // open, nothing is recorded. WEB_SCREENSHOTS=DIR saves the page at the
 // unschedulable and backoff steps there (docs/ has the ones of a real run).
 func TestLiveView(t *testing.T) {
-	h := newHarness(t, "web-live")
+	h := newHarness(t, "web-live", features.Gates{})
 	ns := h.env.Namespace
 	ctx := context.Background()
 	big := ns + "/big"
@@ -223,7 +275,7 @@ func TestLiveView(t *testing.T) {
 // node, while its victim terminates (a finalizer keeps it Terminating, so
 // the nomination holds).
 func TestLiveViewNominated(t *testing.T) {
-	h := newHarness(t, "web-nominated")
+	h := newHarness(t, "web-nominated", features.Gates{})
 	ns := h.env.Namespace
 	ctx := context.Background()
 	for name, value := range map[string]int32{ns + "-low": 1, ns + "-high": 1000} {
@@ -276,10 +328,137 @@ func TestLiveViewNominated(t *testing.T) {
 		`#timeline li[data-pod="`+ns+`/high"][data-result="Unschedulable"]`)
 }
 
+// TestLiveViewPodGroup follows a gang (GenericWorkload) through the queue
+// and the timeline, as the JSON API and the page show it: a member waiting
+// for a PodGroup that does not exist; the gang's two members in their
+// cycle, held, while a third arrives and waits for the attempt to end; the
+// attempt failing (one member placed in the simulation, the other fitting
+// nowhere: minCount 2 cannot be met), one entry of the timeline with each
+// member's outcome, and the member's detail with its group's table; the
+// group, all three members now, backing off as one entity; then, once a big
+// node is added, the group scheduled, its members bound.
+func TestLiveViewPodGroup(t *testing.T) {
+	h := newHarness(t, "web-gang", features.Gates{GenericWorkload: true})
+	ns := h.env.Namespace
+	ctx := context.Background()
+	gang := ns + "/gang"
+	if err := h.env.CreateNodes(ctx, h.node("small", "1")); err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t)
+	b.run(t, "open the page", chromedp.Navigate(h.url+"/"), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`)))
+	poll(t, "the page's stream makes the view watch", stepTimeout, func() error {
+		if !h.view.Watching() {
+			return fmt.Errorf("not watching")
+		}
+		return nil
+	})
+
+	// A member of a PodGroup nobody creates waits for it, outside the queue.
+	if err := h.env.CreatePods(ctx, h.member("stray", "nowhere", "100m")); err != nil {
+		t.Fatal(err)
+	}
+	h.waitQueue(t, "stray waits for its PodGroup", func(q queueDoc) error {
+		if _, members := findGroup(q.IncompletePodGroups, ns+"/nowhere"); !slices.Equal(members, []string{ns + "/stray"}) {
+			return fmt.Errorf("incompletePodGroups = %+v", q.IncompletePodGroups)
+		}
+		return nil
+	})
+	b.waitDOM(t, "stray under its group, waiting for its PodGroup",
+		`#incompletePodGroups li[data-group="`+ns+`/nowhere"] li[data-pod="`+ns+`/stray"]`)
+
+	// The gang's two members, held in their cycle; a third comes meanwhile.
+	held := func(name string) *v1.Pod {
+		p := h.member(name, "gang", "600m")
+		p.Labels = map[string]string{holdLabel: "gang"}
+		return p
+	}
+	if err := h.env.CreatePods(ctx, held("gang-0"), held("gang-1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.env.CreatePodGroups(ctx, scenario.MakePodGroup("gang").Gang(2).Obj()); err != nil {
+		t.Fatal(err)
+	}
+	h.waitQueue(t, "the gang is in its cycle", func(q queueDoc) error {
+		if find(q.InFlight, ns+"/gang-0") == nil || find(q.InFlight, ns+"/gang-1") == nil {
+			return fmt.Errorf("inFlight = %+v", q.InFlight)
+		}
+		return nil
+	})
+	if err := h.env.CreatePods(ctx, h.member("gang-2", "gang", "600m")); err != nil {
+		t.Fatal(err)
+	}
+	h.waitQueue(t, "gang-2 waits for its group's attempt", func(q queueDoc) error {
+		if _, members := findGroup(q.PendingPodGroups, gang); !slices.Equal(members, []string{ns + "/gang-2"}) {
+			return fmt.Errorf("pendingPodGroups = %+v", q.PendingPodGroups)
+		}
+		return nil
+	})
+	b.waitDOM(t, "gang-2 under its group, arrived while the group was being scheduled",
+		`#pendingPodGroups li[data-group="`+gang+`"] li[data-pod="`+ns+`/gang-2"]`)
+
+	// Released: gang-0 fits on the small node, gang-1 no longer does, and
+	// minCount 2 cannot be met. The group backs off as one, gang-2 in it.
+	h.hold.release("gang")
+	h.waitQueue(t, "the gang backs off as one entity with its three members", func(q queueDoc) error {
+		g, members := findGroup(groupsOf(q.BackoffQ), gang)
+		if g == nil || g.Policy != "gang" || g.MinCount != 2 ||
+			!slices.Equal(members, []string{ns + "/gang-0", ns + "/gang-1", ns + "/gang-2"}) {
+			return fmt.Errorf("backoffQ = %+v", q.BackoffQ)
+		}
+		return nil
+	})
+	b.waitDOM(t, "the gang in backoffQ, its members under it",
+		`#backoffQ > li[data-group="`+gang+`"][data-policy="gang"] li[data-pod="`+ns+`/gang-2"]`)
+	group := `#timeline > li[data-group="` + gang + `"][data-result="Unschedulable"]`
+	b.waitDOM(t, "the group's attempt in the timeline, gang-0 placed in the simulation",
+		group+` li[data-pod="`+ns+`/gang-0"][data-simulation="placed"][data-shape="placedGroupFailed"]`)
+	b.waitDOM(t, "gang-1 fitted nowhere, its own attempt filled in",
+		group+` li[data-pod="`+ns+`/gang-1"][data-simulation="fitNowhere"][data-shape="fitNowhere"][data-result="Unschedulable"]`)
+	b.waitText(t, "the group's arithmetic", group+" .said", "minCount 2: 1 scheduled, 0 remaining → minCount (2) cannot be satisfied")
+	b.waitGone(t, "no entry of its own for a member whose group's entry is shown",
+		`#timeline > li[data-pod="`+ns+`/gang-1"]`)
+	var attempts attemptsDoc
+	if err := h.get(ctx, "/api/attempts", &attempts); err != nil {
+		t.Fatal(err)
+	}
+	if a := attempts.Attempts; len(a) != 3 || a[0].Group == nil || a[0].PodGroup != gang || len(a[0].Group.Members) != 2 ||
+		a[1].GroupSeq == 0 || a[2].GroupSeq != a[1].GroupSeq || a[0].Group.Members[0].Node != h.node("small", "1").Name {
+		t.Fatalf("/api/attempts = %+v, want the group's entry and its two members'", attempts)
+	}
+	var pod podDoc
+	if err := h.get(ctx, "/api/pods/"+ns+"/gang-1", &pod); err != nil {
+		t.Fatal(err)
+	}
+	if len(pod.Attempts) != 1 || pod.Attempts[0].Group == nil ||
+		!strings.Contains(fmt.Sprint(pod.Attempts[0].Group.Rows), "gang-1 (this pod)") ||
+		!strings.Contains(pod.Attempts[0].Text, "This pod was tried and fitted on no node") {
+		t.Fatalf("/api/pods/%s/gang-1 = %+v", ns, pod)
+	}
+	b.screenshot(t, "web-gang.png")
+	b.run(t, "open gang-1's detail from the group's entry",
+		chromedp.Click(chromedp.CSS(group+` li[data-pod="`+ns+`/gang-1"] button.pod`)))
+	b.waitText(t, "gang-1's group table", "#detail table.group", "gang-1 (this pod)")
+	b.run(t, "close the detail", chromedp.KeyEvent(kb.Escape))
+
+	// A big node: after its backoff the group is scheduled, all three bound.
+	if err := h.env.CreateNodes(ctx, h.node("large", "4")); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"gang-0", "gang-1", "gang-2"} {
+		if _, err := h.env.WaitForPodBound(ctx, name, stepTimeout); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.waitDOM(t, "the group's scheduled attempt, gang-2 bound",
+		`#timeline > li[data-group="`+gang+`"][data-result="Scheduled"] li[data-pod="`+ns+`/gang-2"][data-result="Scheduled"]`)
+	b.waitGone(t, "the gang gone from the queue", `#backoffQ li[data-group="`+gang+`"], #activeQ li[data-group="`+gang+`"]`)
+}
+
 // TestReadOnly checks that the view refuses anything but GET and HEAD, and
 // keeps its page to its own server.
 func TestReadOnly(t *testing.T) {
-	h := newHarness(t, "web-read-only")
+	h := newHarness(t, "web-read-only", features.Gates{})
 	for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
 		t.Run(method, func(t *testing.T) {
 			req, err := http.NewRequest(method, h.url+"/api/queue", nil)

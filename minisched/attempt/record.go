@@ -106,6 +106,9 @@ type Record struct {
 	Nodes        []NodeRecord `json:"nodes,omitempty"`
 	// Omitted, when set, summarises the nodes left out to bound the size.
 	Omitted *Omitted `json:"omitted,omitempty"`
+	// Group is, for a member of a pod group, its group's attempt (the
+	// members' records of one attempt share it).
+	Group *GroupAttempt `json:"group,omitempty"`
 }
 
 // Verdict is a rejection: by which plugin (or extender), and why.
@@ -169,7 +172,9 @@ func Decode(value string) (*Record, error) {
 // Encode returns the record's JSON in at most limit bytes. When it does not
 // fit, it keeps the most telling nodes (Node and NominatedNode, the best
 // scored, then one per rejection reason, then the rest) and summarises
-// the others in Omitted. A record that cannot fit even without nodes is an
+// the others in Omitted. A pod group's record that does not fit even
+// without nodes keeps the first members of its group that fit, and counts
+// the others in OmittedMembers. A record that cannot fit even then is an
 // error.
 func (r *Record) Encode(limit int) ([]byte, error) {
 	data, err := json.Marshal(r)
@@ -186,10 +191,41 @@ func (r *Record) Encode(limit int) ([]byte, error) {
 		return data, err == nil && len(data) <= limit
 	}
 	best, ok := fits(0)
+	if !ok && r.Group != nil {
+		return trimmed.encodeFewerMembers(limit)
+	}
 	if !ok {
 		return nil, fmt.Errorf("the record does not fit in %d bytes even without nodes", limit)
 	}
-	lo, hi := 0, len(nodes)
+	_, best = largestFitting(len(nodes), best, fits)
+	return best, nil
+}
+
+// encodeFewerMembers encodes a record already without nodes with as many
+// of its group's members as fit in limit bytes.
+func (r *Record) encodeFewerMembers(limit int) ([]byte, error) {
+	members := r.Group.Members
+	group := *r.Group
+	trimmed := *r
+	trimmed.Group = &group
+	fits := func(n int) ([]byte, bool) {
+		group.Members, group.OmittedMembers = members[:n], r.Group.OmittedMembers+len(members)-n
+		data, err := json.Marshal(&trimmed)
+		return data, err == nil && len(data) <= limit
+	}
+	best, ok := fits(0)
+	if !ok {
+		return nil, fmt.Errorf("the record does not fit in %d bytes even without nodes and its group's members", limit)
+	}
+	_, best = largestFitting(len(members), best, fits)
+	return best, nil
+}
+
+// largestFitting finds, by bisection (at most log2(n) encodings), the
+// largest count up to n that fits, given that 0 does (its encoding is
+// best), and returns it with its encoding.
+func largestFitting(n int, best []byte, fits func(int) ([]byte, bool)) (int, []byte) {
+	lo, hi := 0, n
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
 		if data, ok := fits(mid); ok {
@@ -198,7 +234,7 @@ func (r *Record) Encode(limit int) ([]byte, error) {
 			hi = mid - 1
 		}
 	}
-	return best, nil
+	return lo, best
 }
 
 // nodesByImportance orders the nodes for truncation (see Encode).

@@ -1,6 +1,7 @@
 package attempt
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -166,6 +167,67 @@ func TestRecordViews(t *testing.T) {
 			got, ok := rec.Weighted(node, tt.scorer)
 			if got != tt.want || ok != tt.wantOK {
 				t.Errorf("Weighted(%s, %s) = %d, %v; want %d, %v", tt.node, tt.scorer, got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+}
+
+// TestEncodeTrimsAGroupsMembers: a member's record whose group lists more
+// members than fit keeps no node and the first members tried, and counts
+// the others.
+func TestEncodeTrimsAGroupsMembers(t *testing.T) {
+	tests := []struct {
+		name        string
+		numMembers  int
+		wantMembers bool // all members kept
+	}{
+		{name: "a small group is whole", numMembers: 10, wantMembers: true},
+		{name: "2000 members with long messages are cut", numMembers: 2000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := bigRecord(200)
+			rec.Group = &GroupAttempt{PodGroup: "g", Policy: PolicyGang, MinCount: tt.numMembers, Attempt: 1,
+				Result: Unschedulable}
+			for i := range tt.numMembers {
+				rec.Group.Members = append(rec.Group.Members, GroupMember{Pod: fmt.Sprintf("m%d", i), Tried: true,
+					Message: strings.Repeat("y", 200), Shape: ShapeFitNowhere})
+			}
+			data, err := rec.Encode(MaxBytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(data) > MaxBytes {
+				t.Fatalf("encoded %d bytes, limit %d", len(data), MaxBytes)
+			}
+			got, err := Decode(string(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := got.Group
+			if kept := len(g.Members) + g.OmittedMembers; kept != tt.numMembers {
+				t.Errorf("members kept %d + omitted %d, want %d", len(g.Members), g.OmittedMembers, tt.numMembers)
+			}
+			if tt.wantMembers {
+				if g.OmittedMembers != 0 {
+					t.Errorf("omitted %d members, want none", g.OmittedMembers)
+				}
+				return
+			}
+			if len(got.Nodes) != 0 || got.Omitted == nil || got.Omitted.Nodes != 200 {
+				t.Errorf("nodes kept %d, omitted %+v; want none kept, 200 omitted", len(got.Nodes), got.Omitted)
+			}
+			if len(g.Members) == 0 || g.Members[0].Pod != "m0" || g.Members[len(g.Members)-1].Pod != fmt.Sprintf("m%d", len(g.Members)-1) {
+				t.Errorf("members kept are not the first ones tried: %d kept, first %+v", len(g.Members), g.Members[:min(1, len(g.Members))])
+			}
+			// Not one more member fits.
+			more := *got
+			group := *g
+			group.Members = rec.Group.Members[:len(g.Members)+1]
+			group.OmittedMembers--
+			more.Group = &group
+			if data, _ := json.Marshal(&more); len(data) <= MaxBytes {
+				t.Errorf("one more member would have fitted (%d bytes)", len(data))
 			}
 		})
 	}

@@ -3,15 +3,28 @@
 //
 // The page reads the scheduler's read-only API (docs/web.md):
 //   - api/stream, Server-Sent Events: "queue" (the whole queue document,
-//     whenever it changes) and "attempt" (one timeline entry as an attempt ends);
+//     whenever it changes) and "attempt" (one timeline entry as an attempt
+//     ends; a pod group's attempt is an entry of its own, which its members'
+//     entries fill in);
 //   - api/attempts, the timeline so far;
 //   - api/pods/{namespace}/{name}, one pod's attempts, tables and events.
 // Server text is always put in the page as text (textContent, text nodes),
 // never parsed as HTML.
 "use strict";
 
-// The five queue lists, as named in the queue document and in the page.
-const LISTS = ["activeQ", "backoffQ", "unschedulable", "inFlight", "nominated"];
+// The queue lists, as named in the queue document and in the page: the five
+// of the queue, then the pod-group members waiting outside it.
+const LISTS = ["activeQ", "backoffQ", "unschedulable", "inFlight", "nominated", "incompletePodGroups", "pendingPodGroups"];
+
+// What each shape of a pod-group member's message says (attempt.Shape; ""
+// for a member that went on to binding).
+const SHAPES = {
+  placedGroupFailed: "1: the group's message",
+  fitNowhere: "2: its own message",
+  notTried: "3: the group's status then",
+  error: "4: the error",
+  "": "went on to binding",
+};
 
 const LIMIT_STEP = 100; // a "show more" button raises the stream's limit by this
 const LIMIT_MAX = 5000; // the server's largest limit
@@ -134,6 +147,7 @@ function renderQueue(doc) {
   for (const list of LISTS) {
     renderList(list, doc[list] || [], doc.counts?.[list] ?? 0, doc.now);
   }
+  $("groups-waiting").hidden = !doc.counts?.incompletePodGroups && !doc.counts?.pendingPodGroups;
   state.backoffBase = performance.now();
   restoreFocus(focus);
   refreshMovedDetail(doc);
@@ -144,11 +158,18 @@ function renderQueue(doc) {
 // list (or left them all), so that its location stays true.
 function refreshMovedDetail(doc) {
   if (!state.selected) return;
-  const where = LISTS.find((list) => (doc[list] || []).some((e) => e.pod === state.selected)) || "";
+  const where = LISTS.find((list) => (doc[list] || []).some((e) => holds(e, state.selected))) || "";
   if (where !== state.selectedWhere) {
     state.selectedWhere = where;
     loadDetail();
   }
+}
+
+// holds says whether a list entry is the pod, or a group it is a member of
+// (an entry of activeQ, backoffQ or unschedulable has the group under
+// "group"; one of the waiting lists is the group).
+function holds(entry, pod) {
+  return entry.pod === pod || (entry.group ?? entry).members?.some((m) => m.pod === pod) === true;
 }
 
 // renderList draws one list, its count, and "showing N of M" with a
@@ -174,32 +195,70 @@ function podButton(pod) {
   return el("button", { type: "button", class: "pod", "aria-controls": "detail" }, pod);
 }
 
+// groupItem makes a pod group's entry: its name and policy, the given
+// lines, then its members, each a pod that opens its detail.
+function groupItem(g, attrs, ...lines) {
+  const policy = g.policy === "gang" ? `gang, minCount ${g.minCount}` : g.policy;
+  return el(
+    "li",
+    { class: "group", "data-group": g.name, "data-policy": g.policy || "", ...attrs },
+    groupName(g.name),
+    ...lines,
+    policy ? meta(policy) : null,
+    el("ul", { class: "members", "aria-label": `members of ${g.name}` }, ...(g.members || []).map(memberItem)),
+  );
+}
+
+// groupName makes the label naming a pod group.
+function groupName(name) {
+  return el("span", { class: "group-name" }, el("span", { class: "group-mark" }, "pod group"), name);
+}
+
+// memberItem makes a member's line in a group's entry: the plugins that
+// rejected or gate it, and its attempts.
+function memberItem(m) {
+  const plugins = m.plugins || [];
+  return podItem(
+    m.pod,
+    { "data-plugins": plugins.join(",") },
+    plugins.length || m.gatingPlugin ? pluginChips(plugins, m.gatingPlugin) : null,
+    el("span", { class: "meta" }, plural(m.attempts, "attempt")),
+  );
+}
+
 // meta makes a small line of facts under a pod's name.
 function meta(...parts) {
   return el("span", { class: "meta" }, parts.filter(Boolean).join(" · "));
+}
+
+// entityItem makes an entry of activeQ, backoffQ or unschedulable: a pod's,
+// or a pod group's with its members, with the same lines.
+function entityItem(e, attrs, ...lines) {
+  return e.group ? groupItem(e.group, attrs, ...lines) : podItem(e.pod, attrs, ...lines);
 }
 
 // One function per list makes an entry from the queue document's object.
 const ITEMS = {
   // activeQ: waiting to be popped, in pop order.
   activeQ: (e, now) =>
-    podItem(e.pod, {}, meta(`prio ${e.priority}`, plural(e.attempts, "attempt"), `waiting ${waited(e.since, now)}`)),
+    entityItem(e, {}, meta(`prio ${e.priority}`, plural(e.attempts, "attempt"), `waiting ${waited(e.since, now)}`)),
 
   // backoffQ: serving a backoff after a failed attempt; the remaining time
   // counts down locally (tickBackoff) until the next queue document.
   backoffQ: (e) =>
-    podItem(
-      e.pod,
+    entityItem(
+      e,
       { "data-backoff-ms": e.backoffRemainingMs ?? 0 },
       el("span", { class: "remaining" }, `${duration(e.backoffRemainingMs ?? 0)} left`),
       meta(`prio ${e.priority}`, plural(e.attempts, "attempt")),
     ),
 
   // unschedulable: parked until one of `events` happens; the chips are the
-  // plugins that rejected the pod, the gating (PreEnqueue) plugin marked.
+  // plugins that rejected the pod, the gating (PreEnqueue) plugin marked (a
+  // group is here only when a member's gate keeps it out of activeQ).
   unschedulable: (e, now) =>
-    podItem(
-      e.pod,
+    entityItem(
+      e,
       { "data-plugins": (e.plugins || []).join(",") },
       pluginChips(e.plugins || [], e.gatingPlugin),
       meta(`prio ${e.priority}`, plural(e.attempts, "attempt"), `waiting ${waited(e.since, now)}`),
@@ -217,6 +276,14 @@ const ITEMS = {
 
   // nominated: preemption made room for the pod on this node.
   nominated: (e) => podItem(e.pod, { "data-node": e.node }, el("span", { class: "meta" }, `→ ${e.node}`)),
+
+  // incompletePodGroups: members waiting, outside the queue, for their
+  // PodGroup to be seen.
+  incompletePodGroups: (g) => groupItem(g, {}, meta("waiting for their PodGroup")),
+
+  // pendingPodGroups: members that arrived (or came back) while their group
+  // was being scheduled; they join it when the attempt ends.
+  pendingPodGroups: (g) => groupItem(g, {}, meta("arrived while the group was being scheduled")),
 };
 
 // pluginChips shows the rejecting plugins as chips; the gating plugin's chip
@@ -250,8 +317,14 @@ function focusedPod() {
   const button = document.activeElement;
   if (!button || !button.matches("button.pod")) return null;
   const li = button.closest("li");
-  const list = li.parentElement;
-  return { list: list.id, pod: li.dataset.pod, index: [...list.children].indexOf(li) };
+  const list = listOf(li);
+  return { list: list.id, pod: li.dataset.pod, index: [...list.querySelectorAll("li[data-pod]")].indexOf(li) };
+}
+
+// listOf returns the list (a queue list or the timeline) an entry is in,
+// a group's member's included.
+function listOf(li) {
+  return li.parentElement.closest(".pods, #timeline");
 }
 
 // restoreFocus focuses the pod's new button after a redraw; if the pod left
@@ -259,7 +332,8 @@ function focusedPod() {
 function restoreFocus(focus) {
   if (!focus) return;
   const list = $(focus.list);
-  const li = podEntry(list, focus.pod) || list.children[Math.min(focus.index, list.children.length - 1)];
+  const entries = list.querySelectorAll("li[data-pod]");
+  const li = podEntry(list, focus.pod) || entries[Math.min(focus.index, entries.length - 1)];
   li?.querySelector("button.pod")?.focus({ preventScroll: true });
 }
 
@@ -296,13 +370,79 @@ function onAttempt(attempt) {
 }
 
 // insertAttempt puts an attempt in the timeline once, newest (highest seq)
-// first, and drops the oldest beyond TIMELINE_MAX.
+// first, and drops the oldest beyond TIMELINE_MAX. A pod group's member
+// whose group's entry is shown fills in its line there instead.
 function insertAttempt(a) {
   const timeline = $("timeline");
   if (timeline.querySelector(`li[data-seq="${Number(a.seq)}"]`)) return;
+  const group = a.groupSeq ? timeline.querySelector(`:scope > li[data-seq="${Number(a.groupSeq)}"]`) : null;
+  const member = group ? podEntry(group, a.pod) : null;
+  if (member) {
+    memberOutcome(member, a);
+    return;
+  }
   const older = [...timeline.children].find((li) => Number(li.dataset.seq) < a.seq);
-  timeline.insertBefore(attemptItem(a), older || null);
+  timeline.insertBefore(a.groupAttempt ? groupAttemptItem(a) : attemptItem(a), older || null);
   while (timeline.children.length > TIMELINE_MAX) timeline.lastElementChild.remove();
+}
+
+// groupAttemptItem makes a pod group's timeline entry: time, group, its
+// attempt number, its verdict, PlacementFeasible's arithmetic and the
+// group's message, then each member in the order the cycle tried them:
+// where it went in the simulation and the shape of its message.
+function groupAttemptItem(a) {
+  const g = a.groupAttempt;
+  const f = g.feasibility;
+  const policy = g.policy === "gang" ? `gang, minCount ${g.minCount}` : g.policy;
+  const arithmetic = f
+    ? `minCount ${f.minCount}: ${f.scheduled} scheduled, ${f.remaining} remaining → ${f.satisfied ? "satisfied" : f.reason}`
+    : "";
+  const said = [policy, arithmetic, a.message, g.waitingOnPreemption ? "waiting on preemption" : ""]
+    .filter(Boolean)
+    .join(" — ");
+  const namespace = a.podGroup.slice(0, a.podGroup.indexOf("/"));
+  return el(
+    "li",
+    { class: `group result-${a.result}`, "data-group": a.podGroup, "data-result": a.result, "data-seq": a.seq },
+    el("time", { datetime: a.time }, clock(a.time)),
+    groupName(a.podGroup),
+    el("span", { class: "nth", title: "the group's attempt number" }, `#${a.attempt}`),
+    el("span", { class: "result" }, a.result),
+    el("span", { class: "said", title: said }, said),
+    el(
+      "ul",
+      { class: "members", "aria-label": `members of ${a.podGroup}, in the order tried` },
+      ...(g.members || []).map((m) => memberAttemptItem(`${namespace}/${m.pod}`, m)),
+      g.omittedMembers ? el("li", { class: "muted" }, `and ${g.omittedMembers} more`) : null,
+    ),
+  );
+}
+
+// memberAttemptItem makes a member's line in its group's timeline entry.
+function memberAttemptItem(pod, m) {
+  let where = m.node ? `placed on ${m.node}` : m.tried ? m.message || "" : "not tried";
+  if (m.nominatedNode) where += `; nominated to ${m.nominatedNode}`;
+  const outcome = m.node ? "placed" : m.tried ? "fitNowhere" : "notTried";
+  const li = el(
+    "li",
+    { "data-pod": pod, "data-simulation": outcome, "data-shape": m.shape || "" },
+    podButton(pod),
+    el("span", { class: "simulation", title: where }, where),
+    el("span", { class: "shape", title: "the shape of its message" }, SHAPES[m.shape || ""]),
+    el("span", { class: "final" }),
+  );
+  li.classList.toggle("selected", pod === state.selected);
+  return li;
+}
+
+// memberOutcome writes a member's own attempt (its result, its node once
+// bound) on its line in the group's entry.
+function memberOutcome(li, a) {
+  li.dataset.seq = a.seq;
+  li.dataset.result = a.result;
+  const final = li.querySelector(".final");
+  final.className = `final final-${a.result}`;
+  final.textContent = a.result === "Scheduled" ? `bound to ${a.node || "?"}` : a.result;
 }
 
 // attemptItem makes a timeline entry: time, pod, attempt number, result,
@@ -323,10 +463,12 @@ function attemptItem(a) {
 }
 
 // attemptSummary is the one line an attempt ends with: the node it was
-// bound to, or the message, with the nomination if it preempted.
+// bound to, or the message, with the nomination if it preempted (and the
+// pod group of a member whose group's entry is not shown).
 function attemptSummary(a) {
-  if (a.result === "Scheduled") return `→ ${a.node || "?"}`;
-  const parts = [a.message || ""];
+  const group = a.podGroup ? `pod group ${a.podGroup}` : "";
+  if (a.result === "Scheduled") return [`→ ${a.node || "?"}`, group].filter(Boolean).join(" — ");
+  const parts = [a.message || "", group];
   if (a.nominatedNode) {
     const victims = a.victims?.length ? a.victims.join(", ") : "none";
     parts.push(`nominated to ${a.nominatedNode} (victims: ${victims})`);
@@ -405,8 +547,9 @@ function podDetail(p) {
   return parts;
 }
 
-// recordSection shows one attempt's record: result, time and message, the
-// Filter and Score tables, the outcome, and the same as plain text.
+// recordSection shows one attempt's record: result, time and message, a
+// pod-group member's group section, the Filter and Score tables, the
+// outcome, and the same as plain text.
 function recordSection(r) {
   return el(
     "section",
@@ -414,6 +557,7 @@ function recordSection(r) {
     el("h4", {}, el("span", { class: "result" }, r.result || "?"), r.node ? ` on ${r.node}` : "",
       ` · attempt ${r.attempt} · `, el("time", { datetime: r.time }, clock(r.time))),
     r.message ? el("p", { class: "message" }, r.message) : null,
+    tableBlock(r.group, "group"),
     tableBlock(r.filter, "filter"),
     tableBlock(r.score, "score"),
     ...(r.outcome || []).map((line) => el("p", { class: "outcome" }, line)),
@@ -421,7 +565,7 @@ function recordSection(r) {
   );
 }
 
-// tableBlock shows a Filter or Score part: its title, the table (if it has
+// tableBlock shows a group, Filter or Score part: its title, the table (if it has
 // columns) and its notes. It returns null when the part is missing.
 function tableBlock(part, kind) {
   if (!part) return null;
@@ -467,7 +611,7 @@ function onClick(event) {
   if (!button) return;
   if (button.matches("button.pod")) {
     const li = button.closest("li");
-    openDetail(li.dataset.pod, li.parentElement.id);
+    openDetail(li.dataset.pod, listOf(li).id);
   } else if (button.matches("button.more")) {
     showMore();
   } else if (button.id === "detail-close") {
