@@ -6,6 +6,7 @@ package builders
 import (
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // PodGroupWrapper builds a PodGroup step by step.
@@ -56,5 +57,19 @@ func (pg *PodGroupWrapper) PriorityClassName(name string) *PodGroupWrapper {
 func (pg *PodGroupWrapper) TopologyKey(key string) *PodGroupWrapper {
 	pg.Spec.SchedulingConstraints = &schedulingv1beta1.PodGroupSchedulingConstraints{
 		Topology: []schedulingv1beta1.TopologyConstraint{{Key: key}}}
+	return pg
+}
+
+// DisruptionModeAll makes the group's pods disrupted together
+// (spec.disruptionMode.all): preemption evicts all of its scheduled pods
+// or none.
+func (pg *PodGroupWrapper) DisruptionModeAll() *PodGroupWrapper {
+	pg.Spec.DisruptionMode = &schedulingv1beta1.DisruptionMode{All: &schedulingv1beta1.AllDisruptionMode{}}
+	return pg
+}
+
+// UID sets the UID (a test without an apiserver sets it itself).
+func (pg *PodGroupWrapper) UID(uid string) *PodGroupWrapper {
+	pg.PodGroup.UID = types.UID(uid)
 	return pg
 }
