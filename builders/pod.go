@@ -3,6 +3,8 @@
 package builders
 
 import (
+	"time"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -198,6 +200,13 @@ func (p *PodWrapper) PodGroup(name string) *PodWrapper {
 // Condition adds a true status condition (a status-only change).
 func (p *PodWrapper) Condition(t v1.PodConditionType) *PodWrapper {
 	p.Status.Conditions = append(p.Status.Conditions, v1.PodCondition{Type: t, Status: v1.ConditionTrue})
+	return p
+}
+
+// StartTime sets status.startTime, which a kubelet sets when the pod
+// starts; preemption evicts the pods that started later first.
+func (p *PodWrapper) StartTime(t time.Time) *PodWrapper {
+	p.Status.StartTime = &metav1.Time{Time: t}
 	return p
 }
 

@@ -6,6 +6,7 @@ package builders
 import (
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // PodGroupWrapper builds a PodGroup step by step.
@@ -59,9 +60,16 @@ func (pg *PodGroupWrapper) TopologyKey(key string) *PodGroupWrapper {
 	return pg
 }
 
-// DisruptAll sets spec.disruptionMode to all: preemption evicts the
-// group's scheduled pods together, as one victim, or none of them.
-func (pg *PodGroupWrapper) DisruptAll() *PodGroupWrapper {
+// DisruptionModeAll makes the group's pods disrupted together
+// (spec.disruptionMode.all): preemption evicts all of its scheduled pods
+// or none.
+func (pg *PodGroupWrapper) DisruptionModeAll() *PodGroupWrapper {
 	pg.Spec.DisruptionMode = &schedulingv1beta1.DisruptionMode{All: &schedulingv1beta1.AllDisruptionMode{}}
+	return pg
+}
+
+// UID sets the UID (a test without an apiserver sets it itself).
+func (pg *PodGroupWrapper) UID(uid string) *PodGroupWrapper {
+	pg.PodGroup.UID = types.UID(uid)
 	return pg
 }

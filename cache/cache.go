@@ -860,12 +860,14 @@ func (c *Cache) cloneNodeInfo(info *framework.NodeInfo) *framework.NodeInfo {
 // overwritten in place), so the lists need no rebuilding when only their
 // contents change.
 //
-// With pod groups, the group states that changed are copied too. Pods a
-// pod-group cycle left assumed in s (Snapshot.AssumePod) are forgotten
-// first, with an error logged.
+// With pod groups, the group states that changed are copied too. A
+// mutation session a PodGroupPostFilter left open (Snapshot.StartMutations)
+// is ended first, then pods a pod-group cycle left assumed in s
+// (Snapshot.AssumePod) are forgotten; either is logged as an error.
 func (c *Cache) UpdateSnapshot(logger klog.Logger, s *Snapshot) error {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	s.endForgottenMutations(logger)
 	s.forgetAllAssumedPods(logger)
 	c.updatePodGroupStateSnapshot(s)
 	since := s.generation

@@ -37,11 +37,14 @@
 // assigned; RemovePod: gone), and pods that are not bound join and leave
 // through AddPodGroupMember and RemovePodGroupMember. A snapshot copies the
 // states; a pod-group cycle places members in the snapshot only
-// (Snapshot.AssumePod) and takes them back (Snapshot.ForgetPod).
+// (Snapshot.AssumePod) and takes them back (Snapshot.ForgetPod). A pod
+// group's preemption changes the snapshot within a mutation session
+// (Snapshot.StartMutations ... EndMutations), which restores it exactly.
 //
 // The files: cache.go is the Cache (the transitions above, nodes, images,
 // pod groups and UpdateSnapshot); snapshot.go the Snapshot a cycle reads,
-// and its AssumePod and ForgetPod; podgroupstate.go a pod group's state;
+// and its AssumePod and ForgetPod; snapshot_mutations.go its mutation
+// session (AddPod, RemovePod); podgroupstate.go a pod group's state;
 // node_tree.go the order the snapshot lists nodes in, zones interleaved;
 // termcounts.go the snapshot's index of existing pods' required
 // anti-affinity terms. The debugger package beside it compares the cache

@@ -32,9 +32,15 @@ import (
 // see it, and takes them all back with ForgetPod, last placed first, when
 // the cycle ends. The cache is not touched until the cycle decided.
 //
+// A PodGroupPostFilter plugin may change the snapshot further, within a
+// mutation session (StartMutations, AddPod, RemovePod, EndMutations in
+// snapshot_mutations.go): it takes victims off their nodes and asks the
+// group's algorithm again; EndMutations restores the snapshot exactly.
+//
 // A Snapshot is not safe for concurrent use: it is refreshed between cycles
 // and only read during one (AssumePod and ForgetPod run between the tries
-// of one pod-group cycle, never during one).
+// of one pod-group cycle, never during one; a mutation session runs between
+// the pod-group cycle's algorithm and its submission).
 type Snapshot struct {
 	// nodeInfoMap maps a node name to its NodeInfo.
 	nodeInfoMap map[string]*framework.NodeInfo
@@ -72,6 +78,9 @@ type Snapshot struct {
 	// order placed, each with what it changed; ForgetPod takes them back
 	// from the end.
 	assumed []snapshotAssumption
+	// backup is what the snapshot held when its mutation session started
+	// (StartMutations), nil outside one (snapshot_mutations.go).
+	backup *snapshotBackup
 }
 
 var (

@@ -129,7 +129,7 @@ func gangCases() []Case {
 		// evicted though one would have made room.
 		{Name: "gang-evicts-whole-group", FeatureGates: gangGates, Backlog: []Step{classes,
 			nodes(cpuNode("n1", "2"), cpuNode("n2", "2")),
-			podGroups(builders.MakePodGroup().Name("victims").PriorityClassName("lowest").DisruptAll()),
+			podGroups(builders.MakePodGroup().Name("victims").PriorityClassName("lowest").DisruptionModeAll()),
 			pods(bound("v-a", "n1", "lowest", "1").PodGroup("victims"), bound("v-b", "n2", "lowest", "1").PodGroup("victims"),
 				bound("single", "n1", "low", "1"))},
 			Steps: []Step{podGroups(gang("g", 2).PriorityClassName("high")),

@@ -302,6 +302,9 @@ func TestProfilePlugins(t *testing.T) {
 					"PodTopologySpread", "InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures",
 				},
 				"PostFilter": {"DynamicResources", "DefaultPreemption"},
+				// Listed whatever the gate, as kube-scheduler's profile log
+				// does; only runs with GenericWorkload.
+				"PodGroupPostFilter": {"DefaultPreemption"},
 				"PreScore": {
 					"TaintToleration", "NodeAffinity", "NodeResourcesFit", "VolumeBinding", "PodTopologySpread",
 					"InterPodAffinity", "NodeResourcesBalancedAllocation",

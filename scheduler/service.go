@@ -194,6 +194,9 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 	}
 
 	m := metrics.New()
+	if o.gates.GenericWorkload {
+		m.RegisterWorkloadPreemption() // kube-scheduler's are registered with the gate only
+	}
 	snapshot := cache.NewEmptySnapshot()
 	// Assumed pods never expire, as in kube-scheduler v1.37
 	// (durationToExpireAssumedPod = 0): the informer confirms them, or a

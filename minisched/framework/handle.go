@@ -4,7 +4,8 @@
 // metrics), and the pods waiting on Permit (waiting_pods.go). Handle's other
 // methods live with their stories: NominatedPodsForNode and Activate in
 // nominated_pods.go, RunFilterPluginsWithNominatedPods and the
-// PreFilterExtensions runners in run_filter.go.
+// PreFilterExtensions runners in run_filter.go, the Reserve runners in
+// run_bind.go.
 
 package framework
 
@@ -21,6 +22,13 @@ var _ Handle = &Framework{}
 
 // SnapshotSharedLister implements Handle.
 func (f *Framework) SnapshotSharedLister() SharedLister { return f.snapshot }
+
+// MutableSnapshotSharedLister implements Handle: the snapshot, if it can
+// be changed (the scheduler's always can), else nil.
+func (f *Framework) MutableSnapshotSharedLister() MutableSnapshotSharedLister {
+	m, _ := f.snapshot.(MutableSnapshotSharedLister)
+	return m
+}
 
 // ClientSet implements Handle.
 func (f *Framework) ClientSet() kubernetes.Interface { return f.clientSet }

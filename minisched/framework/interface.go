@@ -390,6 +390,33 @@ type SharedLister interface {
 	PodGroupStates() PodGroupStateLister
 }
 
+// MutableSnapshotSharedLister is the snapshot as a PodGroupPostFilter
+// plugin may change it, to ask whether its group would fit without some
+// pods: within a session, it removes pods from nodes and adds them back,
+// and asks the group's algorithm again (PodGroupSchedulingFunc), which
+// reads the snapshot so changed.
+//
+// Contract: only a PodGroupPostFilter plugin uses it, from its own
+// goroutine, and calls EndMutations before it returns (defer it after a
+// successful StartMutations). Sessions do not nest. AddPod and RemovePod
+// are refused outside a session, and while the session has pods assumed
+// (the group's algorithm undoes its placements before it returns). What
+// the session changed is gone at EndMutations: nothing to undo by hand.
+type MutableSnapshotSharedLister interface {
+	SharedLister
+	// StartMutations starts a session: the snapshot is backed up and
+	// changes from here on apply to copies.
+	StartMutations() error
+	// EndMutations ends the session: the snapshot is again exactly as it
+	// was at StartMutations.
+	EndMutations() error
+	// AddPod puts pod on the node nodeName (a copy naming the node, if the
+	// pod names another or none), as if bound there.
+	AddPod(podInfo *PodInfo, nodeName string) error
+	// RemovePod takes the pod with pod's UID off the node nodeName.
+	RemovePod(logger klog.Logger, pod *v1.Pod, nodeName string) error
+}
+
 // WaitingPod is a pod that a Permit plugin asked to wait.
 type WaitingPod interface {
 	// GetPod returns the waiting pod.
@@ -414,6 +441,11 @@ type Handle interface {
 	// SnapshotSharedLister is the snapshot of the current cycle. It is the
 	// same object every cycle, refreshed before PreFilter.
 	SnapshotSharedLister() SharedLister
+	// MutableSnapshotSharedLister is the same snapshot, for a
+	// PodGroupPostFilter plugin to change within a session (see
+	// MutableSnapshotSharedLister); nil if the profile's snapshot cannot
+	// be changed (a test's own SharedLister).
+	MutableSnapshotSharedLister() MutableSnapshotSharedLister
 	// ClientSet talks to the apiserver, for writing (Bind and the like),
 	// not for reading cluster state during a cycle.
 	ClientSet() kubernetes.Interface
@@ -466,4 +498,9 @@ type Handle interface {
 		podInfoToAdd *PodInfo, nodeInfo *NodeInfo) *Status
 	RunPreFilterExtensionRemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod,
 		podInfoToRemove *PodInfo, nodeInfo *NodeInfo) *Status
+	// RunReservePluginsReserve and RunReservePluginsUnreserve run the
+	// Reserve plugins: pod-group preemption reserves each member it places
+	// while it checks whether a victim can stay, and unreserves it after.
+	RunReservePluginsReserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
+	RunReservePluginsUnreserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string)
 }

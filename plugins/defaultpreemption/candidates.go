@@ -16,7 +16,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
@@ -52,11 +51,9 @@ func (pl *DefaultPreemption) findCandidates(ctx context.Context, state *framewor
 		klog.FromContext(ctx).V(3).Info("Preemption will not help schedule pod on any node")
 		return nil, framework.NewNodeToStatus(), nil
 	}
-	var pdbs []*policyv1.PodDisruptionBudget
-	if pl.pdbLister != nil {
-		if pdbs, err = pl.pdbLister.List(labels.Everything()); err != nil {
-			return nil, nil, err
-		}
+	pdbs, err := pl.podDisruptionBudgets()
+	if err != nil {
+		return nil, nil, err
 	}
 	n := int32(len(potential))
 	return pl.dryRunPreemption(ctx, state, pod, potential, pdbs, pl.offset(n), pl.numCandidates(n))
@@ -116,7 +113,17 @@ func (pl *DefaultPreemption) dryRunPreemption(ctx context.Context, state *framew
 	)
 	checkNode := func(i int) {
 		nodeInfo := potential[(int(offset)+i)%len(potential)]
-		victims, numViolations, status := pl.selectVictimsOnNode(ctx, state.Clone(), pod, nodeInfo.Snapshot(), pdbs)
+		// Each node is judged alone: a pod group's unit spanning two
+		// nodes is a potential victim on both, and the one candidate
+		// chosen evicts it once.
+		units, err := pl.victimsOn([]*framework.NodeInfo{nodeInfo})
+		if err != nil {
+			mu.Lock()
+			defer mu.Unlock()
+			errs = append(errs, err)
+			return
+		}
+		victims, numViolations, status := pl.selectVictimsOnNode(ctx, state.Clone(), pod, nodeInfo.Snapshot(), units, pdbs)
 		if status.IsSuccess() && len(victims) != 0 {
 			c := &candidate{name: nodeInfo.Node().Name, victims: victims, numPDBViolations: numViolations}
 			if numViolations == 0 {
@@ -143,41 +150,65 @@ func (pl *DefaultPreemption) dryRunPreemption(ctx context.Context, state *framew
 	return append(nonViolating.get(), violating.get()...), nodeStatuses, utilerrors.NewAggregate(errs)
 }
 
-// selectVictimsOnNode finds the fewest, least important pods to evict from
-// nodeInfo (a copy) so the preemptor fits, with state (a copy) kept in step
-// through PreFilterExtensions:
+// selectVictimsOnNode finds the fewest, least important victim units to
+// evict so the preemptor fits on nodeInfo (a copy, the "main node"), with
+// state (a copy) kept in step through PreFilterExtensions. units are the
+// units with a pod on the node (victimsOn):
 //
-//  1. Every pod of lower priority is a potential victim; with none, the node
-//     cannot help.
+//  1. Every unit of lower priority is a potential victim; with none, the
+//     node cannot help.
 //  2. Remove them all. If the preemptor still does not fit (counting the
 //     nominated pods of at least its priority), the node cannot help.
 //  3. Reprieve: put them back one by one, most important first, those whose
-//     eviction would violate a PodDisruptionBudget before the others; a pod
+//     eviction would violate a PodDisruptionBudget before the others; a unit
 //     that makes the preemptor no longer fit is a victim after all.
 //
-// It returns the victims (most important first) and how many of them
-// violate a PDB.
+// Only the main node's NodeInfo changes. A pod group's pods on other nodes
+// are taken out of (and put back into) the PreFilter state only, with
+// their node's NodeInfo from the snapshot, which no one changes: Filter
+// runs on the main node alone, as in kube-scheduler.
+//
+// It returns the victims' pods (units most important first) and how many of
+// them violate a PDB.
 func (pl *DefaultPreemption) selectVictimsOnNode(ctx context.Context, state *framework.CycleState,
-	preemptor *v1.Pod, nodeInfo *framework.NodeInfo, pdbs []*policyv1.PodDisruptionBudget) ([]*v1.Pod, int,
-	*framework.Status) {
+	preemptor *v1.Pod, nodeInfo *framework.NodeInfo, units []*victim, pdbs []*policyv1.PodDisruptionBudget) ([]*v1.Pod,
+	int, *framework.Status) {
 	logger := klog.FromContext(ctx)
-	remove := func(pi *framework.PodInfo) error {
-		if err := nodeInfo.RemovePod(pi.Pod); err != nil {
-			return err
+	mainNode := nodeInfo.Node().Name
+	nodes := map[string]*framework.NodeInfo{mainNode: nodeInfo}
+	remove := func(v *victim) error {
+		for _, pi := range v.pods {
+			if pi.Pod.Spec.NodeName == mainNode {
+				if err := nodeInfo.RemovePod(pi.Pod); err != nil {
+					return err
+				}
+			}
+			if err := pl.fh.RunPreFilterExtensionRemovePod(ctx, state, preemptor, pi,
+				nodes[pi.Pod.Spec.NodeName]).AsError(); err != nil {
+				return err
+			}
 		}
-		return pl.fh.RunPreFilterExtensionRemovePod(ctx, state, preemptor, pi, nodeInfo).AsError()
+		return nil
 	}
-	add := func(pi *framework.PodInfo) error {
-		nodeInfo.AddPodInfo(pi)
-		return pl.fh.RunPreFilterExtensionAddPod(ctx, state, preemptor, pi, nodeInfo).AsError()
+	add := func(v *victim) error {
+		for _, pi := range v.pods {
+			if pi.Pod.Spec.NodeName == mainNode {
+				nodeInfo.AddPodInfo(pi)
+			}
+			if err := pl.fh.RunPreFilterExtensionAddPod(ctx, state, preemptor, pi,
+				nodes[pi.Pod.Spec.NodeName]).AsError(); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 
 	// 1. The potential victims.
 	priority := corev1helpers.PodPriority(preemptor)
-	var potential []*framework.PodInfo
-	for _, pi := range nodeInfo.Pods {
-		if corev1helpers.PodPriority(pi.Pod) < priority {
-			potential = append(potential, pi)
+	var potential []*victim
+	for _, v := range units {
+		if v.priority < priority {
+			potential = append(potential, v)
 		}
 	}
 	if len(potential) == 0 {
@@ -185,8 +216,13 @@ func (pl *DefaultPreemption) selectVictimsOnNode(ctx context.Context, state *fra
 	}
 
 	// 2. Remove them all; does the preemptor fit now?
-	for _, pi := range potential {
-		if err := remove(pi); err != nil {
+	for _, v := range potential {
+		for name, ni := range v.nodes {
+			if _, ok := nodes[name]; !ok {
+				nodes[name] = ni
+			}
+		}
+		if err := remove(v); err != nil {
 			return nil, 0, framework.AsStatus(err)
 		}
 	}
@@ -195,44 +231,64 @@ func (pl *DefaultPreemption) selectVictimsOnNode(ctx context.Context, state *fra
 	}
 
 	// 3. Reprieve as many as possible, most important first.
-	sort.SliceStable(potential, func(i, j int) bool { return moreImportantPod(potential[i].Pod, potential[j].Pod) })
-	violating, nonViolating := filterPodsWithPDBViolation(potential, pdbs)
-	var victims []*v1.Pod
-	reprieve := func(pi *framework.PodInfo) (bool, error) {
-		if err := add(pi); err != nil {
+	sort.SliceStable(potential, func(i, j int) bool { return pl.moreImportant(potential[i], potential[j]) })
+	violating, nonViolating := filterVictimsWithPDBViolation(potential, pdbs)
+	var victims []*victim
+	reprieve := func(v *victim) (bool, error) {
+		if err := add(v); err != nil {
 			return false, err
 		}
 		fits := pl.fh.RunFilterPluginsWithNominatedPods(ctx, state, preemptor, nodeInfo).IsSuccess()
 		if !fits {
-			if err := remove(pi); err != nil {
+			if err := remove(v); err != nil {
 				return false, err
 			}
-			victims = append(victims, pi.Pod)
-			logger.V(5).Info("Pod is a potential preemption victim on node", "victim", klog.KObj(pi.Pod),
-				"node", nodeInfo.Node().Name)
+			victims = append(victims, v)
+			logger.V(5).Info("Pods are potential preemption victims on node", "pods", podRefs(v.pods),
+				"node", mainNode)
 		}
 		return fits, nil
 	}
 	numViolating := 0
-	for _, pi := range violating {
-		fits, err := reprieve(pi)
+	for _, vv := range violating {
+		fits, err := reprieve(vv.victim)
 		if err != nil {
 			return nil, 0, framework.AsStatus(err)
 		}
 		if !fits {
-			numViolating++
+			numViolating += vv.pods
 		}
 	}
-	for _, pi := range nonViolating {
-		if _, err := reprieve(pi); err != nil {
+	for _, v := range nonViolating {
+		if _, err := reprieve(v); err != nil {
 			return nil, 0, framework.AsStatus(err)
 		}
 	}
 	// Violating victims came first: restore the order of importance.
 	if len(violating) != 0 && len(nonViolating) != 0 {
-		sort.SliceStable(victims, func(i, j int) bool { return moreImportantPod(victims[i], victims[j]) })
+		sort.SliceStable(victims, func(i, j int) bool { return pl.moreImportant(victims[i], victims[j]) })
 	}
-	return victims, numViolating, nil
+	return victimPods(victims), numViolating, nil
+}
+
+// victimPods are the units' pods, unit by unit.
+func victimPods(units []*victim) []*v1.Pod {
+	var out []*v1.Pod
+	for _, v := range units {
+		for _, pi := range v.pods {
+			out = append(out, pi.Pod)
+		}
+	}
+	return out
+}
+
+// podRefs names pods in logs.
+func podRefs(pods []*framework.PodInfo) []klog.ObjectRef {
+	out := make([]klog.ObjectRef, len(pods))
+	for i, pi := range pods {
+		out[i] = klog.KObj(pi.Pod)
+	}
+	return out
 }
 
 // moreImportantPod orders victims: higher priority first, then the one

@@ -28,6 +28,7 @@ const (
 	msgWaitingForVictims   = "waiting for the preemption for this pod to be finished"
 	msgFoundPlacementFmt   = "found a potential placement for pod on node %v, preempting %d victims"
 	msgNoCandidateSelected = "no candidate node for preemption"
+	msgWaitingForPodGroup  = "waiting for the preemption for this pod group to be finished"
 )
 
 // DefaultPreemption makes room for a pod that fits nowhere by evicting pods
@@ -44,24 +45,40 @@ type DefaultPreemption struct {
 	// offset picks where the dry run starts among the candidate nodes
 	// (random; tests fix it).
 	offset func(n int32) int32
+	// podGroups is what the scheduler knows of pod groups, live (the
+	// cache), for PreEnqueue; nil without GenericWorkload, which is how
+	// the plugin knows the gate is off: victims are then single pods of
+	// their own priority (victims.go).
+	podGroups framework.PodGroupManager
+	// moreImportant orders victim units for reprieve in a pod's
+	// preemption: moreImportantVictim with GenericWorkload, else
+	// moreImportantLonePod, the order minisched always had.
+	moreImportant func(a, b *victim) bool
 }
 
 var (
-	_ framework.PostFilterPlugin  = &DefaultPreemption{}
-	_ framework.PreEnqueuePlugin  = &DefaultPreemption{}
-	_ framework.EnqueueExtensions = &DefaultPreemption{}
+	_ framework.PostFilterPlugin         = &DefaultPreemption{}
+	_ framework.PodGroupPostFilterPlugin = &DefaultPreemption{}
+	_ framework.PreEnqueuePlugin         = &DefaultPreemption{}
+	_ framework.EnqueueExtensions        = &DefaultPreemption{}
 )
 
 // New returns the plugin with its args (defaults: 10% and 100 candidates).
 // It asks the informer factory for pods and PodDisruptionBudgets, so both
 // informers run (the scheduler needs list and watch on
-// poddisruptionbudgets).
+// poddisruptionbudgets). With GenericWorkload (the handle has a
+// PodGroupManager) it also preempts for whole pod groups
+// (podgroup_preemption.go).
 func New(_ context.Context, raw *runtime.RawExtension, fh framework.Handle) (framework.Plugin, error) {
 	args, err := DecodeArgs(raw)
 	if err != nil {
 		return nil, err
 	}
-	pl := &DefaultPreemption{fh: fh, args: *args, offset: randomOffset}
+	pl := &DefaultPreemption{fh: fh, args: *args, offset: randomOffset, podGroups: fh.PodGroupManager(),
+		moreImportant: moreImportantLonePod}
+	if pl.podGroups != nil {
+		pl.moreImportant = moreImportantVictim
+	}
 	if f := fh.SharedInformerFactory(); f != nil {
 		pl.podLister = f.Core().V1().Pods().Lister()
 		pl.pdbLister = f.Policy().V1().PodDisruptionBudgets().Lister()
@@ -150,7 +167,7 @@ func (pl *DefaultPreemption) preempt(ctx context.Context, state *framework.Cycle
 
 	// 5. Evict, in the background; nominate now.
 	pl.fh.Metrics().PreemptionVictims(len(best.victims))
-	pl.executor.preemptAsync(ctx, best, pod)
+	pl.executor.preemptAsync(ctx, best, podPreemptor(pod))
 	result := framework.NewPostFilterResultWithNominatedNode(best.name)
 	result.Victims = best.victims
 	return result, framework.NewStatus(framework.Success, fmt.Sprintf(msgFoundPlacementFmt, best.name, len(best.victims)))
@@ -159,9 +176,10 @@ func (pl *DefaultPreemption) preempt(ctx context.Context, state *framework.Cycle
 // podEligibleToPreemptOthers says whether pod may preempt, and why not:
 //   - its preemptionPolicy is Never;
 //   - or it already preempted on its nominated node and a lower-priority
-//     victim there is still terminating (evicting more now would be
-//     premature). If Filter found the nominated node hopeless
-//     (UnschedulableAndUnresolvable), the pod may preempt elsewhere.
+//     victim there (judged by victimPriority) is still terminating
+//     (evicting more now would be premature). If Filter found the
+//     nominated node hopeless (UnschedulableAndUnresolvable), the pod may
+//     preempt elsewhere.
 func (pl *DefaultPreemption) podEligibleToPreemptOthers(pod *v1.Pod, nominatedNodeStatus *framework.Status) (bool,
 	string) {
 	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == v1.PreemptNever {
@@ -180,7 +198,7 @@ func (pl *DefaultPreemption) podEligibleToPreemptOthers(pod *v1.Pod, nominatedNo
 	}
 	priority := corev1helpers.PodPriority(pod)
 	for _, pi := range nodeInfo.Pods {
-		if corev1helpers.PodPriority(pi.Pod) < priority && terminatingByPreemption(pi.Pod) {
+		if pl.victimPriority(pi.Pod) < priority && terminatingByPreemption(pi.Pod) {
 			return false, msgTerminatingOnNode
 		}
 	}
@@ -202,8 +220,19 @@ func terminatingByPreemption(p *v1.Pod) bool {
 }
 
 // PreEnqueue holds back a preemptor whose victims are still being evicted:
-// trying it now would only find the same nodes full.
+// trying it now would only find the same nodes full. With GenericWorkload,
+// a member of a pod group is held back while its group's preemption runs
+// (the whole group, then: one gated member gates the group). A member
+// whose PodGroup the scheduler has not seen is not this plugin's to hold
+// back.
 func (pl *DefaultPreemption) PreEnqueue(_ context.Context, pod *v1.Pod) *framework.Status {
+	if name, ok := framework.PodGroupName(pod); ok && pl.podGroups != nil {
+		pg, err := pl.podGroups.PodGroups().Get(pod.Namespace, name)
+		if err == nil && pl.executor.isRunning(pg.UID) {
+			return framework.NewStatus(framework.UnschedulableAndUnresolvable, msgWaitingForPodGroup)
+		}
+		return nil
+	}
 	if pl.executor.isRunning(pod.UID) {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, msgWaitingForVictims)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,8 +27,8 @@ import (
 
 func cpu(q string) map[v1.ResourceName]string { return map[v1.ResourceName]string{v1.ResourceCPU: q} }
 
-// victim is a pod bound to node with the priority and cpu request given.
-func victim(name, node string, priority int32, cpuReq string) *st.PodWrapper {
+// boundPod is a pod bound to node with the priority and cpu request given.
+func boundPod(name, node string, priority int32, cpuReq string) *st.PodWrapper {
 	return st.MakePod().Name(name).UID(name).NodeName(node).Priority(priority).Req(cpu(cpuReq))
 }
 
@@ -91,33 +92,33 @@ func TestSelectVictimsOnNode(t *testing.T) {
 	}{
 		{
 			name: "the least important pods go, the most important are reprieved",
-			pods: []*v1.Pod{victim("p10", "n", 10, "1").Obj(), victim("p20", "n", 20, "1").Obj(),
-				victim("p30", "n", 30, "1").Obj()},
+			pods: []*v1.Pod{boundPod("p10", "n", 10, "1").Obj(), boundPod("p20", "n", 20, "1").Obj(),
+				boundPod("p30", "n", 30, "1").Obj()},
 			preemptor:   st.MakePod().Name("pre").UID("pre").Priority(100).Req(cpu("2")).Obj(),
 			wantVictims: []string{"p20", "p10"},
 		},
 		{
 			name:       "no pod of lower priority",
-			pods:       []*v1.Pod{victim("peer", "n", 100, "3").Obj()},
+			pods:       []*v1.Pod{boundPod("peer", "n", 100, "3").Obj()},
 			preemptor:  st.MakePod().Name("pre").UID("pre").Priority(100).Req(cpu("1")).Obj(),
 			wantReason: msgNoVictims,
 		},
 		{
 			name:       "does not fit even with every lower-priority pod gone",
-			pods:       []*v1.Pod{victim("boss", "n", 200, "2").Obj(), victim("low", "n", 1, "1").Obj()},
+			pods:       []*v1.Pod{boundPod("boss", "n", 200, "2").Obj(), boundPod("low", "n", 1, "1").Obj()},
 			preemptor:  st.MakePod().Name("pre").UID("pre").Priority(100).Req(cpu("2")).Obj(),
 			wantReason: "Insufficient cpu",
 		},
 		{
 			name:        "a PDB-protected pod is reprieved first, even if less important",
-			pods:        []*v1.Pod{victim("guarded", "n", 10, "1").Label("app", "db").Obj(), victim("plain", "n", 20, "2").Obj()},
+			pods:        []*v1.Pod{boundPod("guarded", "n", 10, "1").Label("app", "db").Obj(), boundPod("plain", "n", 20, "2").Obj()},
 			pdbs:        []*policyv1.PodDisruptionBudget{pdb(map[string]string{"app": "db"}, 0)},
 			preemptor:   st.MakePod().Name("pre").UID("pre").Priority(100).Req(cpu("2")).Obj(),
 			wantVictims: []string{"plain"},
 		},
 		{
 			name:          "a PDB-protected pod that must go counts as a violation",
-			pods:          []*v1.Pod{victim("guarded", "n", 10, "3").Label("app", "db").Obj()},
+			pods:          []*v1.Pod{boundPod("guarded", "n", 10, "3").Label("app", "db").Obj()},
 			pdbs:          []*policyv1.PodDisruptionBudget{pdb(map[string]string{"app": "db"}, 0)},
 			preemptor:     st.MakePod().Name("pre").UID("pre").Priority(100).Req(cpu("1")).Obj(),
 			wantVictims:   []string{"guarded"},
@@ -133,7 +134,11 @@ func TestSelectVictimsOnNode(t *testing.T) {
 			if _, s, _ := schedFramework.RunPreFilterPlugins(ctx, state, tt.preemptor, nodeInfos); !s.IsSuccess() {
 				t.Fatalf("PreFilter: %v", s)
 			}
-			got, violating, status := pl.selectVictimsOnNode(ctx, state, tt.preemptor, nodeInfos[0].Snapshot(), tt.pdbs)
+			units, err := pl.victimsOn(nodeInfos[:1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, violating, status := pl.selectVictimsOnNode(ctx, state, tt.preemptor, nodeInfos[0].Snapshot(), units, tt.pdbs)
 			if tt.wantReason != "" {
 				if status.IsSuccess() || !strings.Contains(status.Message(), tt.wantReason) {
 					t.Fatalf("status = %v, want a rejection saying %q", status, tt.wantReason)
@@ -153,37 +158,45 @@ func TestSelectVictimsOnNode(t *testing.T) {
 	}
 }
 
-func TestFilterPodsWithPDBViolation(t *testing.T) {
+func TestFilterVictimsWithPDBViolation(t *testing.T) {
 	labelled := func(name string) *framework.PodInfo {
 		return framework.NewPodInfo(st.MakePod().Name(name).Label("app", "db").Obj())
 	}
+	single := func(name string) *victim { return newVictim([]*framework.PodInfo{labelled(name)}, 0, kindPod) }
 	tests := []struct {
-		name          string
-		pdbs          []*policyv1.PodDisruptionBudget
-		wantViolating []string
+		name  string
+		units []*victim
+		pdbs  []*policyv1.PodDisruptionBudget
+		// wantViolating names each violating unit by its first pod, with
+		// its count of violating pods.
+		wantViolating map[string]int
 	}{
-		{name: "no budget", wantViolating: nil},
-		{name: "one disruption allowed: the second pod violates",
-			pdbs: []*policyv1.PodDisruptionBudget{pdb(map[string]string{"app": "db"}, 1)}, wantViolating: []string{"b"}},
-		{name: "an already disrupted pod costs nothing",
-			pdbs:          []*policyv1.PodDisruptionBudget{pdb(map[string]string{"app": "db"}, 1, "a")},
-			wantViolating: nil},
-		{name: "an empty selector matches nothing",
-			pdbs: []*policyv1.PodDisruptionBudget{pdb(nil, 0)}, wantViolating: nil},
+		{name: "no budget", units: []*victim{single("a"), single("b")}},
+		{name: "one disruption allowed: the second pod violates", units: []*victim{single("a"), single("b")},
+			pdbs: []*policyv1.PodDisruptionBudget{pdb(map[string]string{"app": "db"}, 1)}, wantViolating: map[string]int{"b": 1}},
+		{name: "an already disrupted pod costs nothing", units: []*victim{single("a"), single("b")},
+			pdbs: []*policyv1.PodDisruptionBudget{pdb(map[string]string{"app": "db"}, 1, "a")}},
+		{name: "an empty selector matches nothing", units: []*victim{single("a"), single("b")},
+			pdbs: []*policyv1.PodDisruptionBudget{pdb(nil, 0)}},
+		{name: "a group is violating as a whole when one of its pods is",
+			units: []*victim{newVictim([]*framework.PodInfo{labelled("a"), labelled("b"), labelled("c")}, 0, kindPodGroup)},
+			pdbs:  []*policyv1.PodDisruptionBudget{pdb(map[string]string{"app": "db"}, 1)}, wantViolating: map[string]int{"a": 2}},
+		{name: "a group uses up the allowance before the pod after it",
+			units: []*victim{newVictim([]*framework.PodInfo{labelled("a"), labelled("b")}, 0, kindPodGroup), single("c")},
+			pdbs:  []*policyv1.PodDisruptionBudget{pdb(map[string]string{"app": "db"}, 2)}, wantViolating: map[string]int{"c": 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			violating, nonViolating := filterPodsWithPDBViolation(
-				[]*framework.PodInfo{labelled("a"), labelled("b")}, tt.pdbs)
-			var got []string
-			for _, pi := range violating {
-				got = append(got, pi.Pod.Name)
+			violating, nonViolating := filterVictimsWithPDBViolation(tt.units, tt.pdbs)
+			got := map[string]int{}
+			for _, vv := range violating {
+				got[vv.victim.pods[0].Pod.Name] = vv.pods
 			}
-			if diff := cmp.Diff(tt.wantViolating, got); diff != "" {
+			if diff := cmp.Diff(tt.wantViolating, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("violating (-want +got):\n%s", diff)
 			}
-			if len(violating)+len(nonViolating) != 2 {
-				t.Errorf("lost pods: %d violating + %d not", len(violating), len(nonViolating))
+			if len(violating)+len(nonViolating) != len(tt.units) {
+				t.Errorf("lost units: %d violating + %d not, of %d", len(violating), len(nonViolating), len(tt.units))
 			}
 		})
 	}
@@ -223,7 +236,7 @@ func TestPickOneNodeForPreemption(t *testing.T) {
 }
 
 func TestPodEligibleToPreemptOthers(t *testing.T) {
-	terminatingVictim := victim("victim", "n", 1, "1").Obj()
+	terminatingVictim := boundPod("victim", "n", 1, "1").Obj()
 	terminatingVictim.DeletionTimestamp = ptr.To(metav1.Now())
 	terminatingVictim.Status.Conditions = []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue,
 		Reason: v1.PodReasonPreemptionByScheduler}}

@@ -100,7 +100,7 @@ func TestEvict(t *testing.T) {
 			}
 
 			e.preempting.Insert(preemptor.UID)
-			if got := e.evict(ctx, "node0", preemptor, victims); got != tt.wantActivate {
+			if got := e.evict(ctx, "node0", podPreemptor(preemptor), victims); got != tt.wantActivate {
 				t.Errorf("evict says activate = %v, want %v", got, tt.wantActivate)
 			}
 			if e.preempting.Has(preemptor.UID) || len(e.lastVictim) > 0 {
