@@ -53,6 +53,13 @@ func chapter19() []scenario.Scenario {
 			Run: runBasicGroup,
 		},
 		{
+			Name: "ch19-preemption", Chapter: 19, FeatureGates: gangGates,
+			Description: "a gang of three high-priority pods on a full node: DefaultPreemption takes every " +
+				"lower-priority pod out, runs the gang again, puts back the most important it can, and evicts " +
+				"the rest: three of four",
+			Run: runGangPreemption,
+		},
+		{
 			Name: "ch19-gate-off", Chapter: 19,
 			Description: "the same gang, one node short, with GenericWorkload off: placed pod by pod, two of " +
 				"three bound and holding their nodes for nothing",
@@ -244,14 +251,22 @@ func podScheduledMessage(ctx context.Context, env *scenario.Env, name string) (s
 }
 
 // The priority classes of ch19-two-gangs (cluster-wide; created once, kept).
-var chapter19Classes = map[string]int32{"batch-low": 100, "batch-high": 1000}
+var chapter19Classes = map[string]int32{"batch-lowest": 10, "batch-low": 100, "batch-high": 1000}
 
-func runTwoGangs(ctx context.Context, env *scenario.Env) (err error) {
+// createChapter19Classes creates the chapter's priority classes.
+func createChapter19Classes(ctx context.Context, env *scenario.Env) error {
 	for name, value := range chapter19Classes {
 		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
 		if err := env.CreatePriorityClass(ctx, pc); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+func runTwoGangs(ctx context.Context, env *scenario.Env) (err error) {
+	if err := createChapter19Classes(ctx, env); err != nil {
+		return err
 	}
 	if err := gangNodes(ctx, env, 3); err != nil {
 		return err
@@ -293,6 +308,55 @@ func runTwoGangs(ctx context.Context, env *scenario.Env) (err error) {
 		return fmt.Errorf("PodGroup low: %q, want it to end with %q", c.Message, want)
 	}
 	return nil
+}
+
+func runGangPreemption(ctx context.Context, env *scenario.Env) error {
+	if err := createChapter19Classes(ctx, env); err != nil {
+		return err
+	}
+	node := scenario.MakeNode("node0").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj()
+	if err := env.CreateNodes(ctx, node); err != nil {
+		return err
+	}
+	// Four pods already running fill the node: low-1 of priority 100,
+	// the others of 10. Without a kubelet, a victim (grace period 0) is
+	// gone as soon as it is deleted.
+	running := []*v1.Pod{}
+	for i, class := range []string{"batch-low", "batch-lowest", "batch-lowest", "batch-lowest"} {
+		running = append(running, scenario.MakePod(fmt.Sprintf("low-%d", i+1)).NodeName("node0").
+			PriorityClassName(class).Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj())
+	}
+	if err := env.CreatePods(ctx, running...); err != nil {
+		return err
+	}
+	env.Logf("node0 (4 CPUs) runs low-1 (priority 100), low-2, low-3 and low-4 (priority 10), one CPU each")
+	gang := members("train", 3, "batch-high")
+	if err := createGang(ctx, env, scenario.MakePodGroup("train").Gang(3).PriorityClassName("batch-high").Obj(),
+		gang); err != nil {
+		return err
+	}
+	c, err := showPodGroup(ctx, env, "train", metav1.ConditionFalse)
+	if err != nil {
+		return err
+	}
+	const preempting = "pod group preemption: found a placement for podgroup, preempting 3 victims"
+	if !strings.HasSuffix(c.Message, preempting) {
+		return fmt.Errorf("PodGroup train: %q, want it to end with %q", c.Message, preempting)
+	}
+	for _, victim := range []string{"low-2", "low-3", "low-4"} {
+		if err := env.WaitForPodGone(ctx, victim, scenario.DefaultWait); err != nil {
+			return err
+		}
+	}
+	env.Logf("low-2, low-3 and low-4 were evicted; low-1, the most important, was put back: the gang fits beside it")
+	if _, err := env.WaitForPodsBound(ctx, names(gang)); err != nil {
+		return err
+	}
+	if _, err := env.WaitForPodBound(ctx, "low-1", scenario.DefaultWait); err != nil {
+		return err
+	}
+	_, err = showPodGroup(ctx, env, "train", metav1.ConditionTrue)
+	return err
 }
 
 func runBasicGroup(ctx context.Context, env *scenario.Env) error {
