@@ -51,6 +51,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/minisched/metrics"
 )
 
 // errPodGroupUnschedulable is kube-scheduler's error for a group that
@@ -226,6 +227,7 @@ func (s *Scheduler) podGroupCycle(ctx, bindCtx context.Context, schedFramework *
 	res := s.podGroupAlgorithm(ctx, schedFramework, groupState, group)
 	rootStatus := res.status
 	completePodGroupResult(group, res)
+	s.metrics.PodGroupAlgorithm(time.Since(start))
 	if rootStatus.Code() == framework.Unschedulable {
 		schedule := func(ctx context.Context) (*framework.PodGroupAssignments, *framework.Status) {
 			again := s.podGroupAlgorithm(ctx, schedFramework, framework.NewCycleState(), group)
@@ -426,6 +428,16 @@ func (s *Scheduler) submitPodGroupResult(ctx, bindCtx context.Context, schedFram
 		}
 	}
 	s.writePodGroupCondition(ctx, group, res, scheduled, unschedulable)
+	result := metrics.ErrorResult
+	switch {
+	case res.status.IsSuccess():
+		result = metrics.ScheduledResult
+	case res.status.IsRejected() && res.waitingOnPreemption:
+		result = metrics.WaitingOnPreemptionResult
+	case res.status.IsRejected():
+		result = metrics.UnschedulableResult
+	}
+	s.metrics.PodGroupAttempt(result, schedFramework.ProfileName(), time.Since(start))
 	if err := s.Queue.AddAttemptedPodGroupIfNeeded(logger, group, rootStatus); err != nil {
 		logger.Error(err, "Requeueing the pod group failed")
 	}

@@ -209,6 +209,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 	if o.gates.GenericWorkload {
 		cacheOpts = append(cacheOpts, cache.WithPodGroups())
 		queueOpts = append(queueOpts, queue.WithPodGroups())
+		m.RegisterPodGroups() // kube-scheduler's pod-group metrics exist only with the gate
 	}
 	c := cache.New(0, cacheOpts...)
 	var podGroupManager framework.PodGroupManager
