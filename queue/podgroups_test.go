@@ -399,3 +399,58 @@ func compareGauges(m *metrics.Metrics, want string, names ...string) error {
 	helpless := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) { return families, nil })
 	return testutil.GatherAndCompare(helpless, strings.NewReader(want), names...)
 }
+
+// TestPodGroupMemberUpdateRefreshesItsEntry: a member updated wherever it
+// waits is held as the new object, signed and measured as it, as a pod
+// in no group is (FuzzQueuePodGroups found members keeping the signature
+// and the requests of the object they were added as).
+func TestPodGroupMemberUpdateRefreshesItsEntry(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, q *PriorityQueue)
+		want  Location
+	}{
+		{name: "in its group in activeQ", setup: func(*testing.T, *PriorityQueue) {}, want: ActiveQ},
+		{name: "in its group in backoffQ", setup: func(t *testing.T, q *PriorityQueue) {
+			group, _ := popGroup(t, q)
+			failMembers(t, q, group, framework.NewStatus(framework.Unschedulable, "no"))
+		}, want: BackoffQ},
+		{name: "in its gated group", setup: func(t *testing.T, q *PriorityQueue) {
+			q.Add(testLogger(t), member("gated").SchedulingGates("wait").Obj())
+		}, want: UnschedulablePods},
+		{name: "pending", setup: func(t *testing.T, q *PriorityQueue) {
+			group, _ := popGroup(t, q)
+			if err := q.AddUnschedulablePodIfNotPresent(testLogger(t), group.Members[0]); err != nil {
+				t.Fatal(err)
+			}
+		}, want: PendingPodGroupPods},
+		{name: "incomplete", setup: func(t *testing.T, q *PriorityQueue) {
+			q.DeletePodGroup(testLogger(t), gang)
+		}, want: IncompletePodGroupPods},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger := testLogger(t)
+			q, _ := newTestQueue(newProfile(nil), WithPodGroups())
+			q.AddPodGroup(logger, gang)
+			old := member("a").Label(signatureLabel, "before").Req(cpu("500m")).Obj()
+			q.Add(logger, old)
+			tt.setup(t, q)
+			updated := member("a").Label(signatureLabel, "after").Req(cpu("300m")).Obj()
+			q.Update(logger, old, updated)
+			if loc := q.Locate("a"); loc != tt.want {
+				t.Fatalf("a is in %q, want %q", loc, tt.want)
+			}
+			got := q.entry("a")
+			if got.Pod != updated {
+				t.Errorf("the queue holds %v, want the updated object", got.Pod)
+			}
+			if string(got.PodSignature) != "after" {
+				t.Errorf("signature %q, want %q", got.PodSignature, "after")
+			}
+			if cpu := got.Requests.MilliCPU; cpu != 300 {
+				t.Errorf("requests %dm cpu, want 300m", cpu)
+			}
+		})
+	}
+}
