@@ -148,6 +148,7 @@ chaos: envtest
 FUZZTIME ?= 20s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzQueue$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./queue/
+	$(GO) test -run '^$$' -fuzz '^FuzzQueuePodGroups$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./queue/
 	$(GO) test -run '^$$' -fuzz '^FuzzCacheSnapshot$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./cache/
 
 .PHONY: image

@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/minisched/minisched/minisched/features"
 	"github.com/minisched/minisched/scheduler"
 )
 
@@ -444,7 +445,14 @@ func TestManifestsAgree(t *testing.T) {
 // configuration as `minisched run --config` does.
 func deployedConfig(t *testing.T, cm *v1.ConfigMap) *configv1.KubeSchedulerConfiguration {
 	t.Helper()
-	cfg, err := scheduler.DecodeConfig([]byte(cm.Data["config.yaml"]))
+	return deployedConfigFor(t, cm, features.Gates{})
+}
+
+// deployedConfigFor is deployedConfig as `minisched run --feature-gates`
+// decodes it: the default plugins depend on the gates.
+func deployedConfigFor(t *testing.T, cm *v1.ConfigMap, gates features.Gates) *configv1.KubeSchedulerConfiguration {
+	t.Helper()
+	cfg, err := scheduler.DecodeConfigFor([]byte(cm.Data["config.yaml"]), gates)
 	if err != nil {
 		t.Fatalf("ConfigMap %s, config.yaml: %v", cm.Name, err)
 	}

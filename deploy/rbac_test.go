@@ -33,6 +33,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -48,6 +49,7 @@ import (
 	"github.com/minisched/minisched/annotator"
 	"github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/examples/provisioner"
+	"github.com/minisched/minisched/minisched/features"
 	"github.com/minisched/minisched/plugins/dynamic"
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
@@ -405,15 +407,30 @@ var listModes = []struct {
 	{name: "plain lists", watchList: false},
 }
 
+// schedulerRuns are TestSchedulerAsServiceAccount's runs: one per list
+// mode, the streaming one with kube-scheduler's default gates, as
+// deployed, the plain one with GenericWorkload on, so that the PodGroup
+// informer's two verbs are seen and a gang is scheduled.
+var schedulerRuns = []struct {
+	name      string
+	watchList bool
+	gates     features.Gates
+}{
+	{name: "streaming lists", watchList: true},
+	{name: "plain lists, GenericWorkload", watchList: false, gates: features.Gates{GenericWorkload: true}},
+}
+
 // TestSchedulerAsServiceAccount runs the scheduler with the ConfigMap's
-// configuration as the ServiceAccount minisched, once per list mode, and
-// takes it through everything it writes: a binding and its Scheduled event,
-// the volumes of two pods (a static volume's claimRef, a claim's selected
-// node for the provisioner), a pod that does not fit (PodScheduled=False,
-// FailedScheduling, repeated as an event series), a preemption (the
-// victim's condition and deletion, the preemptor's nomination), the claims
-// of DynamicResources (runDRAStories), and leader election on its Lease. No request may be denied, and every rule of its
-// roles must have been used by the runs.
+// configuration as the ServiceAccount minisched, once per schedulerRuns,
+// and takes it through everything it writes: a binding and its Scheduled
+// event, the volumes of two pods (a static volume's claimRef, a claim's
+// selected node for the provisioner), a pod that does not fit
+// (PodScheduled=False, FailedScheduling, repeated as an event series), a
+// preemption (the victim's condition and deletion, the preemptor's
+// nomination), the claims of DynamicResources (runDRAStories), with
+// GenericWorkload a gang and its PodGroup's condition, and leader election
+// on its Lease. No request may be denied, and every rule of its roles must
+// have been used by the runs.
 func TestSchedulerAsServiceAccount(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	ms := mustLoadManifests(t)
@@ -460,26 +477,30 @@ func TestSchedulerAsServiceAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 	var all []request
-	for _, mode := range listModes {
-		t.Run(mode.name, func(t *testing.T) {
-			clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, mode.watchList)
+	for _, run := range schedulerRuns {
+		t.Run(run.name, func(t *testing.T) {
+			clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, run.watchList)
 			log := &requestLog{}
-			runScheduler(ctx, t, ms, admin, uniqueName("rbac"), log)
+			runScheduler(ctx, t, ms, admin, uniqueName("rbac"), run.gates, log)
 			reqs := log.all()
 			all = append(all, reqs...)
 			t.Run("every informer filled its cache", func(t *testing.T) {
-				for _, res := range []string{"pods", "nodes", "namespaces", "services", "replicationcontrollers",
+				resources := []string{"pods", "nodes", "namespaces", "services", "replicationcontrollers",
 					"replicasets", "statefulsets", "poddisruptionbudgets", "persistentvolumes",
 					"persistentvolumeclaims", "storageclasses", "csinodes", "csidrivers", "csistoragecapacities",
-					"volumeattachments", "deviceclasses", "resourceslices", "devicetaintrules", "resourceclaims"} {
+					"volumeattachments", "deviceclasses", "resourceslices", "devicetaintrules", "resourceclaims"}
+				if run.gates.GenericWorkload {
+					resources = append(resources, "podgroups")
+				}
+				for _, res := range resources {
 					verbs := []string{"list", "watch"}
-					if mode.watchList {
+					if run.watchList {
 						verbs = []string{"watch"}
 					}
 					for _, verb := range verbs {
 						if !slices.ContainsFunc(reqs, func(r request) bool {
 							return r.resource == res && r.verb == verb && r.status == http.StatusOK &&
-								(!mode.watchList || strings.Contains(r.url, "sendInitialEvents=true"))
+								(!run.watchList || strings.Contains(r.url, "sendInitialEvents=true"))
 						}) {
 							t.Errorf("no successful %s of %s", verb, res)
 						}
@@ -496,13 +517,13 @@ func TestSchedulerAsServiceAccount(t *testing.T) {
 	})
 }
 
-// runScheduler runs the scheduler as the ServiceAccount minisched on a node
-// and a namespace named ns of its own, recording its requests in log, and
-// removes the pods and the node when done, so that the next run starts
-// clean.
+// runScheduler runs the scheduler with gates as the ServiceAccount
+// minisched on a node and a namespace named ns of its own, recording its
+// requests in log, and removes the pods and the node when done, so that the
+// next run starts clean.
 func runScheduler(ctx context.Context, t *testing.T, ms []manifest, admin kubernetes.Interface, ns string,
-	log *requestLog) {
-	cfg := deployedConfig(t, find[*v1.ConfigMap](t, ms, "minisched-config"))
+	gates features.Gates, log *requestLog) {
+	cfg := deployedConfigFor(t, find[*v1.ConfigMap](t, ms, "minisched-config"), gates)
 	dep := find[*appsv1.Deployment](t, ms, "minisched")
 	rc := serviceAccountConfig(ctx, t, "minisched", "minisched", log)
 	_, err := admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
@@ -525,7 +546,8 @@ func runScheduler(ctx context.Context, t *testing.T, ms []manifest, admin kubern
 	})
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	svc, err := scheduler.New(runCtx, cfg, rc, scheduler.WithObserver(env.Attempts.Record))
+	svc, err := scheduler.New(runCtx, cfg, rc, scheduler.WithObserver(env.Attempts.Record),
+		scheduler.WithFeatureGates(gates))
 	require.NoError(t, err)
 	addr, err := svc.Serve(runCtx, "127.0.0.1:0")
 	require.NoError(t, err)
@@ -579,6 +601,10 @@ func runScheduler(ctx context.Context, t *testing.T, ms []manifest, admin kubern
 		_, err = env.WaitForEvent(ctx, "fits", "Scheduled", scenario.DefaultWait)
 		require.NoError(t, err)
 	})
+
+	if gates.GenericWorkload {
+		runGangStory(ctx, t, env, admin)
+	}
 
 	// The volumes' names carry ns: PVs and classes are cluster-wide, and
 	// each run has a namespace of its own.
@@ -697,6 +723,35 @@ func runScheduler(ctx context.Context, t *testing.T, ms []manifest, admin kubern
 		for _, r := range log.forbidden() {
 			t.Errorf("denied: %v", r)
 		}
+	})
+}
+
+// runGangStory schedules a gang of two in env's namespace, which the
+// PodGroup informer must have seen, and waits for the pod-group cycle to
+// write the PodGroup's condition.
+func runGangStory(ctx context.Context, t *testing.T, env *scenario.Env, admin kubernetes.Interface) {
+	t.Run("a gang is bound whole and its PodGroup says it was scheduled", func(t *testing.T) {
+		ns := env.Namespace
+		pg := builders.MakePodGroup().Name("gang").Namespace(ns).Gang(2).Obj()
+		_, err := admin.SchedulingV1beta1().PodGroups(ns).Create(ctx, pg, metav1.CreateOptions{})
+		require.NoError(t, err)
+		members := []string{"gang-a", "gang-b"}
+		for _, name := range members {
+			require.NoError(t, env.CreatePods(ctx, scenario.MakePod(name).PodGroup(pg.Name).Obj()))
+		}
+		_, err = env.WaitForPodsBound(ctx, members)
+		require.NoError(t, err)
+		var cond *metav1.Condition
+		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, scenario.DefaultWait, true,
+			func(ctx context.Context) (bool, error) {
+				got, err := admin.SchedulingV1beta1().PodGroups(ns).Get(ctx, pg.Name, metav1.GetOptions{})
+				if err != nil {
+					return false, err
+				}
+				cond = apimeta.FindStatusCondition(got.Status.Conditions, "PodGroupInitiallyScheduled")
+				return cond != nil && cond.Status == metav1.ConditionTrue, nil
+			})
+		require.NoError(t, err, "waiting for PodGroupInitiallyScheduled=True; it is %+v", cond)
 	})
 }
 

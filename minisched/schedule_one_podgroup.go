@@ -52,6 +52,7 @@ import (
 
 	"github.com/minisched/minisched/minisched/attempt"
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/minisched/metrics"
 )
 
 // errPodGroupUnschedulable is kube-scheduler's error for a group that
@@ -229,6 +230,7 @@ func (s *Scheduler) podGroupCycle(ctx, bindCtx context.Context, schedFramework *
 	// is appended to the group's status.
 	rootStatus := res.status.Clone()
 	completePodGroupResult(group, res)
+	s.metrics.PodGroupAlgorithm(time.Since(start))
 	if rootStatus.Code() == framework.Unschedulable {
 		schedule := func(ctx context.Context) (*framework.PodGroupAssignments, *framework.Status) {
 			again := s.podGroupAlgorithm(ctx, schedFramework, framework.NewCycleState(), group)
@@ -417,6 +419,16 @@ func (s *Scheduler) submitPodGroupResult(ctx, bindCtx context.Context, schedFram
 		unschedulable++
 	}
 	s.writePodGroupCondition(ctx, group, res, scheduled, unschedulable)
+	result := metrics.ErrorResult
+	switch {
+	case res.status.IsSuccess():
+		result = metrics.ScheduledResult
+	case res.status.IsRejected() && res.waitingOnPreemption:
+		result = metrics.WaitingOnPreemptionResult
+	case res.status.IsRejected():
+		result = metrics.UnschedulableResult
+	}
+	s.metrics.PodGroupAttempt(result, schedFramework.ProfileName(), time.Since(start))
 	if err := s.Queue.AddAttemptedPodGroupIfNeeded(logger, group, rootStatus); err != nil {
 		logger.Error(err, "Requeueing the pod group failed")
 	}

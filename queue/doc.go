@@ -36,8 +36,26 @@
 // With the GenericWorkload gate (WithPodGroups), the sub-queues hold
 // entities: a pod, or the members of one PodGroup together, ordered by the
 // PodGroup's priority, backed off and gated as a whole (framework.
-// QueuedEntity). A member waits outside the sub-queues while its PodGroup
-// is unseen or its group is being scheduled; podgroups.go draws its path.
+// QueuedEntity). A group takes this path:
+//
+//	member Add ─▶ its PodGroup seen? ──no──▶ incomplete ──PodGroup Add──┐
+//	                   │ yes                                            │
+//	                   ▼                                                ▼
+//	      the group's entity: a member joins it where it is, or a new one
+//	                   │ PreEnqueue, for every member
+//	                   ├─ a member gated ─▶ unschedulablePods (gated only)
+//	                   ▼ ok                        │ the gate lifts
+//	                activeQ ◀──────────────────────┘
+//	                   │ Pop: the whole group, one pod-group cycle
+//	                   ▼
+//	               in flight ── members added or put back meanwhile ─▶ pending
+//	                   │ AddAttemptedPodGroupIfNeeded: the pending members, one entity again
+//	                   ├─ some placed, some left ─▶ activeQ at once
+//	                   └─ rejected, or an error ─▶ backoffQ ──expired──▶ activeQ
+//
+// A failed group is never parked among the unschedulable pods: only a
+// member's gate puts it there. Deleting the PodGroup sends every member
+// not in flight back to incomplete. podgroups.go routes each member.
 //
 // The steps a failed pod takes are listed once, on
 // AddUnschedulablePodIfNotPresent (requeue.go); when an attempt ends, on Done.

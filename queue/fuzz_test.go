@@ -2,6 +2,8 @@
 // sequence of queue operations on a handful of pods, keeps a model of where
 // each pod must be, and after every operation checks the queue's inner
 // structure, its counts and every pod's place against the model.
+// FuzzQueuePodGroups (fuzz_podgroups_test.go) runs the same model with pod
+// groups.
 
 package queue
 
@@ -9,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +20,7 @@ import (
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
@@ -64,9 +68,10 @@ func newFuzzProfile() *fakeProfile {
 	})
 }
 
-// fuzzPluginHelps is the model's own reading of newFuzzProfile: whether an
-// event makes plugin answer Queue for pod.
-func fuzzPluginHelps(plugin string, pod *v1.Pod, e framework.ClusterEvent) bool {
+// fuzzPluginHelps is the model's own reading of newFuzzProfile (and of the
+// gang plugin, with pod groups): whether an event, with its objects, makes
+// plugin answer Queue for pod.
+func fuzzPluginHelps(plugin string, pod *v1.Pod, e framework.ClusterEvent, oldObj, newObj interface{}) bool {
 	switch plugin {
 	case fooPlugin:
 		return (e.Resource == framework.Node && e.ActionType&framework.Add != 0) ||
@@ -79,13 +84,17 @@ func fuzzPluginHelps(plugin string, pod *v1.Pod, e framework.ClusterEvent) bool 
 			(e.Resource == framework.UnscheduledPod && e.ActionType&framework.UpdatePodScaleDown != 0)
 	case gatesPlugin:
 		return e.Resource == framework.UnscheduledPod && e.ActionType&framework.UpdatePodSchedulingGatesEliminated != 0
+	case gangPlugin:
+		registered := slices.ContainsFunc(gangHints(), func(r framework.ClusterEventWithHint) bool { return r.Event.Match(e) })
+		return registered && gangHelps(pod, oldObj, newObj)
 	}
 	return false
 }
 
-// fuzzStrategy is the model's verdict on an event for a pod that failed
-// with the given plugins (none: an error).
-func fuzzStrategy(pod *v1.Pod, unschedulable, pending sets.Set[string], e framework.ClusterEvent) queueingStrategy {
+// fuzzStrategy is the model's verdict on an event (with its objects) for a
+// pod that failed with the given plugins (none: an error).
+func fuzzStrategy(pod *v1.Pod, unschedulable, pending sets.Set[string], e framework.ClusterEvent,
+	oldObj, newObj interface{}) queueingStrategy {
 	if unschedulable.Len() == 0 && pending.Len() == 0 {
 		return queueAfterBackoff
 	}
@@ -93,12 +102,12 @@ func fuzzStrategy(pod *v1.Pod, unschedulable, pending sets.Set[string], e framew
 		return queueAfterBackoff
 	}
 	for plugin := range pending {
-		if fuzzPluginHelps(plugin, pod, e) {
+		if fuzzPluginHelps(plugin, pod, e, oldObj, newObj) {
 			return queueImmediately
 		}
 	}
 	for plugin := range unschedulable {
-		if fuzzPluginHelps(plugin, pod, e) {
+		if fuzzPluginHelps(plugin, pod, e, oldObj, newObj) {
 			return queueAfterBackoff
 		}
 	}
@@ -121,10 +130,11 @@ func allowedBy(s queueingStrategy, gated bool) locSet {
 	return locSet{ActiveQ, BackoffQ}
 }
 
-// fuzzEvent is an event logged for a pod in flight. (The hint functions
-// see the pod's newest object, which the model has, not the event's.)
+// fuzzEvent is an event logged for a pod in flight, with its objects. (The
+// hint functions see the pod's newest object, which the model has.)
 type fuzzEvent struct {
-	event framework.ClusterEvent
+	event          framework.ClusterEvent
+	oldObj, newObj interface{}
 }
 
 // fuzzPod is the model of one pod (one UID).
@@ -150,6 +160,15 @@ type fuzzPod struct {
 	popped *framework.QueuedPodInfo
 	// seen are the events logged since the pod was popped.
 	seen []fuzzEvent
+	// group is the modelled group of a member (with pod groups), nil for
+	// a pod in none.
+	group *fuzzGroup
+	// attempt is, in flight, the number of its group's attempt that popped
+	// it.
+	attempt int
+	// signature is the signature its entry must carry: its object's when
+	// the queue last received it outside flight.
+	signature string
 }
 
 // queueModel drives a queue and holds what it must contain.
@@ -169,6 +188,10 @@ type queueModel struct {
 	version int
 	// history describes the operations run so far, for failure messages.
 	history []string
+	// groups are the PodGroups of the universe; nil without pod groups.
+	groups []*fuzzGroup
+	// ops is how many operations the model decodes.
+	ops byte
 }
 
 // FuzzQueue checks the queue's central promise, that nothing is lost: after
@@ -200,25 +223,39 @@ func FuzzQueue(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		m := newQueueModel(t)
-		r := fuzzinput.New(data)
-		for range fuzzMaxOps {
-			op, ok := r.Next()
-			if !ok {
-				break
-			}
-			m.step(op, r)
-			m.check()
+	f.Fuzz(func(t *testing.T, data []byte) { runFuzzQueue(t, data, false) })
+}
+
+// runFuzzQueue runs the operations data encodes, checking the queue after
+// each, with pod groups or without.
+func runFuzzQueue(t *testing.T, data []byte, withGroups bool) {
+	m := newQueueModel(t, withGroups)
+	r := fuzzinput.New(data)
+	for range fuzzMaxOps {
+		op, ok := r.Next()
+		if !ok {
+			break
 		}
-	})
+		m.step(op, r)
+		m.check()
+	}
 }
 
 // newQueueModel returns an empty queue over newFuzzProfile, with a fake
-// clock, and its empty model.
-func newQueueModel(t *testing.T) *queueModel {
-	q, clk := newTestQueue(newFuzzProfile())
-	return &queueModel{t: t, q: q, clk: clk, logger: logr.Discard(), pods: map[types.UID]*fuzzPod{}}
+// clock, and its empty model. With pod groups, the profile gates a gang's
+// members as GangScheduling does.
+func newQueueModel(t *testing.T, withGroups bool) *queueModel {
+	profile := newFuzzProfile()
+	var opts []Option
+	m := &queueModel{t: t, logger: logr.Discard(), pods: map[types.UID]*fuzzPod{}, ops: opCount}
+	if withGroups {
+		opts = append(opts, WithPodGroups())
+		m.groups, m.ops = newFuzzGroups(), opCountWithGroups
+		profile.hints[gangPlugin] = gangHints()
+		profile.extraGate = m.gangGate
+	}
+	m.q, m.clk = newTestQueue(profile, opts...)
+	return m
 }
 
 // fail reports a broken promise with the last operations.
@@ -230,18 +267,32 @@ func (m *queueModel) fail(format string, args ...any) {
 
 // stamp gives pod the next ResourceVersion.
 func (m *queueModel) stamp(pod *v1.Pod) *v1.Pod {
-	m.version++
-	pod.ResourceVersion = fmt.Sprint(m.version)
+	m.stampObject(&pod.ObjectMeta)
 	return pod
 }
 
+// stampObject gives an object the next ResourceVersion.
+func (m *queueModel) stampObject(meta *metav1.ObjectMeta) {
+	m.version++
+	meta.ResourceVersion = fmt.Sprint(m.version)
+}
+
 // newPod makes a new incarnation of name slot: bits of v choose its
-// priority, scheduling gate, label and nominated node.
+// priority, scheduling gate, label (its signature follows it) and nominated
+// node, and (0x20) whether it is a member of group slot%2, which gives it
+// its group's priority when pod groups are on.
 func (m *queueModel) newPod(slot int, v byte) *v1.Pod {
 	m.incarnations[slot]++
 	name := fmt.Sprintf("p%d", slot)
+	app := fmt.Sprint(v >> 2 & 1)
 	w := makePod(name).UID(fmt.Sprintf("%s-%d", name, m.incarnations[slot])).
-		Priority(int32(v&1)*10).Req(cpu("200m")).Label("app", fmt.Sprint(v>>2&1))
+		Priority(int32(v&1)*10).Req(cpu("200m")).Label("app", app).Label(signatureLabel, app)
+	if v&0x20 != 0 {
+		w.PodGroup(fmt.Sprintf("g%d", slot%fuzzGroups))
+		if m.groups != nil {
+			w.Priority(m.groups[slot%fuzzGroups].priority)
+		}
+	}
 	if v&2 != 0 {
 		w.SchedulingGates("example.com/gate")
 	}
@@ -251,18 +302,20 @@ func (m *queueModel) newPod(slot int, v byte) *v1.Pod {
 	return m.stamp(w.Obj())
 }
 
-// updated returns a new version of pod changed as bits of v say: priority,
-// label, scheduling gates removed (gates are never added after creation, as
-// the API forbids), nominated node, requests scaled down. v of 0 changes
+// updated returns a new version of pod changed as bits of v say: priority
+// (never a member's, which must stay its group's), label (and signature),
+// scheduling gates removed (gates are never added after creation, as the
+// API forbids), nominated node, requests scaled down. v of 0 changes
 // nothing but the ResourceVersion (a status-only update).
 func (m *queueModel) updated(pod *v1.Pod, v byte) *v1.Pod {
 	pod = pod.DeepCopy()
-	if v&1 != 0 {
+	if v&1 != 0 && m.groupOf(pod) == nil {
 		prio := 10 - podPriority(pod)
 		pod.Spec.Priority = &prio
 	}
 	if v&2 != 0 {
 		pod.Labels["app"] += "x"
+		pod.Labels[signatureLabel] = pod.Labels["app"]
 	}
 	if v&4 != 0 {
 		pod.Spec.SchedulingGates = nil
@@ -319,16 +372,21 @@ func (m *queueModel) keepAll() {
 }
 
 // logEvent records e for every pod in flight, as the queue logs it.
-func (m *queueModel) logEvent(e framework.ClusterEvent) {
+func (m *queueModel) logEvent(e framework.ClusterEvent, oldObj, newObj interface{}) {
 	for _, fp := range m.inFlight() {
-		fp.seen = append(fp.seen, fuzzEvent{event: e})
+		fp.seen = append(fp.seen, fuzzEvent{event: e, oldObj: oldObj, newObj: newObj})
 	}
 }
 
-// offer predicts where e sends each unschedulable pod that passes preCheck,
-// as MoveAllToActiveOrBackoffQueue and the leftover flush do.
-func (m *queueModel) offer(e framework.ClusterEvent, pods []*fuzzPod) {
+// offer predicts where e sends each unschedulable pod (or group, for
+// members) among pods, as MoveAllToActiveOrBackoffQueue and the leftover
+// flush do.
+func (m *queueModel) offer(e framework.ClusterEvent, oldObj, newObj interface{}, pods []*fuzzPod) {
+	m.offerGroups(e, oldObj, newObj, pods)
 	for _, fp := range pods {
+		if fp.group != nil {
+			continue // offerGroups did
+		}
 		entry := m.q.entry(fp.pod.UID)
 		if entry == nil {
 			m.fail("pod %s at %s has no entry", fp.pod.UID, fp.loc)
@@ -338,7 +396,7 @@ func (m *queueModel) offer(e framework.ClusterEvent, pods []*fuzzPod) {
 		if gated && !wildcard {
 			continue // only the gates plugin's own events could lift it
 		}
-		s := fuzzStrategy(fp.pod, entry.UnschedulablePlugins, entry.PendingPlugins, e)
+		s := fuzzStrategy(fp.pod, entry.UnschedulablePlugins, entry.PendingPlugins, e, oldObj, newObj)
 		fp.allowed = allowedBy(s, gated)
 		fp.byBackoff = !gated && s == queueAfterBackoff
 	}
@@ -365,7 +423,11 @@ const (
 func (m *queueModel) step(op byte, r *fuzzinput.Reader) {
 	m.keepAll()
 	q, logger := m.q, m.logger
-	switch op % opCount {
+	if op %= m.ops; op >= opCount {
+		m.stepPodGroups(op, r)
+		return
+	}
+	switch op {
 	case opAdd: // name, variant: a new pod, a relist of a known one, or another scheduler's
 		slot, v := int(r.Arg())%fuzzPodNames, r.Arg()
 		if v&0x80 != 0 {
@@ -382,22 +444,35 @@ func (m *queueModel) step(op byte, r *fuzzinput.Reader) {
 			if node := fp.pod.Status.NominatedNodeName; node != "" {
 				fp.nominated = node
 			}
+			if fp.loc != InFlight {
+				fp.signature = fp.pod.Labels[signatureLabel] // signed anew, as an update
+			}
 			q.Add(logger, fp.pod)
 			m.history = append(m.history, "Add(again "+string(fp.pod.UID)+")")
 			return
 		}
 		pod := m.newPod(slot, v)
-		fp := &fuzzPod{slot: slot, pod: pod, allowed: locSet{ActiveQ}, nominated: pod.Status.NominatedNodeName}
+		fp := &fuzzPod{slot: slot, pod: pod, allowed: locSet{ActiveQ}, nominated: pod.Status.NominatedNodeName,
+			group: m.groupOf(pod), signature: pod.Labels[signatureLabel]}
 		if len(pod.Spec.SchedulingGates) > 0 {
 			fp.allowed = locSet{UnschedulablePods}
 		}
 		m.pods[pod.UID], m.current[slot] = fp, fp
+		if fp.group != nil {
+			m.joinGroup(fp) // counted by the gang gate from here on
+		}
 		if v&0x40 != 0 {
 			q.Update(logger, nil, pod) // Update of an unknown pod adds it
 			m.history = append(m.history, fmt.Sprintf("Update(nil, new %s v=%#x)", pod.UID, v))
-		} else {
-			q.Add(logger, pod)
-			m.history = append(m.history, fmt.Sprintf("Add(%s v=%#x)", pod.UID, v))
+			return
+		}
+		q.Add(logger, pod)
+		m.history = append(m.history, fmt.Sprintf("Add(%s v=%#x)", pod.UID, v))
+		if m.groups != nil {
+			// With GenericWorkload, the scheduler tells the queue a pending
+			// pod was added: it may complete a gang.
+			m.check()
+			m.moveOnEvent(framework.UnscheduledPodAdd, nil, pod)
 		}
 
 	case opUpdate: // name, variant
@@ -409,6 +484,9 @@ func (m *queueModel) step(op byte, r *fuzzinput.Reader) {
 		}
 		oldPod, newPod := fp.pod, m.updated(fp.pod, v)
 		fp.pod = newPod
+		if fp.loc != InFlight {
+			fp.signature = newPod.Labels[signatureLabel] // re-signed
+		}
 		// An update that says nothing about the nomination keeps one made
 		// in memory: the status patch may not have arrived yet.
 		if oldPod.Status.NominatedNodeName != "" || newPod.Status.NominatedNodeName != "" {
@@ -420,12 +498,14 @@ func (m *queueModel) step(op byte, r *fuzzinput.Reader) {
 		switch fp.loc {
 		case InFlight:
 			if actions != 0 {
-				fp.seen = append(fp.seen, fuzzEvent{event: event})
+				fp.seen = append(fp.seen, fuzzEvent{event: event, oldObj: oldPod, newObj: newPod})
 			}
 		case UnschedulablePods:
-			if actions != 0 {
+			if actions != 0 && fp.group != nil {
+				m.offerGroup(fp.group, event, oldPod, newPod)
+			} else if actions != 0 {
 				entry := m.q.entry(newPod.UID)
-				s := fuzzStrategy(newPod, entry.UnschedulablePlugins, entry.PendingPlugins, event)
+				s := fuzzStrategy(newPod, entry.UnschedulablePlugins, entry.PendingPlugins, event, oldPod, newPod)
 				gated := len(newPod.Spec.SchedulingGates) > 0
 				fp.allowed = allowedBy(s, gated)
 				fp.byBackoff = !gated && s == queueAfterBackoff
@@ -463,7 +543,7 @@ func (m *queueModel) step(op byte, r *fuzzinput.Reader) {
 	case opDone: // which pod in flight is bound; or Done on a queued pod
 		b := r.Arg()
 		if b&0x80 != 0 {
-			fp := pickFrom(m.live(ActiveQ, BackoffQ, UnschedulablePods), b)
+			fp := pickFrom(m.live(ActiveQ, BackoffQ, UnschedulablePods, PendingPodGroupPods, IncompletePodGroupPods), b)
 			if fp != nil {
 				m.history = append(m.history, fmt.Sprintf("Done(%s) at %s", fp.pod.UID, fp.loc))
 				q.Done(fp.pod.UID) // not in flight: nothing happens
@@ -480,10 +560,7 @@ func (m *queueModel) step(op byte, r *fuzzinput.Reader) {
 		// in-flight period ends once Permit allowed it.
 		q.DeleteNominatedPodIfExists(fp.pod)
 		q.Done(fp.pod.UID)
-		fp.allowed = locSet{NotQueued}
-		if m.current[fp.slot] == fp {
-			m.current[fp.slot] = nil
-		}
+		m.bind(fp)
 
 	case opMoveAll: // event, preCheck
 		m.moveAll(r.Arg())
@@ -491,11 +568,29 @@ func (m *queueModel) step(op byte, r *fuzzinput.Reader) {
 	case opActivate: // bit set of names
 		bits := r.Arg()
 		pods := map[string]*v1.Pod{}
+		activated := map[*fuzzGroup]bool{}
 		for _, fp := range m.live() {
 			if bits&(1<<fp.slot) == 0 {
 				continue
 			}
 			pods[fp.pod.Name] = fp.pod
+			if g := fp.group; g != nil && fp.loc != InFlight {
+				// A member activates its whole group, from where its
+				// entity is (from incomplete or pending, nothing moves).
+				if !activated[g] {
+					activated[g] = true
+					members := m.entityMembers(g)
+					switch fp.loc {
+					case UnschedulablePods:
+						m.placeGroup(g, members, queueImmediately)
+					case BackoffQ:
+						for _, member := range members {
+							member.allowed = locSet{ActiveQ}
+						}
+					}
+				}
+				continue
+			}
 			switch fp.loc {
 			case UnschedulablePods:
 				fp.allowed = allowedBy(queueImmediately, len(fp.pod.Spec.SchedulingGates) > 0)
@@ -525,17 +620,21 @@ func (m *queueModel) step(op byte, r *fuzzinput.Reader) {
 		m.clk.Step(d)
 		var stale []*fuzzPod
 		for _, fp := range m.live(UnschedulablePods) {
-			if entry := m.q.entry(fp.pod.UID); m.clk.Now().Sub(entry.Timestamp) > podMaxInUnschedulablePodsDuration {
+			since := m.q.entry(fp.pod.UID).Timestamp
+			if fp.group != nil {
+				since = m.q.groupEntry(fp.group.key()).Timestamp // the group's, not the member's
+			}
+			if m.clk.Now().Sub(since) > podMaxInUnschedulablePodsDuration {
 				stale = append(stale, fp)
 			}
 		}
 		// Unlike an event, the flush is not logged for the pods in flight.
-		m.offer(framework.UnschedulableTimeout, stale)
+		m.offer(framework.UnschedulableTimeout, nil, nil, stale)
 		m.history = append(m.history, fmt.Sprintf("Step(%v)+FlushUnschedulablePodsLeftover", d))
 		q.FlushUnschedulablePodsLeftover(logger)
 
 	case opRequeueQueued: // putting back a pod the queue holds is refused
-		fp := pickFrom(m.live(ActiveQ, BackoffQ, UnschedulablePods), r.Arg())
+		fp := pickFrom(m.live(ActiveQ, BackoffQ, UnschedulablePods, PendingPodGroupPods, IncompletePodGroupPods), r.Arg())
 		if fp == nil {
 			return
 		}
@@ -562,43 +661,53 @@ func (m *queueModel) step(op byte, r *fuzzinput.Reader) {
 	}
 }
 
-// pop pops, if Pop would not block, and checks the pod it returns.
+// pop pops, if Pop would not block and no group's attempt is open, and
+// checks the entity it returns.
 func (m *queueModel) pop() {
+	if g := m.openAttempt(); g != nil {
+		m.history = append(m.history, "Pop(the attempt of "+g.name+" is open)")
+		return
+	}
 	activeQ, rejected := m.q.popCandidates()
 	if len(activeQ) == 0 && len(rejected) == 0 {
 		m.history = append(m.history, "Pop(would block)")
 		return
 	}
-	pInfo, err := popPod(m.q, m.logger)
+	e, err := m.q.Pop(m.logger)
 	if err != nil {
 		m.fail("Pop: %v", err)
 	}
-	uid := pInfo.Pod.UID
-	m.history = append(m.history, "Pop() = "+string(uid))
-	fp := m.pods[uid]
-	if fp == nil {
-		m.fail("Pop returned %s, which the model does not know", uid)
-	}
+	key := e.Key()
+	m.history = append(m.history, "Pop() = "+key)
 	candidates := activeQ
 	if len(activeQ) == 0 {
 		candidates = rejected
 	}
-	before := candidates[uid]
+	before := candidates[key]
 	if before == nil {
-		m.fail("Pop returned %s from %s; activeQ had %d pods, backoffQ's rejected heap %d", uid, fp.loc, len(activeQ), len(rejected))
+		m.fail("Pop returned %s; activeQ had %d entities, backoffQ's rejected heap %d", key, len(activeQ), len(rejected))
 	}
 	if len(activeQ) > 0 {
 		for other, o := range activeQ {
 			if prioritySort(o, before) {
-				m.fail("Pop returned %s (priority %d) before %s (priority %d)", uid, podPriority(before.Pod), other, podPriority(o.Pod))
+				m.fail("Pop returned %s (priority %d) before %s (priority %d)", key, before.Priority(), other, o.Priority())
 			}
 		}
 	}
-	if pInfo.Attempts != before.Attempts+1 {
-		m.fail("Pop: %s has %d attempts, had %d", uid, pInfo.Attempts, before.Attempts)
+	if e.Params().Attempts != before.Params().Attempts+1 {
+		m.fail("Pop: %s has %d attempts, had %d", key, e.Params().Attempts, before.Params().Attempts)
 	}
-	if pInfo.Gated() {
-		m.fail("Pop returned gated pod %s", uid)
+	if e.Params().Gated() {
+		m.fail("Pop returned gated %s", key)
+	}
+	if group, ok := e.(*framework.QueuedPodGroupInfo); ok {
+		m.poppedGroup(group, before.(*framework.QueuedPodGroupInfo))
+		return
+	}
+	pInfo := e.(*framework.QueuedPodInfo)
+	fp := m.pods[pInfo.Pod.UID]
+	if fp == nil {
+		m.fail("Pop returned %s, which the model does not know", key)
 	}
 	fp.allowed = locSet{InFlight}
 	fp.popped, fp.seen = pInfo, nil
@@ -630,13 +739,17 @@ func (m *queueModel) requeue(fp *fuzzPod, b byte) {
 	switch {
 	case fp.deleted:
 		fp.allowed = locSet{NotQueued}
+	case fp.group != nil:
+		// A member goes back to its group, which is judged as a whole.
+		m.joinGroup(fp)
 	case len(verdict.unschedulable)+len(verdict.pending) == 0:
 		// An error: backoff of at least a second from now.
 		fp.allowed, fp.byBackoff = locSet{BackoffQ}, true
 	default:
 		best := queueSkip
 		for _, e := range fp.seen {
-			best = max(best, fuzzStrategy(fp.pod, pInfo.UnschedulablePlugins, pInfo.PendingPlugins, e.event))
+			best = max(best, fuzzStrategy(fp.pod, pInfo.UnschedulablePlugins, pInfo.PendingPlugins, e.event,
+				e.oldObj, e.newObj))
 		}
 		// The pod was stamped just now, so its backoff is not over.
 		fp.allowed = map[queueingStrategy]locSet{
@@ -667,41 +780,49 @@ func (m *queueModel) moveAll(b byte) {
 	if b&0x80 != 0 {
 		preCheck = func(pod *v1.Pod) bool { return podPriority(pod) > 0 }
 	}
+	// A group is offered the event when any of its members passes.
 	var candidates []*fuzzPod
+	passing := map[*fuzzGroup]bool{}
 	for _, fp := range m.live(UnschedulablePods) {
 		if preCheck == nil || preCheck(fp.pod) {
 			candidates = append(candidates, fp)
+			passing[fp.group] = true
 		}
 	}
-	deliver := func(e framework.ClusterEvent, call func()) {
+	for _, fp := range m.live(UnschedulablePods) {
+		if fp.group != nil && passing[fp.group] && !slices.Contains(candidates, fp) {
+			candidates = append(candidates, fp)
+		}
+	}
+	deliver := func(e framework.ClusterEvent, oldObj, newObj interface{}, call func()) {
 		m.history = append(m.history, fmt.Sprintf("MoveAll(%s, preCheck=%t)", e, preCheck != nil))
-		m.offer(e, candidates)
-		m.logEvent(e)
+		m.offer(e, oldObj, newObj, candidates)
+		m.logEvent(e, oldObj, newObj)
 		call()
 	}
-	moveAll := func(e framework.ClusterEvent, oldObj, newObj interface{}) func() {
-		return func() { q.MoveAllToActiveOrBackoffQueue(logger, e, oldObj, newObj, preCheck) }
+	moveAll := func(e framework.ClusterEvent, oldObj, newObj interface{}) {
+		deliver(e, oldObj, newObj, func() { q.MoveAllToActiveOrBackoffQueue(logger, e, oldObj, newObj, preCheck) })
 	}
 	switch (b & 0x7f) % 8 {
 	case 0:
-		deliver(framework.NodeAdd, moveAll(framework.NodeAdd, nil, node))
+		moveAll(framework.NodeAdd, nil, node)
 	case 1:
-		deliver(framework.NodeDelete, moveAll(framework.NodeDelete, node, nil))
+		moveAll(framework.NodeDelete, node, nil)
 	case 2:
-		deliver(nodeLabelChange, moveAll(nodeLabelChange, node, relabelled))
+		moveAll(nodeLabelChange, node, relabelled)
 	case 3:
-		deliver(nodeTaintChange, moveAll(nodeTaintChange, node, relabelled))
+		moveAll(nodeTaintChange, node, relabelled)
 	case 4:
-		deliver(framework.AssignedPodDelete, moveAll(framework.AssignedPodDelete, bound, nil))
+		moveAll(framework.AssignedPodDelete, bound, nil)
 	case 5:
-		deliver(framework.UnschedulableTimeout, moveAll(framework.UnschedulableTimeout, nil, nil))
+		moveAll(framework.UnschedulableTimeout, nil, nil)
 	case 6: // AssignedPodAdded offers to every pod: no preCheck
 		preCheck, candidates = nil, m.live(UnschedulablePods)
-		deliver(framework.AssignedPodAdd, func() { q.AssignedPodAdded(logger, bound) })
+		deliver(framework.AssignedPodAdd, nil, bound, func() { q.AssignedPodAdded(logger, bound) })
 	case 7:
 		preCheck, candidates = nil, m.live(UnschedulablePods)
 		e := framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodLabel, Label: "AssignedPodUpdate"}
-		deliver(e, func() { q.AssignedPodUpdated(logger, bound, boundRelabelled) })
+		deliver(e, bound, boundRelabelled, func() { q.AssignedPodUpdated(logger, bound, boundRelabelled) })
 	}
 }
 
@@ -720,27 +841,21 @@ func (m *queueModel) check() {
 		}
 		fp.loc = loc
 	}
-	// ... and the queue holds no other pod.
+	if m.groups != nil {
+		m.checkGroups()
+	}
+	// ... and the queue holds no other pod, each as its newest object,
+	// signed and measured as that object.
 	held := m.q.heldPods()
 	want := map[types.UID]*v1.Pod{}
-	gated, queued := 0, 0
 	for uid, fp := range m.pods {
 		if fp.loc == NotQueued {
 			delete(m.pods, uid)
 			continue
 		}
 		want[uid] = fp.pod
-		if fp.loc != InFlight {
-			queued++
-			if len(fp.pod.Spec.SchedulingGates) > 0 {
-				gated++
-				if fp.loc != UnschedulablePods {
-					m.fail("pod %s has scheduling gates but is at %s", uid, fp.loc)
-				}
-				if entry := m.q.entry(uid); !entry.Gated() {
-					m.fail("pod %s has scheduling gates but its entry is not gated", uid)
-				}
-			}
+		if len(fp.pod.Spec.SchedulingGates) > 0 && fp.loc != InFlight {
+			m.checkGated(fp)
 		}
 	}
 	for uid, pod := range held {
@@ -756,6 +871,14 @@ func (m *queueModel) check() {
 	if len(held) != len(want) {
 		m.fail("the queue holds %d pods, the model %d", len(held), len(want))
 	}
+	for uid, pInfo := range m.q.heldEntries() {
+		if got, want := string(pInfo.PodSignature), m.pods[uid].signature; got != want {
+			m.fail("pod %s at %s is signed %q, want %q", uid, m.pods[uid].loc, got, want)
+		}
+		if got, want := pInfo.Requests, framework.NewPodInfo(pInfo.Pod).Requests; !reflect.DeepEqual(got, want) {
+			m.fail("pod %s at %s requests %+v, its object %+v", uid, m.pods[uid].loc, got, want)
+		}
+	}
 
 	// Backoff promises of this operation.
 	for uid, fp := range m.pods {
@@ -765,28 +888,7 @@ func (m *queueModel) check() {
 			}
 		}
 	}
-
-	// The counts the queue reports agree.
-	counts := m.q.PendingPodCounts()
-	total := counts[metrics.ActiveQ] + counts[metrics.BackoffQ] + counts[metrics.Unschedulable] + counts[metrics.Gated]
-	if total != queued || counts[metrics.Gated] != gated {
-		m.fail("PendingPodCounts = %v, want %d pods queued, %d gated", counts, queued, gated)
-	}
-	pods, summary := m.q.PendingPods()
-	if len(pods) != queued {
-		m.fail("PendingPods lists %d pods, want %d", len(pods), queued)
-	}
-	if want := fmt.Sprintf(pendingPodsSummary, counts[metrics.ActiveQ], counts[metrics.BackoffQ],
-		counts[metrics.Unschedulable]+counts[metrics.Gated]); summary != want {
-		m.fail("PendingPods summary %q, want %q", summary, want)
-	}
-	byPlugin := 0
-	for _, n := range m.q.UnschedulablePodsByPlugin() {
-		byPlugin += n
-	}
-	if unsched := counts[metrics.Unschedulable] + counts[metrics.Gated]; (byPlugin == 0) != (unsched == 0) {
-		m.fail("UnschedulablePodsByPlugin counts %d, with %d unschedulable pods", byPlugin, unsched)
-	}
+	m.checkCounts()
 
 	// Nominations follow the newest objects of the pods not deleted nor bound.
 	wantNominated := map[types.UID]string{}
@@ -800,64 +902,192 @@ func (m *queueModel) check() {
 	}
 }
 
-// popCandidates returns copies of the entries Pop may take: activeQ's and,
-// if activeQ is empty, those of backoffQ's rejected heap.
-func (p *PriorityQueue) popCandidates() (activeQ, rejected map[types.UID]*framework.QueuedPodInfo) {
+// checkGated checks a queued pod with scheduling gates: a pod is parked,
+// gated, among the unschedulable pods; a member is there too, its group
+// gated, unless it waits outside any entity.
+func (m *queueModel) checkGated(fp *fuzzPod) {
+	uid := fp.pod.UID
+	switch {
+	case fp.group == nil && fp.loc != UnschedulablePods:
+		m.fail("pod %s has scheduling gates but is at %s", uid, fp.loc)
+	case fp.group == nil && !m.q.entry(uid).Gated():
+		m.fail("pod %s has scheduling gates but its entry is not gated", uid)
+	case fp.group != nil && fp.loc != UnschedulablePods && fp.loc != IncompletePodGroupPods &&
+		fp.loc != PendingPodGroupPods:
+		m.fail("member %s has scheduling gates but is at %s", uid, fp.loc)
+	case fp.group != nil && fp.loc == UnschedulablePods && !m.q.groupEntry(fp.group.key()).Gated():
+		m.fail("member %s has scheduling gates but its group is not gated", uid)
+	}
+}
+
+// checkCounts checks what the queue reports for its metrics and its
+// debugger against the model: the pods by queue (a member of a group among
+// the unschedulable pods is gated: only a gate parks a group there), the
+// entities by queue and type, the pending pods, and the unschedulable
+// pods by plugin.
+func (m *queueModel) checkCounts() {
+	wantCounts := map[string]int{}
+	wantEntities := map[metrics.QueueEntity]int{}
+	kinds := []string{metrics.PodEntity}
+	if m.groups != nil {
+		kinds = append(kinds, metrics.PodGroupEntity)
+	}
+	for _, queue := range []string{metrics.ActiveQ, metrics.BackoffQ, metrics.Unschedulable, metrics.Gated} {
+		for _, t := range kinds {
+			wantEntities[metrics.QueueEntity{Queue: queue, Type: t}] = 0
+		}
+	}
+	groupsIn := map[string]map[*fuzzGroup]bool{}
+	plainUnschedulable := 0
+	for _, fp := range m.pods {
+		label := map[Location]string{ActiveQ: metrics.ActiveQ, BackoffQ: metrics.BackoffQ,
+			UnschedulablePods: metrics.Unschedulable, IncompletePodGroupPods: metrics.Incomplete,
+			PendingPodGroupPods: metrics.Pending}[fp.loc]
+		if fp.loc == UnschedulablePods && (fp.group != nil || len(fp.pod.Spec.SchedulingGates) > 0) {
+			label = metrics.Gated
+		}
+		if label == "" {
+			continue // in flight
+		}
+		wantCounts[label]++
+		switch {
+		case fp.loc == IncompletePodGroupPods || fp.loc == PendingPodGroupPods:
+		case fp.group == nil:
+			wantEntities[metrics.QueueEntity{Queue: label, Type: metrics.PodEntity}]++
+			if fp.loc == UnschedulablePods {
+				plainUnschedulable++
+			}
+		default:
+			if groupsIn[label] == nil {
+				groupsIn[label] = map[*fuzzGroup]bool{}
+			}
+			groupsIn[label][fp.group] = true
+		}
+	}
+	for label, groups := range groupsIn {
+		wantEntities[metrics.QueueEntity{Queue: label, Type: metrics.PodGroupEntity}] = len(groups)
+	}
+	counts := m.q.PendingPodCounts()
+	for _, label := range []string{metrics.ActiveQ, metrics.BackoffQ, metrics.Unschedulable, metrics.Gated,
+		metrics.Incomplete, metrics.Pending} {
+		if counts[label] != wantCounts[label] {
+			m.fail("PendingPodCounts = %v, want %v", counts, wantCounts)
+		}
+	}
+	if got := m.q.QueuedEntityCounts(); !maps.Equal(got, wantEntities) {
+		m.fail("QueuedEntityCounts = %v, want %v", got, wantEntities)
+	}
+	queued := counts[metrics.ActiveQ] + counts[metrics.BackoffQ] + counts[metrics.Unschedulable] + counts[metrics.Gated]
+	pods, summary := m.q.PendingPods()
+	if want := queued + counts[metrics.Incomplete] + counts[metrics.Pending]; len(pods) != want {
+		m.fail("PendingPods lists %d pods, want %d", len(pods), want)
+	}
+	wantSummary := fmt.Sprintf(pendingPodsSummary, counts[metrics.ActiveQ], counts[metrics.BackoffQ],
+		counts[metrics.Unschedulable]+counts[metrics.Gated])
+	if m.groups != nil {
+		wantSummary = fmt.Sprintf(pendingPodsExtendedSummary, counts[metrics.ActiveQ], counts[metrics.BackoffQ],
+			counts[metrics.Unschedulable]+counts[metrics.Gated], counts[metrics.Pending], counts[metrics.Incomplete])
+	}
+	if summary != wantSummary {
+		m.fail("PendingPods summary %q, want %q", summary, wantSummary)
+	}
+	// A plain unschedulable pod was rejected or is gated by some plugin;
+	// a member that joined a parked group without PreEnqueue may name none.
+	byPlugin := 0
+	for _, n := range m.q.UnschedulablePodsByPlugin() {
+		byPlugin += n
+	}
+	if unsched := counts[metrics.Unschedulable] + counts[metrics.Gated]; unsched == 0 && byPlugin != 0 ||
+		plainUnschedulable > 0 && byPlugin == 0 {
+		m.fail("UnschedulablePodsByPlugin counts %d, with %d unschedulable pods", byPlugin, unsched)
+	}
+}
+
+// popCandidates returns copies of the entities Pop may take, by key:
+// activeQ's and, if activeQ is empty, those of backoffQ's rejected heap.
+func (p *PriorityQueue) popCandidates() (activeQ, rejected map[string]framework.QueuedEntity) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
-	activeQ, rejected = map[types.UID]*framework.QueuedPodInfo{}, map[types.UID]*framework.QueuedPodInfo{}
+	activeQ, rejected = map[string]framework.QueuedEntity{}, map[string]framework.QueuedEntity{}
 	for _, e := range p.activeQ.List() {
-		pInfo := e.(*framework.QueuedPodInfo)
-		activeQ[pInfo.Pod.UID] = pInfo.DeepCopy()
+		activeQ[e.Key()] = copyForSort(e)
 	}
 	for _, e := range p.backoffQ.rejected.List() {
-		pInfo := e.(*framework.QueuedPodInfo)
-		rejected[pInfo.Pod.UID] = pInfo.DeepCopy()
+		rejected[e.Key()] = copyForSort(e)
 	}
 	return activeQ, rejected
 }
 
-// heldPods returns every pod the queue holds, in a sub-queue or in flight,
-// by UID, with the object it holds.
+// heldPods returns every pod the queue holds, in a sub-queue, waiting as a
+// member outside any entity, or in flight, by UID, with the object it
+// holds.
 func (p *PriorityQueue) heldPods() map[types.UID]*v1.Pod {
+	out := map[types.UID]*v1.Pod{}
+	for uid, pInfo := range p.heldEntries() {
+		out[uid] = pInfo.Pod
+	}
 	p.lock.Lock()
 	defer p.lock.Unlock()
-	out := map[types.UID]*v1.Pod{}
-	for _, e := range append(append(p.activeQ.List(), p.backoffQ.list()...), p.unschedulablePods.list()...) {
-		e.ForEachPod(func(pInfo *framework.QueuedPodInfo) bool {
-			out[pInfo.Pod.UID] = pInfo.Pod
-			return true
-		})
-	}
 	for uid, rec := range p.inFlight.pods {
 		out[uid] = rec.pod
 	}
 	return out
 }
 
-// backingOff reports whether the pod's entry is still backing off.
+// heldEntries returns the entries of the pods the queue holds outside
+// flight: in a sub-queue (a group's members one by one), incomplete or
+// pending.
+func (p *PriorityQueue) heldEntries() map[types.UID]*framework.QueuedPodInfo {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	out := map[types.UID]*framework.QueuedPodInfo{}
+	for _, e := range append(append(p.activeQ.List(), p.backoffQ.list()...), p.unschedulablePods.list()...) {
+		e.ForEachPod(func(pInfo *framework.QueuedPodInfo) bool {
+			out[pInfo.Pod.UID] = pInfo
+			return true
+		})
+	}
+	for _, lists := range []map[string][]*framework.QueuedPodInfo{p.podGroups.incomplete, p.podGroups.pending} {
+		for _, members := range lists {
+			for _, pInfo := range members {
+				out[pInfo.Pod.UID] = pInfo
+			}
+		}
+	}
+	return out
+}
+
+// backingOff reports whether the pod's entry (a member's group) is still
+// backing off.
 func (p *PriorityQueue) backingOff(uid types.UID) bool {
 	p.lock.Lock()
 	defer p.lock.Unlock()
-	pInfo := p.get(uid)
-	return pInfo != nil && p.isBackingOff(pInfo)
+	e := p.getEntity(string(uid))
+	if key, ok := p.podGroups.memberOf[uid]; ok {
+		e = p.getEntity(key)
+	}
+	return e != nil && p.isBackingOff(e)
 }
 
 // checkStructure checks what the queue's parts promise each other: each
-// heap's index and order, no pod in two places, no gated pod outside the
-// unschedulable pods, backoffQ's two heaps holding the right pods, and the
+// heap's index and order; every pod in exactly one place (a pod entity, a
+// group entity's members, incomplete, pending, in flight); each entity
+// sound (checkEntity); no gated entity outside the unschedulable pods and
+// no group there but a gated one; backoffQ's two heaps holding the right
+// entities; the pod-group bookkeeping (checkPodGroupsStructure); and the
 // in-flight event log trimmed to what the pods in flight need.
 func (p *PriorityQueue) checkStructure() error {
 	p.lock.Lock()
 	defer p.lock.Unlock()
-	where := map[string]string{}
-	place := func(key, part string) error {
-		if prev, ok := where[key]; ok {
-			return fmt.Errorf("pod %s is in both %s and %s", key, prev, part)
+	where := map[types.UID]string{}
+	place := func(uid types.UID, part string) error {
+		if prev, ok := where[uid]; ok {
+			return fmt.Errorf("pod %s is in both %s and %s", uid, prev, part)
 		}
-		where[key] = part
+		where[uid] = part
 		return nil
 	}
+	memberKeys := map[types.UID]string{}
 	heaps := []struct {
 		name string
 		h    *keyedHeap[framework.QueuedEntity]
@@ -867,34 +1097,39 @@ func (p *PriorityQueue) checkStructure() error {
 			return fmt.Errorf("%s: %w", h.name, err)
 		}
 		for _, e := range h.h.List() {
-			pInfo := e.(*framework.QueuedPodInfo)
-			if err := place(entityKey(pInfo), h.name); err != nil {
+			if err := p.checkEntity(e, h.name, place, memberKeys); err != nil {
 				return err
 			}
-			if pInfo.Gated() {
-				return fmt.Errorf("gated pod %s is in %s", pInfo.Pod.UID, h.name)
+			params := e.Params()
+			if params.Gated() {
+				return fmt.Errorf("gated %s is in %s", e.Key(), h.name)
 			}
-			rejected := pInfo.UnschedulablePlugins.Len()+pInfo.PendingPlugins.Len() > 0
+			rejected := params.UnschedulablePlugins.Len()+params.PendingPlugins.Len() > 0
 			if h.h == p.backoffQ.rejected && !rejected || h.h == p.backoffQ.errored && rejected {
-				return fmt.Errorf("pod %s (plugins %v, pending %v) is in %s", pInfo.Pod.UID,
-					pInfo.UnschedulablePlugins, pInfo.PendingPlugins, h.name)
+				return fmt.Errorf("%s (plugins %v, pending %v) is in %s", e.Key(),
+					params.UnschedulablePlugins, params.PendingPlugins, h.name)
 			}
 		}
 	}
 	for key, e := range p.unschedulablePods.entities {
-		pInfo := e.(*framework.QueuedPodInfo)
-		if string(pInfo.Pod.UID) != key {
-			return fmt.Errorf("unschedulablePods holds pod %s under %s", pInfo.Pod.UID, key)
+		if e.Key() != key {
+			return fmt.Errorf("unschedulablePods holds %s under %s", e.Key(), key)
 		}
-		if err := place(key, "unschedulablePods"); err != nil {
+		if err := p.checkEntity(e, "unschedulablePods", place, memberKeys); err != nil {
 			return err
 		}
+		if _, ok := e.(*framework.QueuedPodGroupInfo); ok && !e.Params().Gated() {
+			return fmt.Errorf("pod group %s is parked among the unschedulable pods, and no gate holds it", key)
+		}
+	}
+	if err := p.checkPodGroupsStructure(place, memberKeys); err != nil {
+		return err
 	}
 	for uid, rec := range p.inFlight.pods {
 		if rec.pod.UID != uid {
 			return fmt.Errorf("in flight: pod %s recorded under %s", rec.pod.UID, uid)
 		}
-		if err := place(string(uid), "inFlight"); err != nil {
+		if err := place(uid, "inFlight"); err != nil {
 			return err
 		}
 	}

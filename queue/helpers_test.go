@@ -219,12 +219,17 @@ func (p *PriorityQueue) locations() map[string]Location {
 	return out
 }
 
-// entry returns a copy of the queue's entry for uid (nil if in no sub-queue).
+// entry returns a copy of the queue's entry for uid: a pod's in a
+// sub-queue, or a member's in its group, incomplete or pending (nil if
+// none).
 func (p *PriorityQueue) entry(uid types.UID) *framework.QueuedPodInfo {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	if pInfo := p.get(uid); pInfo != nil {
 		return pInfo.DeepCopy()
+	}
+	if m, _ := p.member(uid); m != nil {
+		return m.DeepCopy()
 	}
 	return nil
 }

@@ -161,27 +161,30 @@ func (p *PriorityQueue) member(uid types.UID) (*framework.QueuedPodInfo, Locatio
 	return nil, NotQueued
 }
 
-// updateMember replaces a held member's pod object. In a group gated by a
-// member, the change is offered to it as an UnscheduledPod event (a
-// scheduling gate removed lets the group in). It reports whether the pod
-// was a held member.
+// updateMember replaces a held member's pod object, and what the queue
+// derives from it (its requests, its signature), as update does for a pod
+// in no group. In a group gated by a member, the change is offered to it as
+// an UnscheduledPod event (a scheduling gate removed lets the group in). It
+// reports whether the pod was a held member.
 func (p *PriorityQueue) updateMember(logger klog.Logger, oldPod, newPod *v1.Pod) bool {
 	m, loc := p.member(newPod.UID)
 	if m == nil {
 		return false
 	}
 	key := p.podGroups.memberOf[newPod.UID]
-	m.PodInfo = m.WithPod(newPod)
-	switch loc {
-	case ActiveQ, BackoffQ, UnschedulablePods:
-		group := p.getEntity(key).(*framework.QueuedPodGroupInfo)
+	var group *framework.QueuedPodGroupInfo
+	if loc == ActiveQ || loc == BackoffQ || loc == UnschedulablePods {
+		group = p.getEntity(key).(*framework.QueuedPodGroupInfo)
 		if _, err := group.UpdateMember(newPod); err != nil {
 			logger.Error(err, "Updating a member of a queued pod group")
 		}
-		if loc == UnschedulablePods {
-			if actions := framework.PodUpdateActions(oldPod, newPod); actions != 0 {
-				p.movePods(logger, []framework.QueuedEntity{group}, unscheduledPodUpdate(actions), oldPod, newPod)
-			}
+	} else {
+		m.PodInfo = framework.NewPodInfo(newPod)
+	}
+	m.PodSignature = p.signPod(logger, newPod)
+	if loc == UnschedulablePods {
+		if actions := framework.PodUpdateActions(oldPod, newPod); actions != 0 {
+			p.movePods(logger, []framework.QueuedEntity{group}, unscheduledPodUpdate(actions), oldPod, newPod)
 		}
 	}
 	logger.V(5).Info("Updated a pod group member", "pod", klog.KObj(newPod), "podGroup", key, "queue", loc)

@@ -1,15 +1,22 @@
 package queue
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	st "github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/minisched/metrics"
 )
 
 // member starts a pod of the group "gang".
@@ -272,3 +279,178 @@ func contains(list []string, s string) bool {
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// TestPodGroupGauges follows a group through the queue and scrapes what
+// the queue reports at each step: scheduler_pending_pods counts members
+// (incomplete and pending among them), scheduler_queued_entities counts the
+// group once. Without pod groups, only pods are reported.
+func TestPodGroupGauges(t *testing.T) {
+	logger := testLogger(t)
+	m := metrics.New()
+	q, clk := newTestQueue(newProfile(nil), WithPodGroups(), WithMetrics(m))
+	m.RegisterQueue(q)
+	var group *framework.QueuedPodGroupInfo
+	steps := []struct {
+		name string
+		do   func(t *testing.T)
+		// pending are scheduler_pending_pods by queue, entities
+		// scheduler_queued_entities by "queue/type"; the others are 0.
+		pending  map[string]int
+		entities map[string]int
+	}{
+		{
+			name:    "two members before their PodGroup: incomplete",
+			do:      func(*testing.T) { q.Add(logger, member("a").Obj()); q.Add(logger, member("b").Obj()) },
+			pending: map[string]int{"incomplete": 2},
+		},
+		{
+			name: "the PodGroup seen, and a pod in no group: one group and one pod in activeQ",
+			do: func(*testing.T) {
+				q.AddPodGroup(logger, gang)
+				q.Add(logger, makePod("solo").Obj())
+			},
+			pending:  map[string]int{"active": 3},
+			entities: map[string]int{"active/podgroup": 1, "active/pod": 1},
+		},
+		{
+			name: "the group popped, a third member arrives: pending",
+			do: func(t *testing.T) {
+				group, _ = popGroup(t, q)
+				q.Add(logger, member("c").Obj())
+			},
+			pending:  map[string]int{"active": 1, "pending": 1},
+			entities: map[string]int{"active/pod": 1},
+		},
+		{
+			name: "the attempt rejected: the three members one group in backoffQ",
+			do: func(t *testing.T) {
+				clk.Step(time.Second)
+				failMembers(t, q, group, framework.NewStatus(framework.Unschedulable, "no"))
+			},
+			pending:  map[string]int{"active": 1, "backoff": 3},
+			entities: map[string]int{"active/pod": 1, "backoff/podgroup": 1},
+		},
+		{
+			name: "a gated member: the group gated, counted under gated",
+			do: func(*testing.T) {
+				q.Add(logger, member("d").SchedulingGates("wait").Obj())
+			},
+			pending:  map[string]int{"active": 1, "gated": 4},
+			entities: map[string]int{"active/pod": 1, "gated/podgroup": 1},
+		},
+		{
+			name:     "the PodGroup deleted: its members wait for it again",
+			do:       func(*testing.T) { q.DeletePodGroup(logger, gang) },
+			pending:  map[string]int{"active": 1, "incomplete": 4},
+			entities: map[string]int{"active/pod": 1},
+		},
+	}
+	for _, step := range steps {
+		t.Run(step.name, func(t *testing.T) {
+			step.do(t)
+			var want strings.Builder
+			want.WriteString("# HELP scheduler_pending_pods x\n# TYPE scheduler_pending_pods gauge\n")
+			for _, queue := range []string{"active", "backoff", "gated", "incomplete", "pending", "unschedulable"} {
+				fmt.Fprintf(&want, "scheduler_pending_pods{queue=%q} %d\n", queue, step.pending[queue])
+			}
+			want.WriteString("# HELP scheduler_queued_entities x\n# TYPE scheduler_queued_entities gauge\n")
+			for _, queue := range []string{"active", "backoff", "gated", "unschedulable"} {
+				for _, typ := range []string{"pod", "podgroup"} {
+					fmt.Fprintf(&want, "scheduler_queued_entities{queue=%q,type=%q} %d\n", queue, typ,
+						step.entities[queue+"/"+typ])
+				}
+			}
+			if err := compareGauges(m, want.String()); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+
+	t.Run("without pod groups, entities are pods only", func(t *testing.T) {
+		m := metrics.New()
+		q, _ := newTestQueue(newProfile(nil), WithMetrics(m))
+		m.RegisterQueue(q)
+		q.Add(logger, member("a").Obj())
+		want := "# HELP scheduler_queued_entities x\n# TYPE scheduler_queued_entities gauge\n" +
+			`scheduler_queued_entities{queue="active",type="pod"} 1` + "\n" +
+			`scheduler_queued_entities{queue="backoff",type="pod"} 0` + "\n" +
+			`scheduler_queued_entities{queue="gated",type="pod"} 0` + "\n" +
+			`scheduler_queued_entities{queue="unschedulable",type="pod"} 0` + "\n"
+		if err := compareGauges(m, want, "scheduler_queued_entities"); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// compareGauges compares the named families (by default the queue's two
+// gauges of pods and entities) with want, in Prometheus' text format, help
+// texts aside (the metrics package's tests check those).
+func compareGauges(m *metrics.Metrics, want string, names ...string) error {
+	if len(names) == 0 {
+		names = []string{"scheduler_pending_pods", "scheduler_queued_entities"}
+	}
+	families, err := m.Gatherer().Gather()
+	if err != nil {
+		return err
+	}
+	for _, f := range families {
+		f.Help = ptr.To("x")
+	}
+	helpless := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) { return families, nil })
+	return testutil.GatherAndCompare(helpless, strings.NewReader(want), names...)
+}
+
+// TestPodGroupMemberUpdateRefreshesItsEntry: a member updated wherever it
+// waits is held as the new object, signed and measured as it, as a pod
+// in no group is (FuzzQueuePodGroups found members keeping the signature
+// and the requests of the object they were added as).
+func TestPodGroupMemberUpdateRefreshesItsEntry(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, q *PriorityQueue)
+		want  Location
+	}{
+		{name: "in its group in activeQ", setup: func(*testing.T, *PriorityQueue) {}, want: ActiveQ},
+		{name: "in its group in backoffQ", setup: func(t *testing.T, q *PriorityQueue) {
+			group, _ := popGroup(t, q)
+			failMembers(t, q, group, framework.NewStatus(framework.Unschedulable, "no"))
+		}, want: BackoffQ},
+		{name: "in its gated group", setup: func(t *testing.T, q *PriorityQueue) {
+			q.Add(testLogger(t), member("gated").SchedulingGates("wait").Obj())
+		}, want: UnschedulablePods},
+		{name: "pending", setup: func(t *testing.T, q *PriorityQueue) {
+			group, _ := popGroup(t, q)
+			if err := q.AddUnschedulablePodIfNotPresent(testLogger(t), group.Members[0]); err != nil {
+				t.Fatal(err)
+			}
+		}, want: PendingPodGroupPods},
+		{name: "incomplete", setup: func(t *testing.T, q *PriorityQueue) {
+			q.DeletePodGroup(testLogger(t), gang)
+		}, want: IncompletePodGroupPods},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger := testLogger(t)
+			q, _ := newTestQueue(newProfile(nil), WithPodGroups())
+			q.AddPodGroup(logger, gang)
+			old := member("a").Label(signatureLabel, "before").Req(cpu("500m")).Obj()
+			q.Add(logger, old)
+			tt.setup(t, q)
+			updated := member("a").Label(signatureLabel, "after").Req(cpu("300m")).Obj()
+			q.Update(logger, old, updated)
+			if loc := q.Locate("a"); loc != tt.want {
+				t.Fatalf("a is in %q, want %q", loc, tt.want)
+			}
+			got := q.entry("a")
+			if got.Pod != updated {
+				t.Errorf("the queue holds %v, want the updated object", got.Pod)
+			}
+			if string(got.PodSignature) != "after" {
+				t.Errorf("signature %q, want %q", got.PodSignature, "after")
+			}
+			if cpu := got.Requests.MilliCPU; cpu != 300 {
+				t.Errorf("requests %dm cpu, want 300m", cpu)
+			}
+		})
+	}
+}

@@ -420,12 +420,17 @@ func (p *PriorityQueue) Close() {
 	p.cond.Broadcast()
 }
 
-// pendingPodsSummary is the format of PendingPods' summary, as in kube-scheduler.
-const pendingPodsSummary = "activeQ:%v; backoffQ:%v; unschedulablePods:%v"
+// The formats of PendingPods' summary, as in kube-scheduler: the second
+// with the GenericWorkload gate (WithPodGroups).
+const (
+	pendingPodsSummary         = "activeQ:%v; backoffQ:%v; unschedulableEntities:%v"
+	pendingPodsExtendedSummary = "activeQ:%v; backoffQ:%v; unschedulableEntities:%v; pendingPodGroupMemberPods:%v; incompletePodGroupPods:%v"
+)
 
-// PendingPods returns every pod in the three sub-queues (not those in
-// flight) and a summary of the counts, as kube-scheduler's cache debugger
-// prints them (minisched's does too: debugger.CacheDumper).
+// PendingPods returns every pod the queue holds but those in flight: in the
+// three sub-queues and, with pod groups, the members waiting pending or
+// incomplete; and a summary of the counts, as kube-scheduler's cache
+// debugger prints them (minisched's does too: debugger.CacheDumper).
 func (p *PriorityQueue) PendingPods() ([]*v1.Pod, string) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -442,7 +447,21 @@ func (p *PriorityQueue) PendingPods() ([]*v1.Pod, string) {
 		return n
 	}
 	active, backoff, unschedulable := add(p.activeQ.List()), add(p.backoffQ.list()), add(p.unschedulablePods.list())
-	return pods, fmt.Sprintf(pendingPodsSummary, active, backoff, unschedulable)
+	if !p.podGroups.enabled {
+		return pods, fmt.Sprintf(pendingPodsSummary, active, backoff, unschedulable)
+	}
+	addMembers := func(lists map[string][]*framework.QueuedPodInfo) int {
+		n := 0
+		for _, members := range lists {
+			for _, m := range members {
+				pods = append(pods, m.Pod)
+				n++
+			}
+		}
+		return n
+	}
+	pending, incomplete := addMembers(p.podGroups.pending), addMembers(p.podGroups.incomplete)
+	return pods, fmt.Sprintf(pendingPodsExtendedSummary, active, backoff, unschedulable, pending, incomplete)
 }
 
 // Locate reports where the queue holds the pod with uid. Tests use it to

@@ -1381,7 +1381,7 @@ func TestPendingPods(t *testing.T) {
 	if diff := cmp.Diff([]string{"active", "backing-off", "gated", "rejected"}, podNames(pods)); diff != "" {
 		t.Errorf("pending pods (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff("activeQ:1; backoffQ:1; unschedulablePods:2", summary); diff != "" {
+	if diff := cmp.Diff("activeQ:1; backoffQ:1; unschedulableEntities:2", summary); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
 	}
 }

@@ -51,20 +51,69 @@ func (p *PriorityQueue) addUnschedulable(e framework.QueuedEntity, event string)
 }
 
 // PendingPodCounts reports the pods in activeQ, backoffQ, among the
-// unschedulable pods, and gated by PreEnqueue (before or after an attempt),
-// under the labels of scheduler_pending_pods.
+// unschedulable pods, gated by PreEnqueue (before or after an attempt), and
+// the members of pod groups waiting outside any entity (incomplete,
+// pending), under the labels of scheduler_pending_pods. A pod group counts
+// its members. Pods in flight are in none.
 func (p *PriorityQueue) PendingPodCounts() map[string]int {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	counts := map[string]int{metrics.ActiveQ: podsIn(p.activeQ.List()), metrics.BackoffQ: podsIn(p.backoffQ.list())}
 	for _, e := range p.unschedulablePods.entities {
-		if e.Params().Gated() {
-			counts[metrics.Gated] += e.Size()
-		} else {
-			counts[metrics.Unschedulable] += e.Size()
-		}
+		counts[unschedulableLabel(e)] += e.Size()
+	}
+	for _, members := range p.podGroups.incomplete {
+		counts[metrics.Incomplete] += len(members)
+	}
+	for _, members := range p.podGroups.pending {
+		counts[metrics.Pending] += len(members)
 	}
 	return counts
+}
+
+// QueuedEntityCounts reports the entities in activeQ, backoffQ, among the
+// unschedulable pods and gated, by type (a pod in no group, a pod group),
+// under the labels of scheduler_queued_entities. Every queue is reported
+// for pods, and for pod groups when the queue holds them (WithPodGroups).
+func (p *PriorityQueue) QueuedEntityCounts() map[metrics.QueueEntity]int {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	types := []string{metrics.PodEntity}
+	if p.podGroups.enabled {
+		types = append(types, metrics.PodGroupEntity)
+	}
+	counts := map[metrics.QueueEntity]int{}
+	for _, queue := range []string{metrics.ActiveQ, metrics.BackoffQ, metrics.Unschedulable, metrics.Gated} {
+		for _, t := range types {
+			counts[metrics.QueueEntity{Queue: queue, Type: t}] = 0
+		}
+	}
+	count := func(queue string, e framework.QueuedEntity) {
+		t := metrics.PodEntity
+		if _, ok := e.(*framework.QueuedPodGroupInfo); ok {
+			t = metrics.PodGroupEntity
+		}
+		counts[metrics.QueueEntity{Queue: queue, Type: t}]++
+	}
+	for _, e := range p.activeQ.List() {
+		count(metrics.ActiveQ, e)
+	}
+	for _, e := range p.backoffQ.list() {
+		count(metrics.BackoffQ, e)
+	}
+	for _, e := range p.unschedulablePods.entities {
+		count(unschedulableLabel(e), e)
+	}
+	return counts
+}
+
+// unschedulableLabel is the queue label of an entity among the
+// unschedulable pods: gated if a PreEnqueue plugin keeps it there.
+func unschedulableLabel(e framework.QueuedEntity) string {
+	if e.Params().Gated() {
+		return metrics.Gated
+	}
+	return metrics.Unschedulable
 }
 
 // UnschedulablePodsByPlugin counts the unschedulable pods (gated ones

@@ -194,9 +194,6 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 	}
 
 	m := metrics.New()
-	if o.gates.GenericWorkload {
-		m.RegisterWorkloadPreemption() // kube-scheduler's are registered with the gate only
-	}
 	snapshot := cache.NewEmptySnapshot()
 	// Assumed pods never expire, as in kube-scheduler v1.37
 	// (durationToExpireAssumedPod = 0): the informer confirms them, or a
@@ -212,6 +209,10 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 	if o.gates.GenericWorkload {
 		cacheOpts = append(cacheOpts, cache.WithPodGroups())
 		queueOpts = append(queueOpts, queue.WithPodGroups())
+		// kube-scheduler's pod-group and workload-preemption metrics exist
+		// only with the gate.
+		m.RegisterPodGroups()
+		m.RegisterWorkloadPreemption()
 	}
 	c := cache.New(0, cacheOpts...)
 	var podGroupManager framework.PodGroupManager

@@ -230,7 +230,7 @@ func TestDumpAll(t *testing.T) {
 	for _, want := range []string{
 		`node="n1"`, "pods=1", `requested="cpu=1000m memory=0 ephemeral-storage=0"`,
 		`allocatable="cpu=4000m memory=0 ephemeral-storage=0 pods=10"`,
-		`summary="activeQ:1; backoffQ:0; unschedulablePods:0"`, `activeQ=["ns/waiting"]`,
+		`summary="activeQ:1; backoffQ:0; unschedulableEntities:0"`, `activeQ=["ns/waiting"]`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("dump %q does not contain %q", text, want)

@@ -67,8 +67,8 @@ func (d *CacheDumper) dumpSchedulingQueue(logger klog.Logger) {
 		slices.Sort(keys)
 	}
 	kvs := []any{"summary", summary}
-	for _, loc := range []queue.Location{queue.ActiveQ, queue.BackoffQ, queue.UnschedulablePods, queue.InFlight,
-		queue.NotQueued} {
+	for _, loc := range []queue.Location{queue.ActiveQ, queue.BackoffQ, queue.UnschedulablePods,
+		queue.PendingPodGroupPods, queue.IncompletePodGroupPods, queue.InFlight, queue.NotQueued} {
 		if keys := byQueue[loc]; len(keys) > 0 {
 			name := string(loc)
 			if loc == queue.NotQueued {

@@ -135,14 +135,16 @@ func (q *QueuedPodGroupInfo) Member(uid types.UID) *QueuedPodInfo {
 	return nil
 }
 
-// UpdateMember replaces a member's pod object by pod (same UID), and
-// returns the member; it reports an error if pod is not a member.
+// UpdateMember replaces a member's pod object by pod (same UID), with what
+// PodInfo derives from it computed anew (an update may scale requests
+// down), and returns the member; it reports an error if pod is not a
+// member. The member's signature is the queue's to renew.
 func (q *QueuedPodGroupInfo) UpdateMember(pod *v1.Pod) (*QueuedPodInfo, error) {
 	m := q.Member(pod.UID)
 	if m == nil {
 		return nil, fmt.Errorf("pod %s is not queued in pod group %s", PodKey(pod), q.Key())
 	}
-	m.PodInfo = m.WithPod(pod)
+	m.PodInfo = NewPodInfo(pod)
 	q.syncUnscheduled()
 	return m, nil
 }

@@ -5,7 +5,9 @@
 //	scheduler_schedule_attempts_total{result,profile}                 counter
 //	scheduler_scheduling_attempt_duration_seconds{result,profile}     histogram, pop to bound (or failed)
 //	scheduler_scheduling_algorithm_duration_seconds                   histogram, Filter+Score of one pod
-//	scheduler_pending_pods{queue}                                     gauge: active, backoff, unschedulable, gated
+//	scheduler_pending_pods{queue}                                     gauge: active, backoff, unschedulable, gated,
+//	                                                                  incomplete, pending (podgroup.go)
+//	scheduler_queued_entities{queue,type}                             gauge: pods and pod groups in each queue
 //	scheduler_queue_incoming_pods_total{queue,event}                  counter: what moved pods into each queue
 //	scheduler_unschedulable_pods{plugin,profile}                      gauge: unschedulable pods by rejecting plugin
 //	scheduler_framework_extension_point_duration_seconds{extension_point,status,profile}
@@ -22,7 +24,8 @@
 //	scheduler_store_schedule_results_duration_seconds{profile}        histogram
 //	scheduler_batch_rescore_duration_seconds{profile}                 histogram
 //
-// plus the Go runtime's and the process's own metrics. A *Metrics is made
+// plus, with the GenericWorkload gate, those of pod-group cycles
+// (podgroup.go), and the Go runtime's and the process's own metrics. A *Metrics is made
 // once per scheduler (New) and handed to the framework, the queue and the
 // loop; every method works on a nil *Metrics and does nothing, so tests and
 // benchmarks need none.
@@ -119,6 +122,10 @@ type Metrics struct {
 	storeResultsLatency *prometheus.HistogramVec
 	batchRescoreLatency *prometheus.HistogramVec
 	workloadPreemption  *workloadPreemptionMetrics // with GenericWorkload (workload_preemption.go)
+
+	// podGroups are the pod-group cycles' collectors, nil until
+	// RegisterPodGroups.
+	podGroups *podGroupMetrics
 }
 
 // batchBuckets are the buckets of the batching latencies: from 10 µs,
@@ -395,18 +402,19 @@ func (m *Metrics) BatchRescore(profile string, d time.Duration) {
 }
 
 // QueueStats is what the scheduling queue reports at each scrape: the pods
-// in each of its parts, and the unschedulable pods by each plugin that
-// rejected them.
+// in each of its parts, the entities (pods, pod groups) in each sub-queue,
+// and the unschedulable pods by each plugin that rejected them.
 type QueueStats interface {
 	PendingPodCounts() map[string]int
+	QueuedEntityCounts() map[QueueEntity]int
 	UnschedulablePodsByPlugin() map[PluginProfile]int
 }
 
 // PluginProfile labels scheduler_unschedulable_pods.
 type PluginProfile struct{ Plugin, Profile string }
 
-// RegisterQueue has scheduler_pending_pods and scheduler_unschedulable_pods
-// read from q at each scrape, so they are exact without bookkeeping on
+// RegisterQueue has scheduler_pending_pods, scheduler_queued_entities and
+// scheduler_unschedulable_pods read from q at each scrape, so they are exact without bookkeeping on
 // every move.
 func (m *Metrics) RegisterQueue(q QueueStats) {
 	if m == nil {
@@ -417,7 +425,7 @@ func (m *Metrics) RegisterQueue(q QueueStats) {
 
 var (
 	pendingPodsDesc = prometheus.NewDesc("scheduler_pending_pods",
-		"Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated.",
+		"Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulableEntities that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated; 'incomplete' means number of pods in incompletePodGroupPods; 'pending' means number of pods in pendingPodGroupPods.",
 		[]string{"queue"}, nil)
 	unschedulablePodsDesc = prometheus.NewDesc("scheduler_unschedulable_pods",
 		"The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for all plugins that caused it to not schedule and so this metric have meaning only when broken down by plugin.",
@@ -428,13 +436,17 @@ type queueCollector struct{ q QueueStats }
 
 func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- pendingPodsDesc
+	ch <- queuedEntitiesDesc
 	ch <- unschedulablePodsDesc
 }
 
 func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	counts := c.q.PendingPodCounts()
-	for _, queue := range []string{ActiveQ, BackoffQ, Unschedulable, Gated} {
+	for _, queue := range []string{ActiveQ, BackoffQ, Unschedulable, Gated, Incomplete, Pending} {
 		ch <- prometheus.MustNewConstMetric(pendingPodsDesc, prometheus.GaugeValue, float64(counts[queue]), queue)
+	}
+	for k, n := range c.q.QueuedEntityCounts() {
+		ch <- prometheus.MustNewConstMetric(queuedEntitiesDesc, prometheus.GaugeValue, float64(n), k.Queue, k.Type)
 	}
 	for k, n := range c.q.UnschedulablePodsByPlugin() {
 		ch <- prometheus.MustNewConstMetric(unschedulablePodsDesc, prometheus.GaugeValue, float64(n), k.Plugin, k.Profile)

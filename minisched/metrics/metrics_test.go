@@ -23,6 +23,9 @@ func TestNilMetricsRecordNothing(t *testing.T) {
 	m.GoroutineDone(Binding)
 	m.EventHandled("NodeAdd", time.Second)
 	m.RegisterQueue(nil)
+	m.RegisterPodGroups()
+	m.PodGroupAttempt(ScheduledResult, "p", time.Second)
+	m.PodGroupAlgorithm(time.Second)
 }
 
 // TestSLIAttemptsLabel checks that the attempts label stops at "15+", so
@@ -63,7 +66,12 @@ func TestSLIAttemptsLabel(t *testing.T) {
 type fakeQueue struct{}
 
 func (fakeQueue) PendingPodCounts() map[string]int {
-	return map[string]int{ActiveQ: 3, Unschedulable: 2, Gated: 1}
+	return map[string]int{ActiveQ: 3, Unschedulable: 2, Gated: 1, Incomplete: 4}
+}
+
+func (fakeQueue) QueuedEntityCounts() map[QueueEntity]int {
+	return map[QueueEntity]int{{Queue: ActiveQ, Type: PodEntity}: 1, {Queue: ActiveQ, Type: PodGroupEntity}: 1,
+		{Queue: Unschedulable, Type: PodEntity}: 2, {Queue: Gated, Type: PodEntity}: 1}
 }
 
 func (fakeQueue) UnschedulablePodsByPlugin() map[PluginProfile]int {
@@ -71,23 +79,32 @@ func (fakeQueue) UnschedulablePodsByPlugin() map[PluginProfile]int {
 }
 
 // TestQueueGauges checks that the queue's gauges are read at scrape time,
-// every queue label present even when empty.
+// every queue label of scheduler_pending_pods present even when empty, and
+// a pod group counting its members there and once among the entities.
 func TestQueueGauges(t *testing.T) {
 	m := New()
 	m.RegisterQueue(fakeQueue{})
 	want := `
-# HELP scheduler_pending_pods Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated.
+# HELP scheduler_pending_pods Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulableEntities that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated; 'incomplete' means number of pods in incompletePodGroupPods; 'pending' means number of pods in pendingPodGroupPods.
 # TYPE scheduler_pending_pods gauge
 scheduler_pending_pods{queue="active"} 3
 scheduler_pending_pods{queue="backoff"} 0
 scheduler_pending_pods{queue="gated"} 1
+scheduler_pending_pods{queue="incomplete"} 4
+scheduler_pending_pods{queue="pending"} 0
 scheduler_pending_pods{queue="unschedulable"} 2
+# HELP scheduler_queued_entities Number of queued scheduling entities ('pod' or 'podgroup'; 'pod' stands for individual pods that are not members of any podgroup) by the queue type. 'active' means number of entities in activeQ; 'backoff' means number of entities in backoffQ; 'unschedulable' means number of entities in unschedulableEntities that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable entities that the scheduler never attempted to schedule because they are gated.
+# TYPE scheduler_queued_entities gauge
+scheduler_queued_entities{queue="active",type="pod"} 1
+scheduler_queued_entities{queue="active",type="podgroup"} 1
+scheduler_queued_entities{queue="gated",type="pod"} 1
+scheduler_queued_entities{queue="unschedulable",type="pod"} 2
 # HELP scheduler_unschedulable_pods The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for all plugins that caused it to not schedule and so this metric have meaning only when broken down by plugin.
 # TYPE scheduler_unschedulable_pods gauge
 scheduler_unschedulable_pods{plugin="NodeResourcesFit",profile="default-scheduler"} 2
 `
 	if err := testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want),
-		"scheduler_pending_pods", "scheduler_unschedulable_pods"); err != nil {
+		"scheduler_pending_pods", "scheduler_queued_entities", "scheduler_unschedulable_pods"); err != nil {
 		t.Error(err)
 	}
 }
