@@ -861,11 +861,13 @@ func (c *Cache) cloneNodeInfo(info *framework.NodeInfo) *framework.NodeInfo {
 // contents change.
 //
 // With pod groups, the group states that changed are copied too. Pods a
-// pod-group cycle left assumed in s (Snapshot.AssumePod) are forgotten
-// first, with an error logged.
+// pod-group cycle left assumed in s (Snapshot.AssumePod), and a placement
+// it left assumed (Snapshot.AssumePlacement), are forgotten first, with an
+// error logged.
 func (c *Cache) UpdateSnapshot(logger klog.Logger, s *Snapshot) error {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	s.forgetPlacement(logger)
 	s.forgetAllAssumedPods(logger)
 	c.updatePodGroupStateSnapshot(s)
 	since := s.generation

@@ -72,6 +72,9 @@ type Snapshot struct {
 	// order placed, each with what it changed; ForgetPod takes them back
 	// from the end.
 	assumed []snapshotAssumption
+	// placement restricts the scheduler's search while a pod-group cycle
+	// tries a topology domain (snapshot_placement.go); nil: none.
+	placement *placementNodes
 }
 
 var (

@@ -118,6 +118,7 @@ type Metrics struct {
 	getNodeHintLatency  *prometheus.HistogramVec
 	storeResultsLatency *prometheus.HistogramVec
 	batchRescoreLatency *prometheus.HistogramVec
+	placement           *placementMetrics // placement.go; nil until RegisterPlacement
 }
 
 // batchBuckets are the buckets of the batching latencies: from 10 µs,
