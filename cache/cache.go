@@ -862,12 +862,14 @@ func (c *Cache) cloneNodeInfo(info *framework.NodeInfo) *framework.NodeInfo {
 //
 // With pod groups, the group states that changed are copied too. A
 // mutation session a PodGroupPostFilter left open (Snapshot.StartMutations)
-// is ended first, then pods a pod-group cycle left assumed in s
-// (Snapshot.AssumePod) are forgotten; either is logged as an error.
+// is ended first, then a placement a pod-group cycle left in force
+// (Snapshot.AssumePlacement) and the pods it left assumed in s
+// (Snapshot.AssumePod) are forgotten; each is logged as an error.
 func (c *Cache) UpdateSnapshot(logger klog.Logger, s *Snapshot) error {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	s.endForgottenMutations(logger)
+	s.forgetPlacement(logger)
 	s.forgetAllAssumedPods(logger)
 	c.updatePodGroupStateSnapshot(s)
 	since := s.generation

@@ -81,6 +81,9 @@ type Snapshot struct {
 	// backup is what the snapshot held when its mutation session started
 	// (StartMutations), nil outside one (snapshot_mutations.go).
 	backup *snapshotBackup
+	// placement restricts the scheduler's search while a pod-group cycle
+	// tries a topology domain (snapshot_placement.go); nil: none.
+	placement *placementNodes
 }
 
 var (

@@ -269,7 +269,9 @@ func (s *Scheduler) schedulePod(ctx context.Context, schedFramework *framework.F
 			return result, err
 		}
 	}
-	if s.snapshot.NumNodes() == 0 {
+	// Within a pod group's placement (TopologyAwareWorkloadScheduling),
+	// only the placement's nodes are searched, and counted.
+	if s.snapshot.NumNodesInPlacement() == 0 {
 		return result, ErrNoNodesAvailable
 	}
 	// The cycle's number, which OpportunisticBatching compares with the
@@ -281,7 +283,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, schedFramework *framework.F
 	}
 	result.seen.diagnosis, result.seen.feasible, result.seen.hint = diagnosis, feasible, hint
 	if len(feasible) == 0 {
-		return result, &framework.FitError{Pod: pod, NumAllNodes: s.snapshot.NumNodes(), Diagnosis: diagnosis}
+		return result, &framework.FitError{Pod: pod, NumAllNodes: s.snapshot.NumNodesInPlacement(), Diagnosis: diagnosis}
 	}
 	result.evaluatedNodes = len(feasible) + diagnosis.NodeToStatus.Len()
 	result.feasibleNodes = len(feasible)
@@ -327,7 +329,13 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, schedFramework *fra
 	state *framework.CycleState, podInfo *framework.QueuedPodInfo, cycle int64) ([]*framework.NodeInfo, framework.Diagnosis, string, error) {
 	pod := podInfo.Pod
 	diagnosis := framework.NewDiagnosis()
+	// PreFilter sees every node; the search covers the placement's, when a
+	// pod group's cycle assumed one (cache/snapshot_placement.go).
 	allNodes, err := s.snapshot.NodeInfos().List()
+	if err != nil {
+		return nil, diagnosis, "", err
+	}
+	candidates, err := s.snapshot.ListNodesInPlacement()
 	if err != nil {
 		return nil, diagnosis, "", err
 	}
@@ -364,11 +372,11 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, schedFramework *fra
 
 	// Step 3: the candidates. Nodes a PreFilterResult left out are rejected
 	// by the plugins that narrowed the set.
-	nodes := allNodes
+	nodes := candidates
 	if !preRes.AllNodes() {
 		nodes = make([]*framework.NodeInfo, 0, len(preRes.NodeNames))
 		for _, name := range sets.List(preRes.NodeNames) {
-			if ni, err := s.snapshot.NodeInfos().Get(name); err == nil {
+			if ni, err := s.snapshot.GetNodeInPlacement(name); err == nil {
 				nodes = append(nodes, ni)
 			}
 		}
@@ -405,12 +413,19 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, schedFramework *fra
 // evaluateNominatedNode runs Filter and the extenders on one node alone: the
 // pod's nominated node, or the node OpportunisticBatching hinted at. A
 // rejection is recorded in diagnosis; the full search that follows sets it
-// again if it reaches that node, and keeps it otherwise.
+// again if it reaches that node, and keeps it otherwise. A node outside the
+// placement a pod group's cycle is trying is skipped, and not an error:
+// the group is tried in other placements too.
 func (s *Scheduler) evaluateNominatedNode(ctx context.Context, schedFramework *framework.Framework,
 	state *framework.CycleState, pod *v1.Pod, node string, diagnosis *framework.Diagnosis) ([]*framework.NodeInfo, error) {
-	nodeInfo, err := s.snapshot.NodeInfos().Get(node)
+	nodeInfo, err := s.snapshot.GetNodeInPlacement(node)
 	if err != nil {
-		return nil, err
+		if _, err := s.snapshot.Get(node); err != nil {
+			return nil, err
+		}
+		klog.FromContext(ctx).V(4).Info("Pod's nominated node is present in the cluster but not available in the current placement",
+			"pod", klog.KObj(pod), "node", node)
+		return nil, nil
 	}
 	feasible, err := s.findNodesThatPassFilters(ctx, schedFramework, state, pod, diagnosis, []*framework.NodeInfo{nodeInfo})
 	if err != nil {

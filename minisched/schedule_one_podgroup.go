@@ -6,10 +6,16 @@
 //	                           deleted or already assumed dropped
 //	  podGroupCycle            the algorithm, PodGroupPostFilter when the
 //	                           group is unschedulable, then submit
-//	    podGroupAlgorithm      PlacementFeasible; each member through
+//	    podGroupAlgorithm      one of the two below; all undone at the end
+//	      defaultPodGroupAlgorithm    PlacementFeasible; each member through
 //	                           schedulingAlgorithm, placed in the SNAPSHOT
 //	                           (assumeAndReserve with InPodGroupCycle);
-//	                           PlacementFeasible after each; all undone at the end
+//	                           PlacementFeasible after each
+//	      placementPodGroupAlgorithm  (TopologyAwareWorkloadScheduling)
+//	                           PlacementGenerate; per placement, the snapshot
+//	                           restricted to its nodes and the default
+//	                           algorithm run and undone; PlacementScore picks
+//	                           the best of those that held the group
 //	    submitPodGroupResult   each placed member of a feasible group:
 //	                           prepareForBindingCycle (cache, Reserve, Permit,
 //	                           GangScheduling's barrier), runBindingCycle;
@@ -30,7 +36,16 @@
 // The group's message is PlacementFeasible's reason, then the
 // PodGroupPostFilter's. When the group's status itself carries "pod group
 // is unschedulable" (no member was placed, or minCount was still unmet at
-// the end), shape 1 repeats that prefix: kube-scheduler's message, kept.
+// the end, or no placement held the group: "0/2 placements are available,
+// first placement status: ..."), shape 1 repeats that prefix:
+// kube-scheduler's message, kept.
+//
+// Three cycle states serve a group's cycle, as in kube-scheduler: the
+// group's (PodGroupPostFilter's, and PlacementGenerate's), one per
+// placement tried (PlacementFeasible's and PlacementScore's), and one per
+// member's try, which links to the group's (CycleState.PodGroupCycleState)
+// so that a plugin can keep what it learnt of each member for the group's
+// extension points.
 
 package minisched
 
@@ -90,6 +105,9 @@ type podGroupResult struct {
 	waitingOnPreemption bool
 	// anyScheduled says a member was placed in this cycle.
 	anyScheduled bool
+	// placementState is the cycle state the placement was tried with
+	// (PlacementFeasible's), for PlacementScore.
+	placementState *framework.CycleState
 }
 
 // revertFns undo, last first, what a cycle placed in the snapshot.
@@ -242,30 +260,48 @@ func (s *Scheduler) podGroupCycle(ctx, bindCtx context.Context, schedFramework *
 	s.submitPodGroupResult(ctx, bindCtx, schedFramework, group, res, rootStatus, start)
 }
 
-// podGroupAlgorithm tries the group's members in order, each placed in the
-// snapshot, and undoes every placement before it returns: the members a
-// feasible group binds are assumed again, in the cache, by
-// submitPodGroupResult. A Success in which no member was placed is
-// Unschedulable: there is nothing to bind.
+// podGroupAlgorithm runs the group's algorithm: with
+// TopologyAwareWorkloadScheduling the placement algorithm, which tries the
+// group in each placement, otherwise the default one, in a single
+// placement of every node. Either undoes every placement of a member in
+// the snapshot before it returns: the members a feasible group binds are
+// assumed again, in the cache, by submitPodGroupResult. A Success in which
+// no member was placed is Unschedulable: there is nothing to bind.
 func (s *Scheduler) podGroupAlgorithm(ctx context.Context, schedFramework *framework.Framework,
 	groupState *framework.CycleState, group *framework.QueuedPodGroupInfo) *podGroupResult {
-	var placed revertFns
-	defer placed.revert()
-	res := s.defaultPodGroupAlgorithm(ctx, schedFramework, groupState, group, &placed)
+	var res *podGroupResult
+	if s.gates.TopologyAwareWorkloadScheduling {
+		res = s.placementPodGroupAlgorithm(ctx, schedFramework, groupState, group)
+	} else {
+		var placed revertFns
+		res = s.defaultPodGroupAlgorithm(ctx, schedFramework, newPlacementCycleState(groupState), group, &placed)
+		placed.revert()
+	}
 	if res.status.IsSuccess() && !res.anyScheduled {
 		res.status = framework.NewStatus(framework.Unschedulable).WithError(errPodGroupUnschedulable)
 	}
 	return res
 }
 
-// defaultPodGroupAlgorithm is kube-scheduler's default algorithm: every
-// node is one placement. PlacementFeasible judges the group before the
-// first member and after each; Unschedulable stops the loop, a Success is
-// kept even if later members fail, and a Wait left at the end fails the
-// group.
+// newPlacementCycleState is the cycle state of one placement's try, linked
+// to the group's.
+func newPlacementCycleState(groupState *framework.CycleState) *framework.CycleState {
+	state := framework.NewCycleState()
+	state.SetPodGroupCycleState(groupState)
+	return state
+}
+
+// defaultPodGroupAlgorithm is kube-scheduler's default algorithm, in the
+// placement the snapshot presents (every node, or the one
+// placementPodGroupAlgorithm assumed). PlacementFeasible judges the group
+// before the first member and after each; Unschedulable stops the loop, a
+// Success is kept even if later members fail, and a Wait left at the end
+// fails the group. What undoes the members placed is appended to placed;
+// a failed group undoes them at once.
 func (s *Scheduler) defaultPodGroupAlgorithm(ctx context.Context, schedFramework *framework.Framework,
-	groupState *framework.CycleState, group *framework.QueuedPodGroupInfo, placed *revertFns) (res *podGroupResult) {
-	res = &podGroupResult{status: framework.NewStatus(framework.Unschedulable).WithError(errPodGroupUnschedulable)}
+	placementState *framework.CycleState, group *framework.QueuedPodGroupInfo, placed *revertFns) (res *podGroupResult) {
+	res = &podGroupResult{status: framework.NewStatus(framework.Unschedulable).WithError(errPodGroupUnschedulable),
+		placementState: placementState}
 	defer func() {
 		if !res.status.IsSuccess() {
 			placed.revert()
@@ -279,7 +315,7 @@ func (s *Scheduler) defaultPodGroupAlgorithm(ctx context.Context, schedFramework
 		return res
 	}
 	progress := framework.PlacementProgress{Remaining: len(group.Members), Scheduled: pgState.ScheduledPodsCount()}
-	feasible := schedFramework.RunPlacementFeasiblePlugins(ctx, groupState, group.PodGroupInfo, progress)
+	feasible := schedFramework.RunPlacementFeasiblePlugins(ctx, placementState, group.PodGroupInfo, progress)
 	switch {
 	case feasible.IsError():
 		res.status = framework.AsStatus(fmt.Errorf("failed to evaluate placement feasibility: %w", feasible.AsError()))
@@ -290,7 +326,7 @@ func (s *Scheduler) defaultPodGroupAlgorithm(ctx context.Context, schedFramework
 	}
 	res.status = feasible
 	for _, m := range group.Members {
-		mr, revert := s.podGroupMemberAlgorithm(ctx, schedFramework, m)
+		mr, revert := s.podGroupMemberAlgorithm(ctx, schedFramework, placementState.PodGroupCycleState(), m)
 		res.members = append(res.members, mr)
 		if revert != nil {
 			*placed = append(*placed, revert)
@@ -304,7 +340,7 @@ func (s *Scheduler) defaultPodGroupAlgorithm(ctx context.Context, schedFramework
 		if mr.status.IsSuccess() {
 			progress.Scheduled++
 		}
-		feasible := schedFramework.RunPlacementFeasiblePlugins(ctx, groupState, group.PodGroupInfo, progress)
+		feasible := schedFramework.RunPlacementFeasiblePlugins(ctx, placementState, group.PodGroupInfo, progress)
 		if feasible.IsError() {
 			res.status = framework.AsStatus(fmt.Errorf("failed to evaluate placement feasibility: %w", feasible.AsError()))
 			break
@@ -322,14 +358,16 @@ func (s *Scheduler) defaultPodGroupAlgorithm(ctx context.Context, schedFramework
 }
 
 // podGroupMemberAlgorithm tries one member, as a pod's cycle would, but
-// without PostFilter and placing it in the snapshot only. It returns what
-// undoes the placement (nil when it was not placed).
+// without PostFilter and placing it in the snapshot only; the member's
+// cycle state links to groupState. It returns what undoes the placement
+// (nil when it was not placed).
 func (s *Scheduler) podGroupMemberAlgorithm(ctx context.Context, schedFramework *framework.Framework,
-	m *framework.QueuedPodInfo) (memberResult, func()) {
+	groupState *framework.CycleState, m *framework.QueuedPodInfo) (memberResult, func()) {
 	logger := klog.LoggerWithValues(klog.FromContext(ctx), "pod", klog.KObj(m.Pod))
 	ctx = klog.NewContext(ctx, logger)
 	state := s.newCycleState(m)
 	state.InPodGroupCycle = true
+	state.SetPodGroupCycleState(groupState)
 	state.SetPodInfo(m.PodInfo)
 	mr := memberResult{podInfo: m, state: state, tried: true}
 	mr.result, mr.status = s.schedulingAlgorithm(ctx, schedFramework, state, m)
@@ -344,6 +382,139 @@ func (s *Scheduler) podGroupMemberAlgorithm(ctx context.Context, schedFramework 
 		return mr, nil
 	}
 	return mr, func() { s.unreserveAndForget(ctx, state, schedFramework, assumed.Pod, node) }
+}
+
+// placementPodGroupAlgorithm is kube-scheduler's placement algorithm
+// (TopologyAwareWorkloadScheduling): it tries the whole group in each
+// placement and keeps the best.
+//
+//  1. PlacementGenerate divides the nodes the snapshot presents into
+//     placements (TopologyPlacementGenerator: one per domain of the
+//     PodGroup's topology key; one of every node without a key). Its
+//     failure, or no placement, is the group's status.
+//  2. For each placement, the snapshot presents only its nodes
+//     (Snapshot.AssumePlacement), the default algorithm runs in it with a
+//     placement cycle state of its own, and what it placed is undone at
+//     once, so that each placement is tried on the same snapshot. An Error
+//     ends the algorithm.
+//  3. No placement held the group: the group fails with "0/N placements
+//     are available, first placement status: ..." and the first
+//     placement's members (their shapes of message come from there).
+//  4. One held it: that one. Several: PlacementScore ranks them, and the
+//     highest total wins, ties broken at random (findBestPlacement).
+//
+// The placement the snapshot presented before is restored on the way out
+// (none, unless a caller nested placements).
+func (s *Scheduler) placementPodGroupAlgorithm(ctx context.Context, schedFramework *framework.Framework,
+	groupState *framework.CycleState, group *framework.QueuedPodGroupInfo) (res *podGroupResult) {
+	logger := klog.FromContext(ctx)
+	// 1.
+	allNodes, err := s.snapshot.ListNodesInPlacement()
+	if err != nil {
+		return &podGroupResult{status: framework.AsStatus(fmt.Errorf("failed to list node infos: %w", err))}
+	}
+	// As kube-scheduler, every placement cycle times its plugins for now.
+	groupState.RecordPluginMetrics = true
+	placements, status := schedFramework.RunPlacementGeneratePlugins(ctx, groupState, group.PodGroupInfo, allNodes)
+	if !status.IsSuccess() {
+		return &podGroupResult{status: status}
+	}
+	s.metrics.GeneratedPlacements(schedFramework.ProfileName(), len(placements))
+
+	parent := s.snapshot.GetPlacement()
+	defer func() {
+		if err := s.snapshot.AssumePlacement(parent); err != nil {
+			res = &podGroupResult{status: framework.AsStatus(
+				fmt.Errorf("failed to restore parent pod group placement: %w", err))}
+		}
+	}()
+	// 2.
+	var first *podGroupResult
+	var feasible []feasiblePlacement
+	for _, placement := range placements {
+		logger.V(4).Info("Assuming placement in snapshot", "placement", placement.Name)
+		start := time.Now()
+		if err := s.snapshot.AssumePlacement(placement); err != nil {
+			return &podGroupResult{status: framework.AsStatus(fmt.Errorf("failed to assume pod group placement: %w", err))}
+		}
+		var placed revertFns
+		r := s.defaultPodGroupAlgorithm(ctx, schedFramework, newPlacementCycleState(groupState), group, &placed)
+		placed.revert()
+		if r.status.IsError() {
+			return r
+		}
+		if first == nil {
+			first = r
+		}
+		result := metrics.InfeasibleResult
+		if r.status.IsSuccess() {
+			result = metrics.FeasibleResult
+			feasible = append(feasible, feasiblePlacement{placement: placement, result: r})
+		}
+		s.metrics.PlacementEvaluated(result, schedFramework.ProfileName(), time.Since(start))
+	}
+	// 3. Which placement reports is arbitrary, kube-scheduler says; it is
+	// the first tried.
+	if len(feasible) == 0 {
+		first.status = framework.NewStatus(framework.Unschedulable,
+			fmt.Sprintf("0/%d placements are available, first placement status: %v", len(placements),
+				first.status.AsError())).WithError(errPodGroupUnschedulable)
+		return first
+	}
+	// 4.
+	best, status := s.findBestPlacement(ctx, schedFramework, groupState, group, feasible)
+	if !status.IsSuccess() {
+		return &podGroupResult{status: status}
+	}
+	return best
+}
+
+// feasiblePlacement is a placement that held the group, with the result of
+// trying the group there.
+type feasiblePlacement struct {
+	placement *framework.Placement
+	result    *podGroupResult
+}
+
+// findBestPlacement returns the result of the feasible placement with the
+// highest PlacementScore total; ties are broken at random, as
+// kube-scheduler does. A lone placement is not scored.
+func (s *Scheduler) findBestPlacement(ctx context.Context, schedFramework *framework.Framework,
+	groupState *framework.CycleState, group *framework.QueuedPodGroupInfo,
+	feasible []feasiblePlacement) (*podGroupResult, *framework.Status) {
+	if len(feasible) == 1 {
+		return feasible[0].result, nil
+	}
+	assignments := make([]*framework.PodGroupAssignments, len(feasible))
+	states := make([]*framework.CycleState, len(feasible))
+	for i, f := range feasible {
+		assignments[i] = proposedAssignments(f.result)
+		assignments[i].Placement = f.placement
+		states[i] = f.result.placementState
+	}
+	scores, status := schedFramework.RunPlacementScorePlugins(ctx, groupState, group.PodGroupInfo, assignments, states)
+	if !status.IsSuccess() {
+		return nil, status
+	}
+	if logger := klog.FromContext(ctx).V(10); logger.Enabled() {
+		for _, score := range scores {
+			for _, ps := range score.Scores {
+				logger.Info("Plugin scored placement for podGroup", "plugin", ps.Name,
+					"placement", score.Placement.Name, "score", ps.Score)
+			}
+			logger.Info("Calculated placement's final score for podGroup", "placement", score.Placement.Name,
+				"score", score.TotalScore)
+		}
+	}
+	best, bestDraw := 0, s.randInt()
+	for i := 1; i < len(scores); i++ {
+		draw := s.randInt()
+		if scores[i].TotalScore > scores[best].TotalScore ||
+			scores[i].TotalScore == scores[best].TotalScore && draw > bestDraw {
+			best, bestDraw = i, draw
+		}
+	}
+	return feasible[best].result, nil
 }
 
 // completePodGroupResult gives each member the algorithm did not reach a
@@ -407,6 +578,7 @@ func (s *Scheduler) submitPodGroupResult(ctx, bindCtx context.Context, schedFram
 		out := memberOutcomeOf(res, mr)
 		if out.bind {
 			mr.state.InPodGroupCycle = false
+			mr.state.SetPodGroupCycleState(nil)
 			if s.submitMember(mctx, bindCtx, schedFramework, mr, start) {
 				scheduled++
 			} else {

@@ -87,8 +87,9 @@ type Scheduler struct {
 	// it; Run stops its slice tracker on the way out.
 	draManager *dramanager.Manager
 
-	// rng breaks ties between equally scored nodes that extenders scored;
-	// rngMu guards it (prioritizing extenders answer in parallel).
+	// rng breaks ties between equally scored nodes that extenders scored,
+	// and between a pod group's equally scored placements; rngMu guards
+	// it (prioritizing extenders answer in parallel).
 	rngMu sync.Mutex
 	rng   *rand.Rand
 }
@@ -122,9 +123,9 @@ type Options struct {
 	// Metrics, if set, records what kube-scheduler's metrics record; the
 	// profiles and the queue should have the same.
 	Metrics *metrics.Metrics
-	// Seed makes the tie-breakers of nodes that extenders scored
-	// reproducible (0: random); other ties go by the heap's order (see
-	// selectHost).
+	// Seed makes the tie-breakers of nodes that extenders scored, and of
+	// a pod group's placements, reproducible (0: random); other ties go by
+	// the heap's order (see selectHost).
 	Seed uint64
 	// DRAManager is the DRA state the profiles were built with
 	// (framework.WithSharedDRAManager), if any. The Scheduler registers
@@ -259,7 +260,8 @@ func (s *Scheduler) responsibleForPod(pod *v1.Pod) bool {
 	return ok
 }
 
-// randInt draws a tie-breaker for a node an extender scored.
+// randInt draws a tie-breaker for a node an extender scored, or for a pod
+// group's placement.
 func (s *Scheduler) randInt() int {
 	s.rngMu.Lock()
 	defer s.rngMu.Unlock()

@@ -22,7 +22,8 @@
 //   - nodeports: NodePorts rejects a node where a host port the pod asks for
 //     is taken.
 //   - noderesources: NodeResourcesFit checks that a node has room for the
-//     pod's requests and scores the room left or used; and
+//     pod's requests and scores the room left or used (and, for a pod
+//     group, the room its placement would use); and
 //     NodeResourcesBalancedAllocation prefers nodes whose resources stay
 //     evenly used.
 //   - volumerestrictions: VolumeRestrictions keeps two pods off a volume that
@@ -54,6 +55,12 @@
 //     not at all: it holds them back until minCount exist, tells the
 //     pod-group cycle whether minCount can still be placed, and holds placed
 //     members at Permit until minCount are placed.
+//   - topologyaware: TopologyPlacementGenerator
+//     (TopologyAwareWorkloadScheduling, chapter 19) proposes one placement
+//     per domain of a PodGroup's topology key, for the pod-group cycle to
+//     try the whole group in.
+//   - podgrouppodscount: PodGroupPodsCount (TopologyAwareWorkloadScheduling)
+//     prefers the placement that holds more of the group's pods.
 //   - nodenumber: NodeNumber, not kube-scheduler's but the custom plugin of
 //     mini-kube-scheduler, prefers nodes whose name ends in the pod's digit
 //     and holds the pod at Permit for that many seconds.

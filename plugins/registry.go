@@ -20,11 +20,13 @@ import (
 	"github.com/minisched/minisched/plugins/noderesources"
 	"github.com/minisched/minisched/plugins/nodeunschedulable"
 	"github.com/minisched/minisched/plugins/nodevolumelimits"
+	"github.com/minisched/minisched/plugins/podgrouppodscount"
 	"github.com/minisched/minisched/plugins/podtopologyspread"
 	"github.com/minisched/minisched/plugins/prioritysort"
 	"github.com/minisched/minisched/plugins/schedulinggates"
 	"github.com/minisched/minisched/plugins/statefulsetordinal"
 	"github.com/minisched/minisched/plugins/tainttoleration"
+	"github.com/minisched/minisched/plugins/topologyaware"
 	"github.com/minisched/minisched/plugins/volumebinding"
 	"github.com/minisched/minisched/plugins/volumerestrictions"
 	"github.com/minisched/minisched/plugins/volumezone"
@@ -54,6 +56,8 @@ func NewInTreeRegistry() framework.Registry {
 		nodedeclaredfeatures.Name:            nodedeclaredfeatures.New,
 		defaultbinder.Name:                   defaultbinder.New,
 		gangscheduling.Name:                  gangscheduling.New,
+		topologyaware.Name:                   topologyaware.New,
+		podgrouppodscount.Name:               podgrouppodscount.New,
 		nodenumber.Name:                      nodenumber.New,
 		statefulsetordinal.Name:              statefulsetordinal.New,
 		dynamic.Name:                         dynamic.New,

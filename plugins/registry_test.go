@@ -107,6 +107,9 @@ func TestInTreeProfile(t *testing.T) {
 		"Score":     {"NodeResourcesFit", "NodeNumber"},
 		"Permit":    {"NodeNumber"},
 		"Bind":      {"DefaultBinder"},
+		// As kube-scheduler's Fit, a PlacementScore plugin too; only a
+		// pod-group cycle with TopologyAwareWorkloadScheduling asks it.
+		"PlacementScore": {"NodeResourcesFit"},
 	}
 	if diff := cmp.Diff(want, schedFramework.ListPlugins()); diff != "" {
 		t.Errorf("plugins per extension point (-want +got):\n%s", diff)

@@ -18,12 +18,20 @@ func DefaultPlugins() *configv1.Plugins { return DefaultPluginsFor(features.Gate
 // DefaultPluginsFor is the default profile under gates: kube-scheduler
 // v1.37's default plugins, all 20, in its order and with its weights,
 // enabled through multiPoint so each takes part at every extension point
-// it implements; with GenericWorkload, GangScheduling follows them, as
-// kube-scheduler's feature-gate defaulting appends it.
+// it implements; with GenericWorkload, GangScheduling follows them, and
+// with TopologyAwareWorkloadScheduling too, TopologyPlacementGenerator and
+// PodGroupPodsCount (weight 1), as kube-scheduler's feature-gate
+// defaulting appends them. (NodeResourcesFit's multiPoint entry makes it a
+// PlacementScore plugin too, with its weight, 1.)
 func DefaultPluginsFor(gates features.Gates) *configv1.Plugins {
 	plugins := defaultPlugins()
 	if gates.GenericWorkload {
 		plugins.MultiPoint.Enabled = append(plugins.MultiPoint.Enabled, configv1.Plugin{Name: "GangScheduling"})
+	}
+	if gates.TopologyAwareWorkloadScheduling {
+		plugins.MultiPoint.Enabled = append(plugins.MultiPoint.Enabled,
+			configv1.Plugin{Name: "TopologyPlacementGenerator"},
+			configv1.Plugin{Name: "PodGroupPodsCount", Weight: ptr.To[int32](1)})
 	}
 	return plugins
 }

@@ -263,6 +263,9 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 
 	q := queue.New(queueSort, queueProfiles, queueOpts...)
 	m.RegisterQueue(q)
+	if o.gates.TopologyAwareWorkloadScheduling {
+		m.RegisterPlacement()
+	}
 
 	sched, err := minisched.New(ctx, factory, minisched.Options{
 		Client:                   client,

@@ -78,6 +78,10 @@ type CycleState struct {
 	// PostFilter does not run (the group's PodGroupPostFilter does). The
 	// scheduler clears it before the member's binding cycle.
 	InPodGroupCycle bool
+	// podGroupState is, while InPodGroupCycle, the cycle state of the pod
+	// group's cycle the member is tried in (SetPodGroupCycleState); nil
+	// otherwise.
+	podGroupState *CycleState
 }
 
 // NewCycleState returns an empty CycleState.
@@ -103,6 +107,29 @@ func (c *CycleState) PodRequests(pod *v1.Pod) (_ Resource, ok bool) {
 		return Resource{}, false
 	}
 	return c.podInfo.Requests, true
+}
+
+// SetPodGroupCycleState links the state of a member's try to its pod
+// group's cycle state: what the plugins of every member's try share with
+// each other and with the group's own extension points (DynamicResources
+// records each member's claims there for its PodGroupPostFilter). The
+// scheduler sets it with InPodGroupCycle, and unlinks it (nil) before the
+// member's binding cycle, as kube-scheduler's SetPodGroupSchedulingCycle.
+func (c *CycleState) SetPodGroupCycleState(groupState *CycleState) {
+	c.podGroupState = groupState
+}
+
+// PodGroupCycleState returns the pod group's cycle state the member's try
+// belongs to, or nil when the pod is not being tried in a pod-group cycle
+// (it is in no group, GenericWorkload is off, or the member went on to its
+// binding cycle). The group's state lives for one pod-group cycle; the
+// members' tries run one after the other, so a plugin may change what it
+// keeps there without a lock.
+func (c *CycleState) PodGroupCycleState() *CycleState {
+	if c == nil {
+		return nil
+	}
+	return c.podGroupState
 }
 
 // Read returns the data stored under key, or ErrNotFound.
@@ -161,6 +188,9 @@ func (c *CycleState) Clone() *CycleState {
 	out.RecordPluginMetrics = c.RecordPluginMetrics
 	out.ScoreTotalsOnly = c.ScoreTotalsOnly
 	out.InPodGroupCycle = c.InPodGroupCycle
+	// The link, not a copy: a clone (preemption's what-if) belongs to the
+	// same pod-group cycle.
+	out.podGroupState = c.podGroupState
 	return out
 }
 

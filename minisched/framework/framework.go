@@ -303,11 +303,15 @@ func NewFramework(ctx context.Context, r Registry, profile *configv1.KubeSchedul
 	if len(f.bindPlugins) == 0 {
 		return nil, fmt.Errorf("profile %q: at least one Bind plugin is required", f.profileName)
 	}
-	if err := setWeights[ScorePlugin](f, f.scoreWeights,
+	if len(f.placementGeneratePlugins) > 1 {
+		return nil, fmt.Errorf("profile %q: at most one PlacementGenerate plugin is allowed, got %d",
+			f.profileName, len(f.placementGeneratePlugins))
+	}
+	if err := setWeights[ScorePlugin](f, "score", f.scoreWeights,
 		append(slices.Clone(plugins.Score.Enabled), plugins.MultiPoint.Enabled...)); err != nil {
 		return nil, err
 	}
-	if err := setWeights[PlacementScorePlugin](f, f.placementScoreWeights,
+	if err := setWeights[PlacementScorePlugin](f, "placement score", f.placementScoreWeights,
 		append(slices.Clone(plugins.PlacementScore.Enabled), plugins.MultiPoint.Enabled...)); err != nil {
 		return nil, err
 	}
@@ -381,9 +385,11 @@ func (f *Framework) expandMultiPoint(points []extensionPoint, multiPoint []confi
 }
 
 // setWeights records the weight of each plugin of interface P (Score or
-// PlacementScore) in weights; entries lists the extension point's own
-// entries before the multiPoint ones, so its own entry wins.
-func setWeights[P Plugin](f *Framework, weights map[string]int64, entries []configv1.Plugin) error {
+// PlacementScore, which kind names in errors) in weights; entries lists the
+// extension point's own entries before the multiPoint ones, so its own
+// entry wins. The weights of one kind must not let a total overflow, as
+// kube-scheduler checks.
+func setWeights[P Plugin](f *Framework, kind string, weights map[string]int64, entries []configv1.Plugin) error {
 	var total int64
 	for _, p := range entries {
 		if _, ok := f.pluginsMap[p.Name].(P); !ok {
@@ -400,7 +406,7 @@ func setWeights[P Plugin](f *Framework, weights map[string]int64, entries []conf
 			return fmt.Errorf("profile %q: plugin %q: weight must be positive, got %d", f.profileName, p.Name, w)
 		}
 		if w*MaxNodeScore > MaxTotalScore-total {
-			return fmt.Errorf("profile %q: total score of Score plugins could overflow", f.profileName)
+			return fmt.Errorf("profile %q: %s plugins: total score of Score plugins could overflow", f.profileName, kind)
 		}
 		total += w * MaxNodeScore
 		weights[p.Name] = w

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
 
+	"github.com/minisched/minisched/minisched/features"
 	"github.com/minisched/minisched/minisched/metrics"
 )
 
@@ -51,6 +52,9 @@ func (f *Framework) Parallelizer() Parallelizer { return f.parallelizer }
 
 // Metrics returns the metrics the framework records to (nil: none).
 func (f *Framework) Metrics() *metrics.Metrics { return f.metrics }
+
+// FeatureGates implements Handle.
+func (f *Framework) FeatureGates() features.Gates { return f.gates }
 
 // Extenders returns the HTTP extenders, ignorable ones last.
 func (f *Framework) Extenders() []Extender { return f.extenders }

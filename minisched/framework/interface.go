@@ -51,6 +51,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 
+	"github.com/minisched/minisched/minisched/features"
 	"github.com/minisched/minisched/minisched/metrics"
 )
 
@@ -480,6 +481,10 @@ type Handle interface {
 	// attempts and victims); nil records nothing, and its methods still
 	// work.
 	Metrics() *metrics.Metrics
+	// FeatureGates are the scheduler's feature gates, for a plugin's
+	// factory to read when the plugin behaves differently under a gate, as
+	// kube-scheduler hands its plugins their features.
+	FeatureGates() features.Gates
 
 	// NominatedPodsForNode returns the pods nominated to a node (see
 	// PodNominator).

@@ -23,9 +23,9 @@ type PlacementScores struct {
 
 // RunPlacementGeneratePlugins returns the placements a pod group's cycle
 // tries. Without a PlacementGenerate plugin that is one placement of nodes;
-// with several, only the first is asked, as in kube-scheduler. A plugin
-// that proposes nothing makes the group unschedulable: "no feasible
-// placements found".
+// a profile has one at most (NewFramework refuses more, as kube-scheduler
+// does). A plugin that proposes nothing makes the group unschedulable: "no
+// feasible placements found".
 func (f *Framework) RunPlacementGeneratePlugins(ctx context.Context, state *CycleState, podGroup *PodGroupInfo,
 	nodes []*NodeInfo) (_ []*Placement, status *Status) {
 	defer f.observe(placementGeneratePoint, time.Now(), &status)

@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,7 +29,12 @@ type groupPlugin struct {
 }
 
 func (g *groupPlugin) Name() string { return g.name }
-func (g *groupPlugin) GeneratePlacements(context.Context, *CycleState, *PodGroupInfo, *Placement) ([]*Placement, *Status) {
+
+// generatorPlugin is a groupPlugin that is also a PlacementGenerate
+// plugin: a profile may have one at most.
+type generatorPlugin struct{ *groupPlugin }
+
+func (g generatorPlugin) GeneratePlacements(context.Context, *CycleState, *PodGroupInfo, *Placement) ([]*Placement, *Status) {
 	return g.placements, g.generate
 }
 func (g *groupPlugin) PlacementFeasible(context.Context, *CycleState, *PodGroupInfo, PlacementProgress) *Status {
@@ -62,23 +68,37 @@ func (g *groupPlugin) PodGroupPostFilter(context.Context, *CycleState, *PodGroup
 // weights), with gates.
 func newGroupFramework(t *testing.T, gates features.Gates, weights map[string]int32, plugins ...*groupPlugin) *Framework {
 	t.Helper()
+	f, err := buildGroupFramework(gates, weights, asPlugins(plugins)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func asPlugins(plugins []*groupPlugin) []Plugin {
+	out := make([]Plugin, len(plugins))
+	for i, p := range plugins {
+		out[i] = p
+	}
+	return out
+}
+
+// buildGroupFramework is newGroupFramework for any plugins, returning
+// NewFramework's error.
+func buildGroupFramework(gates features.Gates, weights map[string]int32, plugins ...Plugin) (*Framework, error) {
 	sort := &fakePlugin{name: "Sort", log: &callLog{}}
 	r := Registry{"Sort": func(context.Context, *runtime.RawExtension, Handle) (Plugin, error) { return sort, nil }}
 	prof := &configv1.KubeSchedulerProfile{SchedulerName: ptr.To("test"), Plugins: &configv1.Plugins{
 		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "Sort"}}}}}
 	for _, p := range plugins {
-		r[p.name] = func(context.Context, *runtime.RawExtension, Handle) (Plugin, error) { return p, nil }
-		entry := configv1.Plugin{Name: p.name}
-		if w, ok := weights[p.name]; ok {
+		r[p.Name()] = func(context.Context, *runtime.RawExtension, Handle) (Plugin, error) { return p, nil }
+		entry := configv1.Plugin{Name: p.Name()}
+		if w, ok := weights[p.Name()]; ok {
 			entry.Weight = ptr.To(w)
 		}
 		prof.Plugins.MultiPoint.Enabled = append(prof.Plugins.MultiPoint.Enabled, entry)
 	}
-	f, err := NewFramework(context.Background(), r, prof, WithFeatureGates(gates))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
+	return NewFramework(context.Background(), r, prof, WithFeatureGates(gates))
 }
 
 var testGroup = &PodGroupInfo{Namespace: "ns", Name: "g"}
@@ -86,23 +106,29 @@ var testGroup = &PodGroupInfo{Namespace: "ns", Name: "g"}
 func TestRunPlacementGeneratePlugins(t *testing.T) {
 	nodes := testNodes("a", "b")
 	tests := []struct {
-		name    string
-		plugins []*groupPlugin
-		want    []string // placement names ("" for the parent)
-		wantErr string
+		name       string
+		generators []*groupPlugin
+		want       []string // placement names ("" for the parent)
+		wantErr    string
 	}{
 		{name: "none: the parent placement", want: []string{""}},
-		{name: "the first plugin only", plugins: []*groupPlugin{
-			{name: "Gen1", placements: []*Placement{{Name: "rack-1"}, {Name: "rack-2"}}},
-			{name: "Gen2", placements: []*Placement{{Name: "other"}}}},
+		{name: "the plugin's placements", generators: []*groupPlugin{
+			{name: "Gen1", placements: []*Placement{{Name: "rack-1"}, {Name: "rack-2"}}}},
 			want: []string{"rack-1", "rack-2"}},
-		{name: "nothing proposed", plugins: []*groupPlugin{{name: "Gen1"}}, wantErr: "no feasible placements found"},
-		{name: "an error", plugins: []*groupPlugin{{name: "Gen1", generate: AsStatus(errors.New("boom"))}},
+		{name: "nothing proposed", generators: []*groupPlugin{{name: "Gen1"}}, wantErr: "no feasible placements found"},
+		{name: "an error", generators: []*groupPlugin{{name: "Gen1", generate: AsStatus(errors.New("boom"))}},
 			wantErr: "boom"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newGroupFramework(t, features.Gates{GenericWorkload: true}, nil, tt.plugins...)
+			var plugins []Plugin
+			for _, g := range tt.generators {
+				plugins = append(plugins, generatorPlugin{g})
+			}
+			f, err := buildGroupFramework(features.Gates{GenericWorkload: true}, nil, plugins...)
+			if err != nil {
+				t.Fatal(err)
+			}
 			got, s := f.RunPlacementGeneratePlugins(context.Background(), NewCycleState(), testGroup, nodes)
 			if tt.wantErr != "" {
 				if s.IsSuccess() || s.Message() != tt.wantErr || s.Plugin() != "Gen1" {
@@ -117,8 +143,34 @@ func TestRunPlacementGeneratePlugins(t *testing.T) {
 			if diff := cmp.Diff(tt.want, names); diff != "" {
 				t.Errorf("placements (-want +got):\n%s", diff)
 			}
-			if len(tt.plugins) == 0 && len(got[0].Nodes) != 2 {
+			if len(tt.generators) == 0 && len(got[0].Nodes) != 2 {
 				t.Errorf("the parent placement has %d nodes, want 2", len(got[0].Nodes))
+			}
+		})
+	}
+}
+
+// TestPlacementPluginsChecked: a profile refuses a second PlacementGenerate
+// plugin, as kube-scheduler does.
+func TestPlacementPluginsChecked(t *testing.T) {
+	tests := []struct {
+		name    string
+		plugins []Plugin
+		weights map[string]int32
+		wantErr string
+	}{
+		{name: "two generators",
+			plugins: []Plugin{generatorPlugin{&groupPlugin{name: "Gen1"}}, generatorPlugin{&groupPlugin{name: "Gen2"}}},
+			wantErr: `profile "test": at most one PlacementGenerate plugin is allowed, got 2`},
+		{name: "one generator, weights that fit",
+			plugins: []Plugin{generatorPlugin{&groupPlugin{name: "Gen1"}}, &groupPlugin{name: "Count"}},
+			weights: map[string]int32{"Count": 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := buildGroupFramework(features.Gates{GenericWorkload: true}, tt.weights, tt.plugins...)
+			if got := fmt.Sprint(err); tt.wantErr == "" && err != nil || tt.wantErr != "" && got != tt.wantErr {
+				t.Errorf("NewFramework() error = %v, want %q", err, tt.wantErr)
 			}
 		})
 	}

@@ -153,6 +153,34 @@ func TestCycleState(t *testing.T) {
 	}
 }
 
+// TestCycleStatePodGroupLink: a member's state links to its group's, a
+// clone (preemption's what-if) keeps the link to the same state, and
+// unlinking leaves the group's state to the group.
+func TestCycleStatePodGroupLink(t *testing.T) {
+	group := NewCycleState()
+	member := NewCycleState()
+	if member.PodGroupCycleState() != nil {
+		t.Fatal("a new state links to a group's")
+	}
+	member.SetPodGroupCycleState(group)
+	member.PodGroupCycleState().Write("seen", intState(1))
+	clone := member.Clone()
+	if clone.PodGroupCycleState() != group {
+		t.Errorf("the clone links to %p, want the group's state %p", clone.PodGroupCycleState(), group)
+	}
+	member.SetPodGroupCycleState(nil)
+	if member.PodGroupCycleState() != nil || clone.PodGroupCycleState() != group {
+		t.Error("unlinking the member changed what its clone links to, or did not unlink it")
+	}
+	if got, err := group.Read("seen"); err != nil || got.(intState) != 1 {
+		t.Errorf("the group's state holds %v, %v; want what the member wrote through the link", got, err)
+	}
+	var none *CycleState
+	if none.PodGroupCycleState() != nil {
+		t.Error("a nil state links to a group's")
+	}
+}
+
 func TestFitErrorMessage(t *testing.T) {
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
 	tests := []struct {

@@ -122,6 +122,7 @@ type Metrics struct {
 	storeResultsLatency *prometheus.HistogramVec
 	batchRescoreLatency *prometheus.HistogramVec
 	workloadPreemption  *workloadPreemptionMetrics // with GenericWorkload (workload_preemption.go)
+	placement           *placementMetrics          // placement.go; nil until RegisterPlacement
 
 	// podGroups are the pod-group cycles' collectors, nil until
 	// RegisterPodGroups.

@@ -11,6 +11,7 @@
 //	             allocated (claims in the assume cache and in flight)
 //	Filter       per node: allocated claims usable there, the others allocatable
 //	PostFilter   no node fits: free one idle allocated claim
+//	PodGroupPostFilter  a pod group fits nowhere: the same for each member
 //	Score        prefer nodes where earlier firstAvailable alternatives fit
 //	Reserve      the chosen node's allocations go in flight
 //	PreBind      finalizer, allocation and reservedFor written; wait for the
@@ -79,18 +80,22 @@ type DynamicResources struct {
 	// clock times allocations and the binding-conditions wait (a fake in
 	// tests).
 	clock clock.WithTicker
+	// topologyAwareWorkloadScheduling is the gate: PodGroupPostFilter then
+	// leaves groups with scheduling constraints alone.
+	topologyAwareWorkloadScheduling bool
 }
 
 var (
-	_ framework.PreEnqueuePlugin  = &DynamicResources{}
-	_ framework.PreFilterPlugin   = &DynamicResources{}
-	_ framework.FilterPlugin      = &DynamicResources{}
-	_ framework.PostFilterPlugin  = &DynamicResources{}
-	_ framework.ScorePlugin       = &DynamicResources{}
-	_ framework.ReservePlugin     = &DynamicResources{}
-	_ framework.PreBindPlugin     = &DynamicResources{}
-	_ framework.EnqueueExtensions = &DynamicResources{}
-	_ framework.SignPlugin        = &DynamicResources{}
+	_ framework.PreEnqueuePlugin         = &DynamicResources{}
+	_ framework.PreFilterPlugin          = &DynamicResources{}
+	_ framework.FilterPlugin             = &DynamicResources{}
+	_ framework.PostFilterPlugin         = &DynamicResources{}
+	_ framework.PodGroupPostFilterPlugin = &DynamicResources{}
+	_ framework.ScorePlugin              = &DynamicResources{}
+	_ framework.ReservePlugin            = &DynamicResources{}
+	_ framework.PreBindPlugin            = &DynamicResources{}
+	_ framework.EnqueueExtensions        = &DynamicResources{}
+	_ framework.SignPlugin               = &DynamicResources{}
 )
 
 // New returns the plugin. Its args are kube-scheduler's
@@ -117,6 +122,8 @@ func New(_ context.Context, raw *runtime.RawExtension, fh framework.Handle) (fra
 		draManager:     dra,
 		celCache:       NewCELCache(),
 		clock:          clock.RealClock{},
+
+		topologyAwareWorkloadScheduling: fh.FeatureGates().TopologyAwareWorkloadScheduling,
 	}, nil
 }
 

@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	st "github.com/minisched/minisched/builders"
+	"github.com/minisched/minisched/minisched/features"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/plugins/dynamicresources/dramanager"
 	"github.com/minisched/minisched/plugins/plugintesting"
@@ -152,6 +153,14 @@ type pluginEnv struct {
 // newPluginEnv builds the env; args are the plugin's (nil: defaults).
 func newPluginEnv(t *testing.T, args *runtime.RawExtension, objs ...runtime.Object) *pluginEnv {
 	t.Helper()
+	return newPluginEnvWithGates(t, features.Gates{}, args, objs...)
+}
+
+// newPluginEnvWithGates is newPluginEnv under gates; with GenericWorkload
+// the plugin is a PodGroupPostFilter plugin too.
+func newPluginEnvWithGates(t *testing.T, gates features.Gates, args *runtime.RawExtension,
+	objs ...runtime.Object) *pluginEnv {
+	t.Helper()
 	logger, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
@@ -168,8 +177,11 @@ func newPluginEnv(t *testing.T, args *runtime.RawExtension, objs ...runtime.Obje
 		Score:      plugintesting.Enable(Name),
 		Reserve:    plugintesting.Enable(Name),
 		PreBind:    plugintesting.Enable(Name),
+
+		PodGroupPostFilter: plugintesting.Enable(Name),
 	}, args, framework.WithClientSet(client), framework.WithInformerFactory(factory),
-		framework.WithSharedDRAManager(manager), framework.WithEventRecorder(recorder))
+		framework.WithSharedDRAManager(manager), framework.WithEventRecorder(recorder),
+		framework.WithFeatureGates(gates))
 	if err != nil {
 		t.Fatalf("NewFramework: %v", err)
 	}

@@ -40,6 +40,18 @@ func (pl *DynamicResources) PostFilter(ctx context.Context, cs *framework.CycleS
 		logger.V(5).Info("No new claims to deallocate", "pod", klog.KObj(pod))
 		return nil, framework.NewStatus(framework.Unschedulable)
 	}
+	return nil, pl.deallocateOrDeletePodClaims(ctx, pod, state)
+}
+
+// deallocateOrDeletePodClaims frees one of the pod's claims as PostFilter
+// describes: it deallocates an unavailable claim only this pod holds, or
+// else deletes the extended-resource claim an earlier attempt created.
+// It returns Unschedulable, with what it did as the reason ("deallocation
+// of ResourceClaim completed", "deletion of ResourceClaim completed"; none
+// if it did nothing), or an Error if writing to the apiserver failed.
+func (pl *DynamicResources) deallocateOrDeletePodClaims(ctx context.Context, pod *v1.Pod,
+	state *stateData) *framework.Status {
+	logger := klog.FromContext(ctx)
 	extendedResourceClaim := state.extendedResourceClaim()
 	createdExtendedClaim := extendedResourceClaim != nil && !isSpecialClaimName(extendedResourceClaim.Name)
 	for index := range state.unavailableClaims {
@@ -60,15 +72,15 @@ func (pl *DynamicResources) PostFilter(ctx context.Context, cs *framework.CycleS
 		claim.Status.Devices = nil
 		logger.V(5).Info("Deallocation of ResourceClaim", "pod", klog.KObj(pod), "resourceclaim", klog.KObj(claim))
 		if _, err := pl.clientset.ResourceV1().ResourceClaims(claim.Namespace).UpdateStatus(ctx, claim, metav1.UpdateOptions{}); err != nil {
-			return nil, statusError(logger, err)
+			return statusError(logger, err)
 		}
-		return nil, framework.NewStatus(framework.Unschedulable, "deallocation of ResourceClaim completed")
+		return framework.NewStatus(framework.Unschedulable, "deallocation of ResourceClaim completed")
 	}
 	if createdExtendedClaim {
 		if err := pl.deleteClaim(ctx, extendedResourceClaim.DeepCopy()); err != nil {
-			return nil, statusError(logger, err)
+			return statusError(logger, err)
 		}
-		return nil, framework.NewStatus(framework.Unschedulable, "deletion of ResourceClaim completed")
+		return framework.NewStatus(framework.Unschedulable, "deletion of ResourceClaim completed")
 	}
-	return nil, framework.NewStatus(framework.Unschedulable)
+	return framework.NewStatus(framework.Unschedulable)
 }

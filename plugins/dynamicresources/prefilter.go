@@ -107,7 +107,8 @@ func getStateData(cs *framework.CycleState) (*stateData, error) {
 // PreFilter checks the pod's claims and prepares their allocation:
 //
 //  1. It records an empty state first, so that later steps (PostFilter
-//     above all) find one.
+//     above all) find one; in a pod-group cycle, the group's cycle state
+//     records it too, for PodGroupPostFilter.
 //  2. A missing, deleted or foreign claim is unresolvable (PreEnqueue's
 //     texts). A DeviceClass backing an extended resource the pod asks for
 //     adds a claim for those (extended.go). A pod without claims is then
@@ -124,6 +125,9 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleSt
 	// 1.
 	s := &stateData{nodeAllocations: map[string]nodeAllocation{}}
 	cs.Write(stateKey, s)
+	if err := recordInPodGroup(cs, pod, s); err != nil {
+		return nil, statusError(logger, err)
+	}
 	// 2.
 	claims, err := pl.podResourceClaims(pod)
 	if err != nil {

@@ -6,4 +6,6 @@
 // shares Fit's per-resource scoring arithmetic (resource_allocation.go). An
 // extended resource a DeviceClass backs is left to DynamicResources on nodes
 // that do not advertise it, and scored by the class's devices (dra.go).
+// With TopologyAwareWorkloadScheduling, Fit also scores a pod group's
+// placements, packing groups into few domains (placement_score.go).
 package noderesources

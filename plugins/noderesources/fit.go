@@ -47,6 +47,9 @@ type Fit struct {
 	scoringStrategy *configv1.ScoringStrategy
 	// scorer is scoringStrategy made executable.
 	scorer *resourceAllocationScorer
+	// placementScorer scores a pod group's placements (placement_score.go);
+	// the pod-group cycle asks only with TopologyAwareWorkloadScheduling.
+	placementScorer *resourceAllocationScorer
 }
 
 var (
@@ -75,6 +78,7 @@ func New(_ context.Context, rawArgs *runtime.RawExtension, h framework.Handle) (
 		ignoredResourceGroups: sets.New(args.IgnoredResourceGroups...),
 		scoringStrategy:       args.ScoringStrategy,
 		scorer:                scorer,
+		placementScorer:       newPlacementScorer(args.ScoringStrategy.Resources),
 	}, nil
 }
 

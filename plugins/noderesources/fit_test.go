@@ -423,7 +423,7 @@ func TestNewArgs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, pl, cmp.AllowUnexported(Fit{}), cmpopts.IgnoreFields(Fit{}, "scorer"),
+			if diff := cmp.Diff(tt.want, pl, cmp.AllowUnexported(Fit{}), cmpopts.IgnoreFields(Fit{}, "scorer", "placementScorer"),
 				cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("plugin (-want +got):\n%s", diff)
 			}
