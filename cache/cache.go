@@ -542,19 +542,62 @@ func (l cachePodGroupLister) Get(namespace, name string) (*schedulingv1beta1.Pod
 // cachePodGroupStateLister is Cache.PodGroupStates.
 type cachePodGroupStateLister struct{ c *Cache }
 
-// Get implements framework.PodGroupStateLister. The state returned is a
-// copy, taken under the lock: it does not change afterwards, and reading it
-// needs no lock (kube-scheduler hands out its live state, with a lock of
-// its own; the cache keeps its one lock instead, for the price of copying
-// the group's pod sets).
+// Get implements framework.PodGroupStateLister. The state returned reads
+// the cache as it is when each of its methods is called, under the
+// cache's lock, as kube-scheduler's live state does under its own: a count
+// costs nothing, and the methods that return pods return copies. Once the
+// cache forgets the group, it reads as an empty group.
 func (l cachePodGroupStateLister) Get(namespace, name string) (framework.PodGroupState, error) {
 	l.c.mu.RLock()
 	defer l.c.mu.RUnlock()
-	st, err := l.c.podGroups.state(namespace, name)
-	if err != nil {
+	if _, err := l.c.podGroups.state(namespace, name); err != nil {
 		return nil, err
 	}
-	return st.clone(), nil
+	return livePodGroupState{c: l.c, key: framework.PodGroupKey(namespace, name)}, nil
+}
+
+// livePodGroupState is a group's state in the cache, read under its lock.
+type livePodGroupState struct {
+	c   *Cache
+	key string
+}
+
+// read returns what fn reads of the group's state, under the cache's
+// lock; an empty state if the cache has forgotten the group.
+func read[T any](l livePodGroupState, fn func(*podGroupState) T) T {
+	l.c.mu.RLock()
+	defer l.c.mu.RUnlock()
+	st := l.c.podGroups[l.key]
+	if st == nil {
+		st = newPodGroupState()
+	}
+	return fn(st)
+}
+
+// PodGroup implements framework.PodGroupState.
+func (l livePodGroupState) PodGroup() *schedulingv1beta1.PodGroup {
+	return read(l, (*podGroupState).PodGroup)
+}
+
+// AllPodsCount implements framework.PodGroupState.
+func (l livePodGroupState) AllPodsCount() int { return read(l, (*podGroupState).AllPodsCount) }
+
+// ScheduledPodsCount implements framework.PodGroupState.
+func (l livePodGroupState) ScheduledPodsCount() int {
+	return read(l, (*podGroupState).ScheduledPodsCount)
+}
+
+// ScheduledPods implements framework.PodGroupState.
+func (l livePodGroupState) ScheduledPods() []*v1.Pod { return read(l, (*podGroupState).ScheduledPods) }
+
+// UnscheduledPods implements framework.PodGroupState.
+func (l livePodGroupState) UnscheduledPods() map[string]*v1.Pod {
+	return read(l, (*podGroupState).UnscheduledPods)
+}
+
+// AssumedPods implements framework.PodGroupState.
+func (l livePodGroupState) AssumedPods() sets.Set[types.UID] {
+	return read(l, (*podGroupState).AssumedPods)
 }
 
 // addPod counts pod on its node, creating a node-less NodeInfo if the node is

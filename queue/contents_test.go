@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -205,6 +206,7 @@ func TestContents(t *testing.T) {
 			for _, p := range c.InFlight {
 				inFlight = append(inFlight, p.Name)
 			}
+			slices.Sort(inFlight) // Contents lists them in no order
 			if diff := cmp.Diff(tt.wantInFlight, inFlight); diff != "" {
 				t.Errorf("in flight (-want +got):\n%s", diff)
 			}
