@@ -30,6 +30,8 @@ func TestCeilingFits(t *testing.T) {
 		"TopologySpreading": true, "NodeAffinity": true, "Preemption": false, "Churn": false,
 		"SchedulingCSIPVs-500": false, "SchedulingProvisionedPVs-500": false,
 		"SchedulingWithResourceClaimTemplate-500": true, "HostPortConflict": true, "ResourceSaturation": true,
+		"GangScheduling-3PerGroup": true, "GangScheduling-1000PerGroup": true,
+		"GangPreemptionBasic-1Gang": false, "GangPreemptionBasic-10Gangs": false,
 	}
 	for _, w := range workloads(false) {
 		t.Run(w.Name, func(t *testing.T) {

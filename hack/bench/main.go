@@ -5,7 +5,8 @@
 //
 // Each run gets a fresh envtest apiserver and one scheduler process; both
 // schedulers read the same KubeSchedulerConfiguration (schedulerConfig).
-// By default every workload but Churn and Preemption runs on a backlog:
+// By default every workload but Churn and the preemption ones (Preemption,
+// GangPreemptionBasic-*) runs on a backlog:
 // the nodes, the init pods (created bound, round robin) and every measured
 // pod exist before the scheduler starts, so the throughput is the
 // scheduler's and not how fast this program creates pods. Churn and

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -76,8 +77,10 @@ type run struct {
 	label  string
 	client kubernetes.Interface
 	tr     *tracker
-	// proc is the engine's process, once startEngine has started it.
-	proc *schedulerProcess
+	// proc is the engine's process, once startEngine has started it, at
+	// started.
+	proc    *schedulerProcess
+	started time.Time
 	// res is the run's Result, filled as the steps go.
 	res *Result
 }
@@ -86,7 +89,10 @@ type run struct {
 // bound, and the scheduler's /metrics and usage when the phase began (zero
 // on a backlog, where everything the scheduler did counts).
 type phase struct {
-	bound       int
+	bound int
+	// start is when the phase began: the engine's start on a backlog,
+	// just before the first measured pod was created otherwise.
+	start       time.Time
 	before      Scraped
 	usageBefore ProcUsage
 }
@@ -167,8 +173,8 @@ func (r *run) startControllers(ctx context.Context, env *testenv.Environment) (s
 }
 
 // createBacklog makes everything before the scheduler starts: the nodes,
-// a storage workload's claims, the init pods (bound, placeInitPods) and
-// the measured pods, then waits for a device workload's claims.
+// a storage workload's claims, the init pods (bound, placeInitPods), a
+// gang workload's PodGroups and the measured pods, then waits for a device workload's claims.
 func (r *run) createBacklog(ctx context.Context) error {
 	w := r.w
 	if w.InitPods > 0 {
@@ -185,6 +191,9 @@ func (r *run) createBacklog(ctx context.Context) error {
 	if err := placeInitPods(ctx, r.client, w); err != nil {
 		return err
 	}
+	if err := createPodGroups(ctx, r.client, w); err != nil {
+		return err
+	}
 	if err := createPods(ctx, r.client, w.Pods, "pod", w.Pod); err != nil {
 		return err
 	}
@@ -199,6 +208,7 @@ func (r *run) createBacklog(ctx context.Context) error {
 // n/a, which a note says (but for the ceiling, which serves none).
 func (r *run) startEngine(ctx context.Context, kubeconfig, cfgPath string) error {
 	logPath := filepath.Join(r.o.LogDir, fmt.Sprintf("%s-%s-round%d.log", r.w.Name, r.engine, r.res.Round))
+	r.started = time.Now()
 	proc, err := startScheduler(ctx, r.o, r.engine, r.w, kubeconfig, cfgPath, logPath)
 	if err != nil {
 		return err
@@ -251,7 +261,7 @@ func (r *run) measureBacklog(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return r.finish(phase{bound: bound})
+	return r.finish(phase{bound: bound, start: r.started})
 }
 
 // measureLive measures as scheduler_perf does, with the scheduler running:
@@ -273,7 +283,8 @@ func (r *run) measureLive(ctx context.Context) error {
 }
 
 // createCluster creates the nodes (and a storage workload's claims), then
-// the init pods, and waits until the scheduler has bound every init pod.
+// the init pods, waits until the scheduler has bound every init pod, and
+// creates a gang workload's PodGroups.
 func (r *run) createCluster(ctx context.Context) error {
 	w := r.w
 	r.o.Progress("%s: creating %d nodes", r.label, w.Nodes)
@@ -284,7 +295,7 @@ func (r *run) createCluster(ctx context.Context) error {
 		return err
 	}
 	if w.InitPods == 0 {
-		return nil
+		return createPodGroups(ctx, r.client, w)
 	}
 	r.o.Progress("%s: creating %d init pods", r.label, w.InitPods)
 	if err := createPods(ctx, r.client, w.InitPods, "init", w.InitPod); err != nil {
@@ -299,7 +310,7 @@ func (r *run) createCluster(ctx context.Context) error {
 	if n < w.InitPods {
 		return fmt.Errorf("only %d of %d init pods were bound (none for %s); log: %s", n, w.InitPods, r.o.Stall, r.proc.logPath)
 	}
-	return nil
+	return createPodGroups(ctx, r.client, w)
 }
 
 // startPhase begins the measured phase: it takes what the scheduler did
@@ -319,6 +330,7 @@ func (r *run) startPhase() (phase, error) {
 		return p, fmt.Errorf("%s's usage: %w", r.engine, err)
 	}
 	p.usageBefore = usage
+	p.start = time.Now()
 	return p, nil
 }
 
@@ -365,10 +377,7 @@ func (r *run) finish(p phase) error {
 		r.note("gave up with %d of %d bound: none for %s", p.bound, w.Pods, r.o.Stall)
 	}
 	res.Bound = p.bound
-	first, last := r.tr.span(roleMeasured)
-	if p.bound > 1 && last.After(first) {
-		res.Throughput = float64(p.bound) / last.Sub(first).Seconds()
-	}
+	r.throughput(p)
 	if r.proc.metricsURL != "" {
 		r.readMetrics(p.before)
 	}
@@ -381,6 +390,31 @@ func (r *run) finish(p phase) error {
 	}
 	res.PeakRSSBytes = usage.PeakRSSBytes
 	return nil
+}
+
+// throughput fills the result's throughput: the measured pods bound over
+// the span from the first binding of one to the last (or, with
+// Workload.ThroughputFromStart, from the phase's start). A gang workload
+// notes the other of the two.
+func (r *run) throughput(p phase) {
+	first, last := r.tr.span(roleMeasured)
+	if p.bound < 2 || !last.After(first) {
+		return
+	}
+	fromFirst := float64(p.bound) / last.Sub(first).Seconds()
+	fromStart := float64(p.bound) / last.Sub(p.start).Seconds()
+	r.res.Throughput = fromFirst
+	if r.w.ThroughputFromStart {
+		r.res.Throughput = fromStart
+	}
+	if r.w.Gangs == nil {
+		return
+	}
+	if r.w.ThroughputFromStart {
+		r.note("from the first binding: %.1f pods/s", fromFirst)
+	} else {
+		r.note("from the scheduler's start: %.1f pods/s", fromStart)
+	}
 }
 
 // readMetrics fills the result's latency quantiles and share of batch

@@ -472,6 +472,9 @@ func startScheduler(ctx context.Context, o Options, engine Engine, w Workload, k
 	switch engine {
 	case Minisched:
 		args := []string{"run", "--kubeconfig", kubeconfig, "--config", cfgPath}
+		if w.FeatureGates != "" {
+			args = append(args, "--feature-gates", w.FeatureGates)
+		}
 		if o.MinischedMetrics {
 			args = append(args, "--metrics-bind-address", addr)
 			p.metricsURL = "http://" + addr + "/metrics"
@@ -484,9 +487,13 @@ func startScheduler(ctx context.Context, o Options, engine Engine, w Workload, k
 		// callers, so it treats everyone as system:anonymous (the delegating
 		// authenticator allows anonymous requests by default) and denies
 		// every path except those always allowed.
-		p.cmd = exec.Command(o.KubeScheduler, "--config", cfgPath,
+		args := []string{"--config", cfgPath,
 			"--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1",
-			"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics")
+			"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"}
+		if w.FeatureGates != "" {
+			args = append(args, "--feature-gates", w.FeatureGates)
+		}
+		p.cmd = exec.Command(o.KubeScheduler, args...)
 		p.metricsURL = "https://" + addr + "/metrics"
 	case Ceiling:
 		args := []string{"ceiling", "--kubeconfig", kubeconfig, "--workload", w.Name,

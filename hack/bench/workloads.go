@@ -64,6 +64,18 @@ type Workload struct {
 	// (scheduler-config-no-topology.yaml): PodTopologySpread without
 	// default constraints. Other workloads run the default profile.
 	NoTopologyDefaults bool
+	// Gangs, if set, puts the measured pods in gang PodGroups, created
+	// before the pods (gangs.go).
+	Gangs *Gangs
+	// FeatureGates, if set, are passed to both schedulers as
+	// --feature-gates (kube-scheduler's syntax, A=true,B=false).
+	FeatureGates string
+	// ThroughputFromStart times the measured pods from the start of the
+	// measured phase (the live phase's first pod created, or the
+	// backlog's scheduler started) rather than from the first binding:
+	// for a workload whose pods are bound in bursts, a whole gang at a
+	// time, after a cycle that the first binding would leave out.
+	ThroughputFromStart bool
 	// Place is the node the ceiling binds measured pod i to: one where the
 	// pod fits beside every pod placed before it, so that each binding is
 	// one a scheduler could have made. nil: the ceiling does not run this
@@ -121,16 +133,21 @@ func workloads(smoke bool) []Workload {
 		claimTemplateResourceClaims(pick(sizes{500, 0, 1000}, sizes{10, 0, 20})),
 		hostPortConflict(pick(sizes{batchingNodes, 0, batchingNodes}, sizes{10, 0, 10})),
 		resourceSaturation(pick(sizes{batchingNodes, 0, batchingNodes}, sizes{10, 0, 10})),
+		gangScheduling("GangScheduling-3PerGroup", pick(sizes{gangNodes, 0, 3000}, sizes{10, 0, 9}), 3),
+		gangScheduling("GangScheduling-1000PerGroup", pick(sizes{gangNodes, 0, 3000}, sizes{10, 0, 20}),
+			pickInt(smoke, 1000, 10)),
+		gangPreemption("GangPreemptionBasic-1Gang", pick(sizes{100, 1000, 100}, sizes{2, 10, 2}), 1),
+		gangPreemption("GangPreemptionBasic-10Gangs", pick(sizes{100, 1000, 100}, sizes{4, 20, 4}), pickInt(smoke, 10, 2)),
 	}
 }
 
 // smokeDefault are the workloads the smoke run plays unless told otherwise:
 // one of each way of running (plain; init pods and priority classes;
 // churn; static and provisioned volumes and claims from templates, with
-// kube-controller-manager), since every run costs an apiserver's start,
+// kube-controller-manager; gangs, on a backlog and preempting), since every run costs an apiserver's start,
 // some seconds.
 const smokeDefault = "SchedulingBasic-500,Preemption,Churn,SchedulingCSIPVs-500,SchedulingProvisionedPVs-500," +
-	"SchedulingWithResourceClaimTemplate-500,HostPortConflict,ResourceSaturation"
+	"SchedulingWithResourceClaimTemplate-500,HostPortConflict,ResourceSaturation,GangScheduling-3PerGroup,GangPreemptionBasic-1Gang"
 
 // defaultPod is scheduler_perf's pod-default.yaml: 100m CPU, 500Mi.
 func defaultPod(name, role string) *builders.PodWrapper {
