@@ -60,6 +60,13 @@ func chapter19() []scenario.Scenario {
 			Run: runGangPreemption,
 		},
 		{
+			Name: "ch19-topology", Chapter: 19,
+			FeatureGates: features.Gates{GenericWorkload: true, TopologyAwareWorkloadScheduling: true},
+			Description: "TopologyAwareWorkloadScheduling: a gang that asks for one rack is tried in each; only " +
+				"rack b holds all three, and all three land there",
+			Run: runTopology,
+		},
+		{
 			Name: "ch19-gate-off", Chapter: 19,
 			Description: "the same gang, one node short, with GenericWorkload off: placed pod by pod, two of " +
 				"three bound and holding their nodes for nothing",
@@ -356,6 +363,36 @@ func runGangPreemption(ctx context.Context, env *scenario.Env) error {
 		return err
 	}
 	_, err = showPodGroup(ctx, env, "train", metav1.ConditionTrue)
+	return err
+}
+
+func runTopology(ctx context.Context, env *scenario.Env) error {
+	var nodes []*v1.Node
+	for _, n := range []struct{ name, rack string }{{"a1", "a"}, {"a2", "a"}, {"b1", "b"}, {"b2", "b"}, {"b3", "b"}} {
+		node := gangNode(n.name)
+		node.Labels["rack"] = n.rack
+		nodes = append(nodes, node)
+	}
+	if err := env.CreateNodes(ctx, nodes...); err != nil {
+		return err
+	}
+	env.Logf("rack a: a1, a2; rack b: b1, b2, b3; one CPU each")
+	pods := members("ring", 3, "")
+	if err := createGang(ctx, env, scenario.MakePodGroup("ring").Gang(3).TopologyKey("rack").Obj(), pods); err != nil {
+		return err
+	}
+	placed, err := env.WaitForPodsBound(ctx, names(pods))
+	if err != nil {
+		return err
+	}
+	for i, node := range placed {
+		if !strings.HasPrefix(node, "b") {
+			return fmt.Errorf("%s is on %s, outside rack b", pods[i].Name, node)
+		}
+	}
+	env.Logf("rack a could hold two of three: that placement failed; rack b held all three: %s",
+		strings.Join(placed, ", "))
+	_, err = showPodGroup(ctx, env, "ring", metav1.ConditionTrue)
 	return err
 }
 

@@ -150,7 +150,7 @@ func gangCases() []Case {
 			pods(member("a", "g", "1"), member("b", "g", "1"), member("c", "g", "1")),
 			waitPending("a", "b", "c"), deletePod("c")}},
 		// A member with a device claim: two GPUs for three members.
-		{Name: "gang-dra-claim", FeatureGates: gangGates, DRA: true, Backlog: []Step{
+		{Name: "gang-dra-claim", Compare: CompareCounts, FeatureGates: gangGates, DRA: true, Backlog: []Step{
 			nodes(node("n1"), node("n2")), objects(gpuClass, oneGPU, gpuSlice("n1", gpus("gpu", 2, "40Gi")...))},
 			Steps: []Step{podGroups(gang("g", 3)),
 				pods(gpuPod("a", "one-gpu").PodGroup("g"), gpuPod("b", "one-gpu").PodGroup("g"), gpuPod("c", "one-gpu").PodGroup("g"))}},
