@@ -89,7 +89,10 @@ func TestChapterConfig(t *testing.T) {
 		"PreScore": {"NodeNumber"}, "Score": {"NodeNumber"}, "Permit": {"NodeNumber"}, "Bind": {"DefaultBinder"}}
 	ch6 := map[string][]string{"QueueSort": {"PrioritySort"}, "PreFilter": {"NodeResourcesFit"},
 		"Filter": {"NodeUnschedulable", "NodeResourcesFit"}, "PreScore": {"NodeResourcesFit", "NodeNumber"},
-		"Score": {"NodeResourcesFit", "NodeNumber"}, "Permit": {"NodeNumber"}, "Bind": {"DefaultBinder"}}
+		"Score": {"NodeResourcesFit", "NodeNumber"}, "Permit": {"NodeNumber"}, "Bind": {"DefaultBinder"},
+		// Fit scores a pod group's placements too, as kube-scheduler's;
+		// only a pod-group cycle under TopologyAwareWorkloadScheduling asks.
+		"PlacementScore": {"NodeResourcesFit"}}
 	const ch6Line = "PrioritySort, NodeUnschedulable, NodeResourcesFit, NodeNumber, DefaultBinder"
 	tests := []struct {
 		chapter int

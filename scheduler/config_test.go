@@ -316,6 +316,11 @@ func TestProfilePlugins(t *testing.T) {
 				"Reserve": {"VolumeBinding", "DynamicResources"},
 				"PreBind": {"VolumeBinding", "DynamicResources"},
 				"Bind":    {"DefaultBinder"},
+				// Fit and DynamicResources implement these whatever the
+				// gates, so multiPoint expands them there, as upstream; only
+				// a pod-group cycle calls them.
+				"PlacementScore":     {"NodeResourcesFit"},
+				"PodGroupPostFilter": {"DynamicResources"},
 			},
 			wantWeights: map[string]int64{
 				"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "VolumeBinding": 1,
@@ -340,7 +345,7 @@ func TestProfilePlugins(t *testing.T) {
 				"QueueSort": {"PrioritySort"}, "PreFilter": {"NodeResourcesFit"},
 				"Filter":   {"NodeUnschedulable", "NodeName", "NodeResourcesFit"},
 				"PreScore": {"NodeResourcesFit", "NodeNumber"}, "Score": {"NodeResourcesFit", "NodeNumber"},
-				"Permit": {"NodeNumber"}, "Bind": {"DefaultBinder"},
+				"Permit": {"NodeNumber"}, "Bind": {"DefaultBinder"}, "PlacementScore": {"NodeResourcesFit"},
 			},
 			wantWeights: map[string]int64{"NodeNumber": 3, "NodeResourcesFit": 1},
 		},
@@ -362,6 +367,7 @@ func TestProfilePlugins(t *testing.T) {
 				"QueueSort": {"PrioritySort"}, "PreFilter": {"NodeResourcesFit"},
 				"Filter":   {"NodeUnschedulable", "NodeResourcesFit"},
 				"PreScore": {"NodeResourcesFit"}, "Score": {"NodeResourcesFit"}, "Bind": {"DefaultBinder"},
+				"PlacementScore": {"NodeResourcesFit"},
 			},
 		},
 		{
@@ -404,6 +410,7 @@ func TestProfilePlugins(t *testing.T) {
 				"QueueSort": {"PrioritySort"}, "PreFilter": {"NodeResourcesFit"},
 				"Filter":   {"NodeResourcesFit", "NodeUnschedulable", "NodeName"},
 				"PreScore": {"NodeResourcesFit"}, "Score": {"NodeResourcesFit"}, "Bind": {"DefaultBinder"},
+				"PlacementScore": {"NodeResourcesFit"},
 			},
 		},
 		{
@@ -666,6 +673,144 @@ func TestDefaultPluginsUnderGates(t *testing.T) {
 			for _, point := range []string{"PreEnqueue", "Permit"} {
 				if got := slices.Contains(listed[point], "GangScheduling"); got != tt.want {
 					t.Errorf("GangScheduling at %s: %t, want %t (%v)", point, got, tt.want, listed[point])
+				}
+			}
+		})
+	}
+}
+
+// TestPodGroupPluginSections: the pod-group sections of a profile's
+// plugins (placementGenerate, placementScore, podGroupPostFilter) are
+// decoded strictly, defaulted under the gates and merged with a user's
+// entries by kube-scheduler's rules, and validated as the other sections.
+func TestPodGroupPluginSections(t *testing.T) {
+	tas := features.Gates{GenericWorkload: true, TopologyAwareWorkloadScheduling: true}
+	tests := []struct {
+		name    string
+		gates   features.Gates
+		plugins string
+		// want are the pod-group extension points' plugins (nil: none).
+		want map[string][]string
+		// wantWeights are PlacementScore weights.
+		wantWeights map[string]int64
+		// wantDecodeErr is DecodeConfig's error; wantErr NewFramework's.
+		wantDecodeErr, wantErr string
+		// wantTail ends the defaulted multiPoint, if set.
+		wantTail []string
+	}{
+		{
+			name: "the default profile under TopologyAwareWorkloadScheduling", gates: tas,
+			// kube-scheduler's defaulting appends them in this order.
+			wantTail: []string{"NodeDeclaredFeatures", "GangScheduling", "TopologyPlacementGenerator", "PodGroupPodsCount"},
+			want: map[string][]string{"PlacementGenerate": {"TopologyPlacementGenerator"},
+				"PlacementScore": {"NodeResourcesFit", "PodGroupPodsCount"}, "PodGroupPostFilter": {"DynamicResources"}},
+			wantWeights: map[string]int64{"NodeResourcesFit": 1, "PodGroupPodsCount": 1},
+		},
+		{
+			name: "GenericWorkload alone: no placement generator", gates: features.Gates{GenericWorkload: true},
+			want: map[string][]string{"PlacementScore": {"NodeResourcesFit"},
+				"PodGroupPostFilter": {"DynamicResources"}},
+			wantWeights: map[string]int64{"NodeResourcesFit": 1, "PodGroupPodsCount": 0},
+		},
+		{
+			name: "a placementScore entry sets the weight and comes first", gates: tas,
+			plugins: "placementScore:\n  enabled:\n  - name: PodGroupPodsCount\n    weight: 5\n",
+			want: map[string][]string{"PlacementGenerate": {"TopologyPlacementGenerator"},
+				"PlacementScore": {"PodGroupPodsCount", "NodeResourcesFit"}, "PodGroupPostFilter": {"DynamicResources"}},
+			wantWeights: map[string]int64{"NodeResourcesFit": 1, "PodGroupPodsCount": 5},
+		},
+		{
+			name: "each section disabled its own way", gates: tas,
+			plugins: "placementGenerate:\n  disabled:\n  - name: \"*\"\n" +
+				"placementScore:\n  disabled:\n  - name: NodeResourcesFit\n" +
+				"podGroupPostFilter:\n  disabled:\n  - name: DynamicResources\n",
+			want:        map[string][]string{"PlacementScore": {"PodGroupPodsCount"}},
+			wantWeights: map[string]int64{"PodGroupPodsCount": 1},
+		},
+		{
+			name: "a plugin enabled where it does not implement the extension point", gates: tas,
+			plugins: "placementGenerate:\n  enabled:\n  - name: PodGroupPodsCount\n",
+			wantErr: `plugin "PodGroupPodsCount" is enabled at PlacementGenerate but does not implement the PlacementGenerate extension point`,
+		},
+		{
+			name: "a PodGroupPostFilter plugin that is not one", gates: tas,
+			plugins: "podGroupPostFilter:\n  enabled:\n  - name: NodeResourcesFit\n",
+			wantErr: `plugin "NodeResourcesFit" is enabled at PodGroupPostFilter but does not implement the PodGroupPostFilter extension point`,
+		},
+		{
+			name: "an unknown plugin", gates: tas,
+			plugins: "placementScore:\n  enabled:\n  - name: Nope\n",
+			wantErr: `unknown plugin "Nope" (known plugins: `,
+		},
+		{
+			name: "the generator enabled twice", gates: tas,
+			plugins: "placementGenerate:\n  enabled:\n  - name: TopologyPlacementGenerator\n  - name: TopologyPlacementGenerator\n",
+			wantErr: `plugin "TopologyPlacementGenerator" is enabled twice at PlacementGenerate`,
+		},
+		{
+			name: "a negative placement weight", gates: tas,
+			plugins:       "placementScore:\n  enabled:\n  - name: PodGroupPodsCount\n    weight: -1\n",
+			wantDecodeErr: "profiles[0].plugins.placementScore.enabled[0].weight: Invalid value: -1: must be non-negative",
+		},
+		{
+			name: "an unnamed PodGroupPostFilter plugin", gates: tas,
+			plugins:       "podGroupPostFilter:\n  enabled:\n  - weight: 1\n",
+			wantDecodeErr: "profiles[0].plugins.podGroupPostFilter.enabled[0].name: Required value",
+		},
+		{
+			name: "an unknown field", gates: tas,
+			plugins:       "placementGenerate:\n  enable:\n  - name: TopologyPlacementGenerator\n",
+			wantDecodeErr: `unknown field "profiles[0].plugins.placementGenerate.enable"`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := header + "profiles:\n- schedulerName: p\n"
+			if tt.plugins != "" {
+				doc += "  plugins:\n" + indent(tt.plugins, "    ")
+			}
+			cfg, err := DecodeConfigFor([]byte(doc), tt.gates)
+			if tt.wantDecodeErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantDecodeErr) {
+					t.Fatalf("DecodeConfigFor() error = %v, want it to contain %q", err, tt.wantDecodeErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("DecodeConfigFor: %v", err)
+			}
+			if multiPoint := cfg.Profiles[0].Plugins.MultiPoint.Enabled; tt.wantTail != nil {
+				var tail []string
+				for _, p := range multiPoint[len(multiPoint)-len(tt.wantTail):] {
+					tail = append(tail, p.Name)
+				}
+				if diff := cmp.Diff(tt.wantTail, tail); diff != "" {
+					t.Errorf("the end of multiPoint (-want +got):\n%s", diff)
+				}
+			}
+			schedFramework, err := framework.NewFramework(context.Background(), plugins.NewInTreeRegistry(),
+				&cfg.Profiles[0], append(handleOptions(t), framework.WithFeatureGates(tt.gates))...)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("NewFramework() error = %v, want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("NewFramework: %v", err)
+			}
+			got := map[string][]string{}
+			for point, names := range schedFramework.ListPlugins() {
+				if point == "PlacementGenerate" || point == "PlacementScore" || point == "PodGroupPostFilter" {
+					got[point] = names
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("pod-group plugins (-want +got):\n%s", diff)
+			}
+			for name, w := range tt.wantWeights {
+				if got := schedFramework.PlacementScoreWeight(name); got != w {
+					t.Errorf("placement weight of %s = %d, want %d", name, got, w)
 				}
 			}
 		})

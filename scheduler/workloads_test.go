@@ -15,11 +15,13 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/features"
+	"github.com/minisched/minisched/podstatus"
 	"github.com/minisched/minisched/scenario"
 	"github.com/minisched/minisched/scheduler"
 	"github.com/minisched/minisched/testenv"
@@ -106,7 +108,9 @@ func runWithGates(ctx context.Context, t *testing.T, rc *rest.Config, ns string,
 // TestGangAllOrNothing: with GenericWorkload, a gang whose members all fit
 // is bound whole and its PodGroup says Scheduled; a gang one node short is
 // not bound at all, each member saying why in its shape, and its PodGroup
-// says Unschedulable. The node's capacity is one member's.
+// says Unschedulable, with what its PodGroupPostFilter plugins did
+// appended (DynamicResources' words first: it comes before
+// DefaultPreemption). The node's capacity is one member's.
 func TestGangAllOrNothing(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -121,13 +125,16 @@ func TestGangAllOrNothing(t *testing.T) {
 		{name: "fits", nodes: 3, wantBound: true},
 		{name: "one node short", nodes: 2,
 			wantMessages: map[string]string{
-				"a": "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining",
-				"b": "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining",
+				"a": "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining, " +
+					"deallocation and deletion of ResourceClaims completed",
+				"b": "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining, " +
+					"deallocation and deletion of ResourceClaims completed",
 				// Other tests' nodes share the apiserver: c's message counts
 				// them too, after its own two.
 				"c": "0/",
 			},
-			wantCondition: "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"},
+			wantCondition: "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining, " +
+				"deallocation and deletion of ResourceClaims completed"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -194,4 +201,87 @@ func TestGangAllOrNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGangNoMemberTried: kube-scheduler's quirk, kept. A gang of three
+// one node short fails, and backs off; one member is deleted meanwhile.
+// The two left are tried again (backing off does not run PreEnqueue
+// again), but PlacementFeasible stops the cycle before the first: no
+// member's PreFilter ran, so DynamicResources' PodGroupPostFilter finds
+// nothing recorded, and that Error fails the group and both members with
+// its "not found".
+func TestGangNoMemberTried(t *testing.T) {
+	const want = `error in "DynamicResources" PodGroupPostFilter plugins: not found`
+	ctx := t.Context()
+	ns := "gang-untried"
+	env := runWithGates(ctx, t, testEnv.Config, ns, features.Gates{GenericWorkload: true})
+	for n := range 2 {
+		name := fmt.Sprintf("%s-node%d", ns, n)
+		if err := env.CreateNodes(ctx, scenario.MakeNode(name).Label("group", ns).Capacity(
+			map[v1.ResourceName]string{v1.ResourceCPU: "1", v1.ResourcePods: "10"}).Obj()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = env.Client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	}
+	pg := builders.MakePodGroup().Name("gang").Namespace(ns).Gang(3).Obj()
+	if _, err := env.Client.SchedulingV1beta1().PodGroups(ns).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"a", "b", "c"} {
+		pod := scenario.MakePod(m).PodGroup("gang").NodeSelector("group", ns).
+			Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
+		if err := env.CreatePods(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first attempt ended (its condition is written just before the
+	// group goes to back off for a second): delete c at once.
+	waitForPodGroupCondition(ctx, t, env, "gang", "Unschedulable")
+	if err := env.Client.CoreV1().Pods(ns).Delete(ctx, "c", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b"} {
+		var cond *v1.PodCondition
+		err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true,
+			func(ctx context.Context) (bool, error) {
+				p, err := env.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					return false, err
+				}
+				cond = podstatus.Condition(&p.Status, v1.PodScheduled)
+				return cond != nil && cond.Reason == "SchedulerError", nil
+			})
+		if err != nil {
+			t.Fatalf("%s: no SchedulerError (last condition %+v): %v", name, cond, err)
+		}
+		if cond.Message != want {
+			t.Errorf("%s: PodScheduled SchedulerError %q, want %q", name, cond.Message, want)
+		}
+	}
+	cond := waitForPodGroupCondition(ctx, t, env, "gang", "SchedulerError")
+	if cond.Status != metav1.ConditionFalse || cond.Reason != "SchedulerError" || cond.Message != want {
+		t.Errorf("PodGroupInitiallyScheduled %s/%s %q, want False/SchedulerError %q", cond.Status, cond.Reason,
+			cond.Message, want)
+	}
+}
+
+// waitForPodGroupCondition waits for the PodGroup's
+// PodGroupInitiallyScheduled condition, with reason unless that is "", and
+// returns it.
+func waitForPodGroupCondition(ctx context.Context, t *testing.T, env *scenario.Env, name, reason string) *metav1.Condition {
+	t.Helper()
+	var cond *metav1.Condition
+	err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true,
+		func(ctx context.Context) (bool, error) {
+			got, err := env.Client.SchedulingV1beta1().PodGroups(env.Namespace).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			cond = apimeta.FindStatusCondition(got.Status.Conditions, "PodGroupInitiallyScheduled")
+			return cond != nil && (reason == "" || cond.Reason == reason), nil
+		})
+	if err != nil {
+		t.Fatalf("no PodGroupInitiallyScheduled condition (reason %q; last %+v): %v", reason, cond, err)
+	}
+	return cond
 }

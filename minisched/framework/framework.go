@@ -497,6 +497,10 @@ func (f *Framework) HasScorePlugins() bool { return len(f.scorePlugins) > 0 }
 // any other name).
 func (f *Framework) ScoreWeight(name string) int64 { return f.scoreWeights[name] }
 
+// PlacementScoreWeight returns a PlacementScore plugin's weight (0 if it is
+// not one of this profile's).
+func (f *Framework) PlacementScoreWeight(name string) int64 { return f.placementScoreWeights[name] }
+
 // FilterPluginNames returns the Filter plugins' names, in the order they
 // run on a node.
 func (f *Framework) FilterPluginNames() []string {
