@@ -304,7 +304,6 @@ func TestProfilePlugins(t *testing.T) {
 				"PostFilter": {"DynamicResources", "DefaultPreemption"},
 				// Listed whatever the gate, as kube-scheduler's profile log
 				// does; only runs with GenericWorkload.
-				"PodGroupPostFilter": {"DefaultPreemption"},
 				"PreScore": {
 					"TaintToleration", "NodeAffinity", "NodeResourcesFit", "VolumeBinding", "PodTopologySpread",
 					"InterPodAffinity", "NodeResourcesBalancedAllocation",
@@ -320,7 +319,7 @@ func TestProfilePlugins(t *testing.T) {
 				// gates, so multiPoint expands them there, as upstream; only
 				// a pod-group cycle calls them.
 				"PlacementScore":     {"NodeResourcesFit"},
-				"PodGroupPostFilter": {"DynamicResources"},
+				"PodGroupPostFilter": {"DynamicResources", "DefaultPreemption"},
 			},
 			wantWeights: map[string]int64{
 				"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "VolumeBinding": 1,
@@ -703,20 +702,20 @@ func TestPodGroupPluginSections(t *testing.T) {
 			// kube-scheduler's defaulting appends them in this order.
 			wantTail: []string{"NodeDeclaredFeatures", "GangScheduling", "TopologyPlacementGenerator", "PodGroupPodsCount"},
 			want: map[string][]string{"PlacementGenerate": {"TopologyPlacementGenerator"},
-				"PlacementScore": {"NodeResourcesFit", "PodGroupPodsCount"}, "PodGroupPostFilter": {"DynamicResources"}},
+				"PlacementScore": {"NodeResourcesFit", "PodGroupPodsCount"}, "PodGroupPostFilter": {"DynamicResources", "DefaultPreemption"}},
 			wantWeights: map[string]int64{"NodeResourcesFit": 1, "PodGroupPodsCount": 1},
 		},
 		{
 			name: "GenericWorkload alone: no placement generator", gates: features.Gates{GenericWorkload: true},
 			want: map[string][]string{"PlacementScore": {"NodeResourcesFit"},
-				"PodGroupPostFilter": {"DynamicResources"}},
+				"PodGroupPostFilter": {"DynamicResources", "DefaultPreemption"}},
 			wantWeights: map[string]int64{"NodeResourcesFit": 1, "PodGroupPodsCount": 0},
 		},
 		{
 			name: "a placementScore entry sets the weight and comes first", gates: tas,
 			plugins: "placementScore:\n  enabled:\n  - name: PodGroupPodsCount\n    weight: 5\n",
 			want: map[string][]string{"PlacementGenerate": {"TopologyPlacementGenerator"},
-				"PlacementScore": {"PodGroupPodsCount", "NodeResourcesFit"}, "PodGroupPostFilter": {"DynamicResources"}},
+				"PlacementScore": {"PodGroupPodsCount", "NodeResourcesFit"}, "PodGroupPostFilter": {"DynamicResources", "DefaultPreemption"}},
 			wantWeights: map[string]int64{"NodeResourcesFit": 1, "PodGroupPodsCount": 5},
 		},
 		{
