@@ -723,7 +723,12 @@ func TestPodGroupPluginSections(t *testing.T) {
 			plugins: "placementGenerate:\n  disabled:\n  - name: \"*\"\n" +
 				"placementScore:\n  disabled:\n  - name: NodeResourcesFit\n" +
 				"podGroupPostFilter:\n  disabled:\n  - name: DynamicResources\n",
-			want:        map[string][]string{"PlacementScore": {"PodGroupPodsCount"}},
+			// DefaultPreemption, the other PodGroupPostFilter plugin of the
+			// default profile, stays: only DynamicResources was disabled there.
+			want: map[string][]string{
+				"PlacementScore":     {"PodGroupPodsCount"},
+				"PodGroupPostFilter": {"DefaultPreemption"},
+			},
 			wantWeights: map[string]int64{"PodGroupPodsCount": 1},
 		},
 		{

@@ -19,6 +19,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 
+	"github.com/minisched/minisched/minisched/features"
 	"github.com/minisched/minisched/minisched/framework"
 )
 
@@ -60,9 +61,9 @@ func Check(ctx context.Context, dra framework.SharedDRAManager, pod *v1.Pod, nod
 }
 
 // checkHandle is the handle Check builds the plugin with: the DRA state,
-// and no client, for PreFilter and Filter write nothing. Its other methods
-// are the embedded nil Handle's and panic; New, PreFilter and Filter call
-// none of them.
+// no client, for PreFilter and Filter write nothing, and the default
+// feature gates. Its other methods are the embedded nil Handle's and
+// panic; New, PreFilter and Filter call none of them.
 type checkHandle struct {
 	framework.Handle
 	dra framework.SharedDRAManager
@@ -73,6 +74,10 @@ func (h checkHandle) SharedDRAManager() framework.SharedDRAManager { return h.dr
 
 // ClientSet returns nil: nothing is written.
 func (h checkHandle) ClientSet() kubernetes.Interface { return nil }
+
+// FeatureGates returns kube-scheduler v1.37.1's defaults: a reader asks
+// what the plugin decides of one pod, which no gate minisched sets changes.
+func (h checkHandle) FeatureGates() features.Gates { return features.Gates{} }
 
 // NewAllocator returns the structured allocator PreFilter builds, with the
 // plugin's features and CEL cache, over the devices allocated says are
