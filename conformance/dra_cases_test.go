@@ -490,6 +490,9 @@ func draOutcome(ctx context.Context, client kubernetes.Interface) ([]string, err
 		for _, r := range claim.Status.ReservedFor {
 			reserved = append(reserved, r.Resource+"/"+r.Name)
 		}
+		// Sorted: pods bound at once (a gang's members, whose PreBinds run
+		// in parallel) reserve the claim in no set order.
+		slices.Sort(reserved)
 		line += fmt.Sprintf(", reserved for %v, finalizers %v", reserved, claim.Finalizers)
 		if claim.DeletionTimestamp != nil {
 			line += " (deleting)"

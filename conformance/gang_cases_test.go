@@ -154,6 +154,17 @@ func gangCases() []Case {
 			nodes(node("n1"), node("n2")), objects(gpuClass, oneGPU, gpuSlice("n1", gpus("gpu", 2, "40Gi")...))},
 			Steps: []Step{podGroups(gang("g", 3)),
 				pods(gpuPod("a", "one-gpu").PodGroup("g"), gpuPod("b", "one-gpu").PodGroup("g"), gpuPod("c", "one-gpu").PodGroup("g"))}},
+		// A gang whose two members share one unallocated claim, with n2's
+		// one GPU: the first member's Reserve allocates it in the
+		// simulation, and the second reuses that pending allocation (it
+		// would otherwise wait for it to be written), so both go to n2.
+		{Name: "gang-shared-claim", FeatureGates: gangGates, DRA: true, Backlog: []Step{
+			nodes(node("n1"), node("n2")),
+			objects(gpuClass, gpuSlice("n2", gpus("gpu", 1, "40Gi")...),
+				builders.MakeResourceClaim().Name("shared").Request(builders.MakeDeviceRequest("gpu", "gpu")).Obj())},
+			Steps: []Step{podGroups(gang("g", 2)),
+				pods(pod("a").PodGroup("g").ResourceClaim("gpu", "shared"),
+					pod("b").PodGroup("g").ResourceClaim("gpu", "shared"))}},
 		// Topology: the whole gang in one rack.
 		{Name: "tas-one-rack", Compare: CompareCounts, FeatureGates: topologyGates, Steps: []Step{
 			racks(map[string]int{"a": 2, "b": 3}), podGroups(gang("g", 3).TopologyKey("rack")),

@@ -123,7 +123,9 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *framework.CycleState
 // allocate runs the allocator for the pod's unallocated claims on node and
 // returns one allocation per claim, in order, or the node's status. The
 // node's copy of the extended-resource claim (if not nil) stands in for
-// the cycle's.
+// the cycle's. A claim whose pending allocation PreFilter reused from
+// another member of the pod group is not allocated again: that allocation
+// is its result.
 func (pl *DynamicResources) allocate(ctx context.Context, state *stateData, pod *v1.Pod,
 	node *v1.Node, nodeExtendedResourceClaim *resourceapi.ResourceClaim) ([]resourceapi.AllocationResult, *framework.Status) {
 	logger := klog.FromContext(ctx)
@@ -137,7 +139,19 @@ func (pl *DynamicResources) allocate(ctx context.Context, state *stateData, pod 
 		allocCtx = c
 	}
 	var claimsToAllocate []*resourceapi.ResourceClaim
+	// shared holds, by position among the claims to allocate, the pending
+	// allocations reused from another member of the pod group.
+	var shared map[int]*resourceapi.AllocationResult
+	n := 0
 	state.toAllocate(func(index int, claim *resourceapi.ResourceClaim) {
+		defer func() { n++ }()
+		if info := state.informationsForClaim[index]; info.shared {
+			if shared == nil {
+				shared = map[int]*resourceapi.AllocationResult{}
+			}
+			shared[n] = info.allocation
+			return
+		}
 		if state.isExtendedResourceClaim(index) && nodeExtendedResourceClaim != nil {
 			claim = nodeExtendedResourceClaim
 		}
@@ -169,7 +183,24 @@ func (pl *DynamicResources) allocate(ctx context.Context, state *stateData, pod 
 		return nil, statusUnschedulable(logger, "cannot allocate all claims", "pod", klog.KObj(pod), "node", klog.KObj(node),
 			"resourceclaims", klog.KObjSlice(claimsToAllocate))
 	}
-	return result, nil
+	if len(shared) == 0 {
+		return result, nil
+	}
+	// The reused allocations take their claims' places, so that Reserve
+	// pairs each claim with its own. (kube-scheduler appends them after the
+	// new ones, which pairs them wrongly in Reserve when a claim it reuses
+	// comes before one it allocates; with one shared claim, or the shared
+	// ones last, the two agree.)
+	all := make([]resourceapi.AllocationResult, 0, n)
+	for pos, next := 0, 0; pos < n; pos++ {
+		if a, ok := shared[pos]; ok {
+			all = append(all, *a)
+			continue
+		}
+		all = append(all, result[next])
+		next++
+	}
+	return all, nil
 }
 
 // isClaimReadyForBinding reports whether every binding condition of the

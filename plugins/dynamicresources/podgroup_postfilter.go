@@ -11,41 +11,64 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/minisched/framework"
 )
 
 // podGroupStateData is what the plugin keeps in a pod group's cycle state
-// (CycleState.PodGroupCycleState): each member's stateData, by namespace
-// and name, as the member's PreFilter recorded it. The members are tried
-// one after the other, so it needs no lock. (kube-scheduler keeps there
-// too the claims whose allocation the members share within the cycle;
-// minisched does not share pending allocations between members.)
+// (CycleState.PodGroupCycleState). The members are tried one after the
+// other, so it needs no lock.
 type podGroupStateData struct {
+	// podsStateData is each member's stateData, by namespace and name, as
+	// the member's PreFilter recorded it.
 	podsStateData map[types.NamespacedName]*stateData
+	// pendingAllocations holds the claims whose allocation a member's
+	// Reserve made in this cycle and no PreBind has written yet, each with
+	// the members sharing it. A later member of the cycle that asks for
+	// such a claim reuses the allocation (PreFilter) instead of waiting for
+	// it to be written; a pod outside the cycle still waits. The DRA
+	// manager counts the sharers across cycles.
+	pendingAllocations map[types.UID]sets.Set[types.UID]
 }
 
 // Clone shares the data: the group's state belongs to one cycle.
 func (d *podGroupStateData) Clone() framework.StateData { return d }
 
 // recordInPodGroup keeps the member's stateData in its group's cycle
-// state, if the pod is tried in a pod-group cycle; PreFilter calls it
-// first thing, so that every member it saw is there.
-func recordInPodGroup(cs *framework.CycleState, pod *v1.Pod, s *stateData) error {
+// state, if the pod is tried in a pod-group cycle, and returns the group's
+// data (nil outside a pod-group cycle); PreFilter calls it first thing, so
+// that every member it saw is there.
+func recordInPodGroup(cs *framework.CycleState, pod *v1.Pod, s *stateData) (*podGroupStateData, error) {
+	groupState := cs.PodGroupCycleState()
+	if groupState == nil {
+		return nil, nil
+	}
+	data, err := getPodGroupStateData(groupState)
+	if errors.Is(err, framework.ErrNotFound) {
+		data = &podGroupStateData{podsStateData: map[types.NamespacedName]*stateData{},
+			pendingAllocations: map[types.UID]sets.Set[types.UID]{}}
+		groupState.Write(stateKey, data)
+	} else if err != nil {
+		return nil, err
+	}
+	data.podsStateData[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}] = s
+	return data, nil
+}
+
+// podGroupStateOf returns the group's data of the pod-group cycle cs
+// belongs to; nil outside one, or when no member's PreFilter ran.
+func podGroupStateOf(cs *framework.CycleState) *podGroupStateData {
 	groupState := cs.PodGroupCycleState()
 	if groupState == nil {
 		return nil
 	}
 	data, err := getPodGroupStateData(groupState)
-	if errors.Is(err, framework.ErrNotFound) {
-		data = &podGroupStateData{podsStateData: map[types.NamespacedName]*stateData{}}
-		groupState.Write(stateKey, data)
-	} else if err != nil {
-		return err
+	if err != nil {
+		return nil
 	}
-	data.podsStateData[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}] = s
-	return nil
+	return data
 }
 
 // getPodGroupStateData reads what the members' PreFilter recorded in the

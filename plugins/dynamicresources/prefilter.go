@@ -71,8 +71,13 @@ type informationForClaim struct {
 	// node).
 	availableOnNodes *nodeaffinity.NodeSelector
 	// allocation is set by Reserve and written by PreBind (nil when the
-	// claim was allocated already).
+	// claim was allocated already). In a pod-group cycle, PreFilter sets it
+	// to the pending allocation another member's Reserve made, and sets
+	// shared.
 	allocation *resourceapi.AllocationResult
+	// shared says that allocation is another member's pending allocation,
+	// reused: Filter does not allocate the claim again.
+	shared bool
 }
 
 // Clone shares the data, as kube-scheduler's does: what preemption's dry
@@ -115,7 +120,10 @@ func getStateData(cs *framework.CycleState) (*stateData, error) {
 //     done: Skip.
 //  3. An allocated claim restricts the pod to its allocation's nodes.
 //  4. An unallocated claim another pod's Reserve is allocating makes this
-//     pod wait; each of its requests must name classes that exist.
+//     pod wait, unless that pod is a member of the same pod-group cycle:
+//     then the pod reuses the pending allocation (it keeps the pod to the
+//     allocation's nodes, and Filter does not allocate the claim again).
+//     Each request of a claim to allocate must name classes that exist.
 //  5. If something needs allocating, the allocator is built over every
 //     device taken (allocated claims and in-flight allocations) and every
 //     slice, with DeviceTaintRules applied.
@@ -125,7 +133,8 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleSt
 	// 1.
 	s := &stateData{nodeAllocations: map[string]nodeAllocation{}}
 	cs.Write(stateKey, s)
-	if err := recordInPodGroup(cs, pod, s); err != nil {
+	groupData, err := recordInPodGroup(cs, pod, s)
+	if err != nil {
 		return nil, statusError(logger, err)
 	}
 	// 2.
@@ -160,6 +169,18 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleSt
 		}
 		// 4.
 		numClaimsToAllocate++
+		if groupData != nil && groupData.pendingAllocations[claim.UID] != nil {
+			if pending := pl.draManager.ResourceClaims().GetPendingAllocation(claim.UID); pending != nil {
+				selector, err := nodeSelectorFromAllocation(pending)
+				if err != nil {
+					return nil, statusError(logger, err)
+				}
+				s.informationsForClaim[i] = informationForClaim{availableOnNodes: selector, allocation: pending, shared: true}
+				logger.V(5).Info("Reusing pending allocation", "pod", klog.KObj(pod), "resourceclaim", klog.KObj(claim),
+					"uid", claim.UID)
+				continue
+			}
+		}
 		if pl.draManager.ResourceClaims().GetPendingAllocation(claim.UID) != nil {
 			return nil, statusUnschedulable(logger,
 				fmt.Sprintf("resource claim %s is in the process of being allocated", klog.KObj(claim)))

@@ -14,6 +14,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
 	"k8s.io/klog/v2"
 
@@ -21,7 +22,9 @@ import (
 )
 
 // Reserve signals the allocation Filter found on nodeName for each
-// unallocated claim as pending (in flight), and keeps it for PreBind.
+// unallocated claim as pending (in flight), and keeps it for PreBind; in a
+// pod-group cycle, the claim is recorded as shared by this member, for the
+// next members' PreFilter.
 // Nothing is written to the apiserver: allocated claims are reserved for
 // the pod only in PreBind, and if another pod was faster then, this one
 // tries again. The extended-resource claim goes in flight as the node's
@@ -60,6 +63,8 @@ func (pl *DynamicResources) Reserve(ctx context.Context, cs *framework.CycleStat
 		return statusError(logger, fmt.Errorf("internal error, have %d allocations, %d claims to allocate, want %d claims",
 			len(allocations), numClaimsToAllocate, numClaimsToAllocate))
 	}
+	// In a pod-group cycle, the later members may share what is reserved.
+	groupData := podGroupStateOf(cs)
 	next := 0
 	var signalErr error
 	state.toAllocate(func(index int, claim *resourceapi.ResourceClaim) {
@@ -85,6 +90,12 @@ func (pl *DynamicResources) Reserve(ctx context.Context, cs *framework.CycleStat
 		}
 		logger.V(5).Info("Reserved resource in allocation result", "claim", klog.KObj(claim), "uid", claim.UID,
 			"resourceVersion", claim.ResourceVersion)
+		if groupData != nil {
+			if groupData.pendingAllocations[claim.UID] == nil {
+				groupData.pendingAllocations[claim.UID] = sets.New[types.UID]()
+			}
+			groupData.pendingAllocations[claim.UID].Insert(pod.UID)
+		}
 	})
 	if signalErr != nil {
 		return statusError(logger, signalErr)
@@ -95,8 +106,8 @@ func (pl *DynamicResources) Reserve(ctx context.Context, cs *framework.CycleStat
 // Unreserve undoes Reserve and the reservations PreBind may have made:
 //
 //  1. An in-flight allocation loses this pod as a sharer; with the last
-//     sharer it is dropped and the claim in the assume cache goes back to
-//     the informer's.
+//     sharer it is dropped (and no longer shared in the pod-group cycle)
+//     and the claim in the assume cache goes back to the informer's.
 //  2. An allocated claim reserved for this pod gets the pod removed from
 //     status.reservedFor, by a strategic-merge patch of the status that
 //     needs no fresh copy of the claim. A failure is only logged: the
@@ -114,11 +125,16 @@ func (pl *DynamicResources) Unreserve(ctx context.Context, cs *framework.CycleSt
 		return
 	}
 	logger := klog.FromContext(ctx)
+	groupData := podGroupStateOf(cs)
 	for _, claim := range state.userClaims() {
 		// 1.
 		if deleted := pl.draManager.ResourceClaims().MaybeRemoveClaimPendingAllocation(claim.UID, false); deleted {
 			logger.V(5).Info("Released resource in allocation result", "claim", klog.KObj(claim), "uid", claim.UID)
 			pl.draManager.ResourceClaims().AssumedClaimRestore(claim.Namespace, claim.Name)
+			// No member of this pod-group cycle shares it any more.
+			if groupData != nil {
+				delete(groupData.pendingAllocations, claim.UID)
+			}
 		}
 		// 2.
 		if claim.Status.Allocation != nil && resourceclaim.IsReservedForPod(pod, claim, false) {

@@ -1,5 +1,6 @@
 // Tests of single steps beyond one cycle: Score's preference for earlier
-// firstAvailable alternatives, Unreserve, PreBind's wait for binding
+// firstAvailable alternatives, Unreserve, a pending allocation shared in a
+// pod-group cycle, PreBind's wait for binding
 // conditions on a fake clock, Filter's timeout, and the queueing hints.
 package dynamicresources
 
@@ -11,8 +12,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/minisched/minisched/minisched/framework"
@@ -93,15 +97,7 @@ func TestReserveUnreserve(t *testing.T) {
 func reserve(t *testing.T, ctx context.Context, env *pluginEnv, pod *v1.Pod) *framework.CycleState {
 	t.Helper()
 	cs := framework.NewCycleState()
-	if _, s := env.pl.PreFilter(ctx, cs, pod, nil); !s.IsSuccess() {
-		t.Fatalf("PreFilter: %v", s)
-	}
-	if s := env.pl.Filter(ctx, cs, pod, makeNode(nodeName)); !s.IsSuccess() {
-		t.Fatalf("Filter: %v", s)
-	}
-	if s := env.pl.Reserve(ctx, cs, pod, nodeName); !s.IsSuccess() {
-		t.Fatalf("Reserve: %v", s)
-	}
+	reserveIn(t, ctx, env, cs, pod)
 	return cs
 }
 
@@ -286,4 +282,87 @@ func TestQueueingHints(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestPodGroupMembersSharePendingAllocation: in one pod-group cycle, a
+// member asking for a claim that an earlier member's Reserve allocated
+// reuses that pending allocation (the pods outside the cycle still wait),
+// even when it asks for a claim of its own too, which Filter allocates
+// beside it and Reserve pairs with the right claim. The allocation stays
+// in flight until the last member sharing it is unreserved, and then it is
+// no longer shared in the cycle.
+func TestPodGroupMembersSharePendingAllocation(t *testing.T) {
+	const shared, own = "shared", "own"
+	env := newPluginEnv(t, nil, makeClaim(shared), makeClaim(own), makeSlice(nodeName, "device-0", "device-1"),
+		deviceClass)
+	_, ctx := ktesting.NewTestContext(t)
+	groupState := framework.NewCycleState()
+	member := func(name, uid string, claims ...string) (*v1.Pod, *framework.CycleState) {
+		pod := makePod(claims...)
+		pod.Name, pod.UID = name, types.UID(uid)
+		cs := framework.NewCycleState()
+		cs.SetPodGroupCycleState(groupState)
+		return pod, cs
+	}
+	first, firstState := member("first", "uid-first", shared)
+	reserveIn(t, ctx, env, firstState, first)
+	sharedUID := makeClaim(shared).UID
+	pending := env.manager.ResourceClaims().GetPendingAllocation(sharedUID)
+	if pending == nil {
+		t.Fatal("after the first member's Reserve: no allocation in flight")
+	}
+
+	// A pod outside the cycle waits for the allocation to be written.
+	outsider, _ := member("outsider", "uid-outsider", shared)
+	if _, s := env.pl.PreFilter(ctx, framework.NewCycleState(), outsider, nil); !statusEqual(s,
+		uau("resource claim default/shared is in the process of being allocated")) {
+		t.Errorf("PreFilter of a pod outside the cycle: %v", s)
+	}
+
+	// The second member reuses it (its own claim comes second: the shared
+	// one keeps its place in Reserve's pairing).
+	second, secondState := member("second", "uid-second", shared, own)
+	reserveIn(t, ctx, env, secondState, second)
+	state, err := getStateData(secondState)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := state.informationsForClaim[0].allocation; !apiequality.Semantic.DeepEqual(got, pending) {
+		t.Errorf("the second member's allocation of %s = %v, want the pending %v", shared, got, pending)
+	}
+	ownAllocation := state.informationsForClaim[1].allocation
+	if ownAllocation == nil || ownAllocation.Devices.Results[0].Device == pending.Devices.Results[0].Device {
+		t.Errorf("the second member's own claim got %v, want the other device than %v", ownAllocation, pending)
+	}
+	groupData := podGroupStateOf(secondState)
+	if got := groupData.pendingAllocations[sharedUID]; !got.Equal(sets.New[types.UID]("uid-first", "uid-second")) {
+		t.Errorf("sharers of %s in the cycle = %v, want both members", shared, sets.List(got))
+	}
+
+	env.pl.Unreserve(ctx, firstState, first, nodeName)
+	if env.manager.ResourceClaims().GetPendingAllocation(sharedUID) == nil {
+		t.Error("after the first member's Unreserve: the allocation the second shares left flight")
+	}
+	env.pl.Unreserve(ctx, secondState, second, nodeName)
+	if env.manager.ResourceClaims().GetPendingAllocation(sharedUID) != nil {
+		t.Error("after both Unreserves: the allocation is still in flight")
+	}
+	if _, ok := groupData.pendingAllocations[sharedUID]; ok {
+		t.Errorf("after both Unreserves: %s is still shared in the cycle", shared)
+	}
+}
+
+// reserveIn is reserve with the cycle state given (a member's, linked to
+// its group's).
+func reserveIn(t *testing.T, ctx context.Context, env *pluginEnv, cs *framework.CycleState, pod *v1.Pod) {
+	t.Helper()
+	if _, s := env.pl.PreFilter(ctx, cs, pod, nil); !s.IsSuccess() {
+		t.Fatalf("PreFilter of %s: %v", pod.Name, s)
+	}
+	if s := env.pl.Filter(ctx, cs, pod, makeNode(nodeName)); !s.IsSuccess() {
+		t.Fatalf("Filter of %s: %v", pod.Name, s)
+	}
+	if s := env.pl.Reserve(ctx, cs, pod, nodeName); !s.IsSuccess() {
+		t.Fatalf("Reserve of %s: %v", pod.Name, s)
+	}
 }
