@@ -19,6 +19,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/minisched/minisched/minisched/framework"
@@ -226,18 +227,26 @@ func TestSnapshotAssumeForget(t *testing.T) {
 			}
 			// The next UpdateSnapshot finds nothing changed: no NodeInfo
 			// and no group state is copied anew.
-			if err := c.UpdateSnapshot(logger, s); err != nil {
-				t.Fatal(err)
-			}
-			for key, st := range s.podGroupStates {
-				if groups[key] != st {
-					t.Errorf("pod group %s was copied again", key)
-				}
-			}
-			if diff := diffSnapshots(summarizeSnapshot(t, freshSnapshot(t, c)), summarizeSnapshot(t, s)); diff != "" {
-				t.Errorf("the snapshot differs from a fresh one (-want +got):\n%s", diff)
-			}
+			checkUpdateCopiesNothing(t, c, s, groups)
 		})
+	}
+}
+
+// checkUpdateCopiesNothing runs c.UpdateSnapshot(s) on a snapshot put back
+// as it was, and checks that it copied no pod-group state anew (groups are
+// the states s held before) and that s equals a fresh snapshot of c.
+func checkUpdateCopiesNothing(t *testing.T, c *Cache, s *Snapshot, groups map[string]*podGroupState) {
+	t.Helper()
+	if err := c.UpdateSnapshot(klog.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	for key, st := range s.podGroupStates {
+		if groups[key] != st {
+			t.Errorf("pod group %s was copied again", key)
+		}
+	}
+	if diff := diffSnapshots(summarizeSnapshot(t, freshSnapshot(t, c)), summarizeSnapshot(t, s)); diff != "" {
+		t.Errorf("the snapshot differs from a fresh one (-want +got):\n%s", diff)
 	}
 }
 
@@ -285,20 +294,7 @@ func TestSnapshotAssumePodRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			logger, _ := ktesting.NewTestContext(t)
-			c := New(0, WithPodGroups())
-			c.AddNode(logger, makeNode("a").Obj())
-			c.AddNode(logger, makeNode("b").Obj())
-			c.AddPodGroupMember(p1)
-			if err := c.AddPod(logger, bound); err != nil {
-				t.Fatal(err)
-			}
-			s := freshSnapshot(t, c)
-			for _, pod := range tt.before {
-				if err := s.AssumePod(framework.NewPodInfo(pod)); err != nil {
-					t.Fatal(err)
-				}
-			}
+			s := refusalSnapshot(t, p1, bound, tt.before)
 			before := summarizeSnapshot(t, s)
 			err := s.AssumePod(framework.NewPodInfo(tt.pod))
 			if err == nil || err.Error() != tt.wantErr {
@@ -309,6 +305,28 @@ func TestSnapshotAssumePodRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// refusalSnapshot is the snapshot the refusal tests start from: nodes a
+// and b, member (not yet scheduled) and bound (a member on a) of pod
+// group g, and the assumed pods assumed in the snapshot.
+func refusalSnapshot(t *testing.T, member, bound *v1.Pod, assumed []*v1.Pod) *Snapshot {
+	t.Helper()
+	logger, _ := ktesting.NewTestContext(t)
+	c := New(0, WithPodGroups())
+	c.AddNode(logger, makeNode("a").Obj())
+	c.AddNode(logger, makeNode("b").Obj())
+	c.AddPodGroupMember(member)
+	if err := c.AddPod(logger, bound); err != nil {
+		t.Fatal(err)
+	}
+	s := freshSnapshot(t, c)
+	for _, pod := range assumed {
+		if err := s.AssumePod(framework.NewPodInfo(pod)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
 }
 
 func TestSnapshotForgetPodRefuses(t *testing.T) {

@@ -207,18 +207,7 @@ func TestSnapshotMutations(t *testing.T) {
 					t.Errorf("ForgetPod(%s), assumed before the session: %v", pod.Name, err)
 				}
 			}
-			groups := objectsOf(s).groups
-			if err := c.UpdateSnapshot(logger, s); err != nil {
-				t.Fatal(err)
-			}
-			for key, st := range s.podGroupStates {
-				if groups[key] != st {
-					t.Errorf("pod group %s was copied again", key)
-				}
-			}
-			if diff := diffSnapshots(summarizeSnapshot(t, freshSnapshot(t, c)), summarizeSnapshot(t, s)); diff != "" {
-				t.Errorf("the snapshot differs from a fresh one (-want +got):\n%s", diff)
-			}
+			checkUpdateCopiesNothing(t, c, s, objectsOf(s).groups)
 		})
 	}
 }
@@ -265,20 +254,7 @@ func TestSnapshotMutationsRefuse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			logger, _ := ktesting.NewTestContext(t)
-			c := New(0, WithPodGroups())
-			c.AddNode(logger, makeNode("a").Obj())
-			c.AddNode(logger, makeNode("b").Obj())
-			c.AddPodGroupMember(p1)
-			if err := c.AddPod(logger, bound); err != nil {
-				t.Fatal(err)
-			}
-			s := freshSnapshot(t, c)
-			for _, pod := range tt.assumedBefore {
-				if err := s.AssumePod(framework.NewPodInfo(pod)); err != nil {
-					t.Fatal(err)
-				}
-			}
+			s := refusalSnapshot(t, p1, bound, tt.assumedBefore)
 			if tt.session {
 				if err := s.StartMutations(); err != nil {
 					t.Fatal(err)

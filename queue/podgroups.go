@@ -325,11 +325,7 @@ func (p *PriorityQueue) AddPodGroup(logger klog.Logger, pg *schedulingv1beta1.Po
 	if !g.enabled {
 		return
 	}
-	key := framework.PodGroupKey(pg.Namespace, pg.Name)
-	g.objects[key] = pg
-	if e := p.getEntity(key); e != nil {
-		e.(*framework.QueuedPodGroupInfo).PodGroup = pg
-	}
+	key, _ := p.setPodGroup(pg)
 	waiting := g.incomplete[key]
 	delete(g.incomplete, key)
 	for _, m := range waiting {
@@ -343,18 +339,30 @@ func (p *PriorityQueue) AddPodGroup(logger klog.Logger, pg *schedulingv1beta1.Po
 func (p *PriorityQueue) UpdatePodGroup(logger klog.Logger, pg *schedulingv1beta1.PodGroup) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
-	g := &p.podGroups
-	if !g.enabled {
+	if !p.podGroups.enabled {
 		return
 	}
-	key := framework.PodGroupKey(pg.Namespace, pg.Name)
-	g.objects[key] = pg
-	if e := p.getEntity(key); e != nil {
-		e.(*framework.QueuedPodGroupInfo).PodGroup = pg
+	key, queued := p.setPodGroup(pg)
+	if queued {
+		// The priority may have changed: the heaps reorder the entity.
 		p.activeQ.Fix(key)
 		p.backoffQ.fix(key)
 	}
 	logger.V(5).Info("PodGroup updated", "podGroup", key)
+}
+
+// setPodGroup records pg in the queue's view and in its queued entity, if
+// it has one, and returns its key and whether it has. The caller holds
+// p.lock, with pod groups enabled.
+func (p *PriorityQueue) setPodGroup(pg *schedulingv1beta1.PodGroup) (key string, queued bool) {
+	key = framework.PodGroupKey(pg.Namespace, pg.Name)
+	p.podGroups.objects[key] = pg
+	e := p.getEntity(key)
+	if e == nil {
+		return key, false
+	}
+	e.(*framework.QueuedPodGroupInfo).PodGroup = pg
+	return key, true
 }
 
 // DeletePodGroup forgets a PodGroup: its queued and pending members go back
