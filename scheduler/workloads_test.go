@@ -123,18 +123,24 @@ func TestGangAllOrNothing(t *testing.T) {
 		wantCondition string
 	}{
 		{name: "fits", nodes: 3, wantBound: true},
+		// DynamicResources' "deallocation and deletion of ResourceClaims
+		// completed" is not in the messages: DefaultPreemption, the next
+		// PodGroupPostFilter plugin, finds no victims and says so with
+		// UnschedulableAndUnresolvable, whose status alone the runner
+		// returns, as kube-scheduler's does (conformance case
+		// gang-one-node-short).
 		{name: "one node short", nodes: 2,
 			wantMessages: map[string]string{
 				"a": "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining, " +
-					"deallocation and deletion of ResourceClaims completed",
+					"pod group preemption: No preemption victims found for incoming preemptor",
 				"b": "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining, " +
-					"deallocation and deletion of ResourceClaims completed",
+					"pod group preemption: No preemption victims found for incoming preemptor",
 				// Other tests' nodes share the apiserver: c's message counts
 				// them too, after its own two.
 				"c": "0/",
 			},
 			wantCondition: "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining, " +
-				"deallocation and deletion of ResourceClaims completed"},
+				"pod group preemption: No preemption victims found for incoming preemptor"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
