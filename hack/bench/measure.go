@@ -59,10 +59,10 @@ func measure(ctx context.Context, o Options, w Workload, engine Engine, label st
 		return err
 	}
 	defer r.proc.stop()
-	// Deferred after proc.stop, so it runs before it: the allocation
-	// profile needs the process.
-	defer r.startProfiles(ctx)()
 	if backlog {
+		// Deferred after proc.stop, so it runs before it: the allocation
+		// profile needs the process.
+		defer r.startProfiles(ctx)()
 		return r.measureBacklog(ctx)
 	}
 	return r.measureLive(ctx)
@@ -276,6 +276,9 @@ func (r *run) measureLive(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The profiles cover the measured phase, not the cluster's making
+	// (the init pods are scheduled first, and would fill them).
+	defer r.startProfiles(ctx)()
 	if p.bound, err = r.createMeasured(ctx); err != nil {
 		return err
 	}
