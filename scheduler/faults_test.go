@@ -56,23 +56,7 @@ func startService(t *testing.T, cfg *configv1.KubeSchedulerConfiguration, rc *re
 	ctx, cancel := context.WithCancel(context.Background())
 	svc, err := scheduler.New(ctx, cfg, rc, append(opts, scheduler.WithObserver(attemptLog.Record))...)
 	require.NoError(t, err)
-	runErr := make(chan error, 1)
-	go func() { runErr <- svc.Run(ctx) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-runErr:
-				if err != nil {
-					t.Errorf("Run = %v, want nil on a clean stop", err)
-				}
-			case <-time.After(time.Minute):
-				t.Errorf("Run did not return within a minute of being stopped")
-			}
-		})
-	}
-	t.Cleanup(stop)
+	stop := runUntilStopped(t, ctx, cancel, svc)
 	return svc, attemptLog, stop
 }
 

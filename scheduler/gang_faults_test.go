@@ -40,26 +40,7 @@ func startGangScheduler(ctx context.Context, t *testing.T, rc *rest.Config, doc 
 		scheduler.WithOutOfTreeRegistry(registry))
 	require.NoError(t, err)
 	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- svc.Run(runCtx) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run = %v, want nil on a clean stop", err)
-			}
-		case <-time.After(time.Minute):
-			t.Errorf("Run did not return within a minute of being stopped")
-		}
-	}
-	t.Cleanup(stop)
-	return stop
+	return runUntilStopped(t, runCtx, cancel, svc)
 }
 
 // gangNamespace creates namespace ns, deleted when the test ends, and

@@ -7,7 +7,6 @@
 package scheduler_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -60,13 +59,7 @@ func TestGangTopology(t *testing.T) {
 				for n := range count {
 					name := fmt.Sprintf("%s-%s%d", ns, rack, n)
 					rackOf[name] = rack
-					if err := env.CreateNodes(ctx, scenario.MakeNode(name).Label(rackKey, rack).Capacity(
-						map[v1.ResourceName]string{v1.ResourceCPU: "1", v1.ResourcePods: "10"}).Obj()); err != nil {
-						t.Fatal(err)
-					}
-					t.Cleanup(func() {
-						_ = env.Client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
-					})
+					createCPUNode(ctx, t, env, name, rackKey, rack)
 				}
 			}
 			pg := builders.MakePodGroup().Name("gang").Namespace(ns).Gang(3).TopologyKey(rackKey).Obj()

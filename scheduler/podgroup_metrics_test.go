@@ -113,24 +113,12 @@ func servedScheduler(ctx context.Context, t *testing.T, ns string, gates feature
 	t.Cleanup(func() { _ = client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
 	cfg, err := scheduler.DecodeConfigFor([]byte(electionConfig(ns, "unused", false)), gates)
 	require.NoError(t, err)
-	runCtx, stop := context.WithCancel(ctx)
+	runCtx, cancel := context.WithCancel(ctx)
 	svc, err := scheduler.New(runCtx, cfg, testEnv.Config, scheduler.WithFeatureGates(gates))
 	require.NoError(t, err)
 	addr, err := svc.Serve(runCtx, "127.0.0.1:0")
 	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- svc.Run(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run = %v, want nil on a clean stop", err)
-			}
-		case <-time.After(time.Minute):
-			t.Errorf("Run did not return within a minute of being stopped")
-		}
-	})
+	runUntilStopped(t, runCtx, cancel, svc)
 	return "http://" + addr.String()
 }
 

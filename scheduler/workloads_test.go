@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,21 +89,46 @@ func runWithGates(ctx context.Context, t *testing.T, rc *rest.Config, ns string,
 	require.NoError(t, err)
 	svc, err := scheduler.New(ctx, cfg, rc, scheduler.WithFeatureGates(gates))
 	require.NoError(t, err)
-	runCtx, stop := context.WithCancel(ctx)
+	runCtx, cancel := context.WithCancel(ctx)
+	runUntilStopped(t, runCtx, cancel, svc)
+	return &scenario.Env{Client: client, Namespace: ns, SchedulerName: ns, Attempts: scenario.NewAttemptLog()}
+}
+
+// runUntilStopped runs svc on runCtx until stop, which the end of the test
+// calls too: stop cancels runCtx (with cancel) and checks that Run returned
+// nil within a minute. Calling it again does nothing.
+func runUntilStopped(t *testing.T, runCtx context.Context, cancel context.CancelFunc,
+	svc *scheduler.Service) (stop func()) {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- svc.Run(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run = %v, want nil on a clean stop", err)
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Run = %v, want nil on a clean stop", err)
+				}
+			case <-time.After(time.Minute):
+				t.Errorf("Run did not return within a minute of being stopped")
 			}
-		case <-time.After(time.Minute):
-			t.Errorf("Run did not return within a minute of being stopped")
-		}
-	})
-	return &scenario.Env{Client: client, Namespace: ns, SchedulerName: ns, Attempts: scenario.NewAttemptLog()}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// createCPUNode creates a node of one CPU and ten pods, labelled
+// key=value, and deletes it when the test ends (the apiserver is shared).
+func createCPUNode(ctx context.Context, t *testing.T, env *scenario.Env, name, key, value string) {
+	t.Helper()
+	if err := env.CreateNodes(ctx, scenario.MakeNode(name).Label(key, value).Capacity(
+		map[v1.ResourceName]string{v1.ResourceCPU: "1", v1.ResourcePods: "10"}).Obj()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
 }
 
 // TestGangAllOrNothing: with GenericWorkload, a gang whose members all fit
@@ -148,12 +174,7 @@ func TestGangAllOrNothing(t *testing.T) {
 			ns := fmt.Sprintf("gang-%d", i)
 			env := runWithGates(ctx, t, testEnv.Config, ns, features.Gates{GenericWorkload: true})
 			for n := range tt.nodes {
-				name := fmt.Sprintf("%s-node%d", ns, n)
-				if err := env.CreateNodes(ctx, scenario.MakeNode(name).Label("group", ns).Capacity(
-					map[v1.ResourceName]string{v1.ResourceCPU: "1", v1.ResourcePods: "10"}).Obj()); err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = env.Client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+				createCPUNode(ctx, t, env, fmt.Sprintf("%s-node%d", ns, n), "group", ns)
 			}
 			pg := builders.MakePodGroup().Name("gang").Namespace(ns).Gang(3).Obj()
 			if _, err := env.Client.SchedulingV1beta1().PodGroups(ns).Create(ctx, pg, metav1.CreateOptions{}); err != nil {

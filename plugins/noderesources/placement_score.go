@@ -9,7 +9,6 @@ import (
 	"context"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
@@ -79,21 +78,8 @@ func (pl *Fit) ScorePlacement(ctx context.Context, _ *framework.CycleState, podG
 // resources a resize reported in status nor pod-level resources count:
 // that scorer is built without those features, unlike a node's).
 func (r *resourceAllocationScorer) placementPodRequests(pod *v1.Pod) []int64 {
-	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{
-		SkipPodLevelResources: true,
-		NonMissingContainerRequests: v1.ResourceList{
-			v1.ResourceCPU:    *resource.NewMilliQuantity(framework.DefaultMilliCPURequest, resource.DecimalSI),
-			v1.ResourceMemory: *resource.NewQuantity(framework.DefaultMemoryRequest, resource.DecimalSI),
-		},
-	})
-	out := make([]int64, len(r.resources))
-	for i, res := range r.resources {
-		q := reqs[v1.ResourceName(res.Name)]
-		if res.Name == string(v1.ResourceCPU) {
-			out[i] = q.MilliValue()
-		} else {
-			out[i] = q.Value()
-		}
-	}
-	return out
+	return r.scoredFrom(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{
+		SkipPodLevelResources:       true,
+		NonMissingContainerRequests: nonZeroRequests(),
+	}))
 }

@@ -86,12 +86,23 @@ func (r *resourceAllocationScorer) podRequests(state *framework.CycleState, pod 
 		InPlacePodLevelResourcesVerticalScalingEnabled: true,
 	}
 	if defaulted {
-		opts.NonMissingContainerRequests = v1.ResourceList{
-			v1.ResourceCPU:    *resource.NewMilliQuantity(framework.DefaultMilliCPURequest, resource.DecimalSI),
-			v1.ResourceMemory: *resource.NewQuantity(framework.DefaultMemoryRequest, resource.DecimalSI),
-		}
+		opts.NonMissingContainerRequests = nonZeroRequests()
 	}
-	reqs := resourcehelper.PodRequests(pod, opts)
+	return r.scoredFrom(resourcehelper.PodRequests(pod, opts))
+}
+
+// nonZeroRequests are the requests a container that states none is scored
+// with: 100m CPU and 200Mi.
+func nonZeroRequests() v1.ResourceList {
+	return v1.ResourceList{
+		v1.ResourceCPU:    *resource.NewMilliQuantity(framework.DefaultMilliCPURequest, resource.DecimalSI),
+		v1.ResourceMemory: *resource.NewQuantity(framework.DefaultMemoryRequest, resource.DecimalSI),
+	}
+}
+
+// scoredFrom picks the scored resources out of reqs, in the order of
+// r.resources (cpu in millicores).
+func (r *resourceAllocationScorer) scoredFrom(reqs v1.ResourceList) []int64 {
 	out := make([]int64, len(r.resources))
 	for i, res := range r.resources {
 		q := reqs[v1.ResourceName(res.Name)]
