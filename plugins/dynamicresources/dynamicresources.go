@@ -23,6 +23,12 @@
 // a claim the plugin makes for it and follows through the same steps
 // (extended.go).
 //
+// In a pod-group cycle (chapter 19) the members are tried one after the
+// other, and a claim two members share is allocated once: the first
+// member's Reserve puts the allocation in flight, and the next members'
+// PreFilter reuses it instead of waiting for PreBind to write it. The
+// group's cycle state records those claims (podgroup_postfilter.go).
+//
 // The shared state (claims, slices, classes) is the scheduler's, one for
 // all profiles: see package dramanager. Every "unschedulable" outcome is
 // UnschedulableAndUnresolvable, as upstream's statusUnschedulable makes it,

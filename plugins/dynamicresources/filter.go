@@ -142,14 +142,15 @@ func (pl *DynamicResources) allocate(ctx context.Context, state *stateData, pod 
 	// shared holds, by position among the claims to allocate, the pending
 	// allocations reused from another member of the pod group.
 	var shared map[int]*resourceapi.AllocationResult
-	n := 0
+	n := 0 // the claims to allocate so far
 	state.toAllocate(func(index int, claim *resourceapi.ResourceClaim) {
-		defer func() { n++ }()
+		pos := n
+		n++
 		if info := state.informationsForClaim[index]; info.shared {
 			if shared == nil {
 				shared = map[int]*resourceapi.AllocationResult{}
 			}
-			shared[n] = info.allocation
+			shared[pos] = info.allocation
 			return
 		}
 		if state.isExtendedResourceClaim(index) && nodeExtendedResourceClaim != nil {

@@ -1,7 +1,8 @@
-// PodGroupPostFilter (chapter 19, GenericWorkload): a pod group fits
-// nowhere; free, for each member, what PostFilter would have freed for it
-// alone, from what each member's PreFilter recorded in the group's cycle
-// state.
+// The plugin in a pod-group cycle (chapter 19, GenericWorkload): what it
+// keeps in the group's cycle state (each member's PreFilter record, and the
+// pending allocations the members share), and PodGroupPostFilter: a pod
+// group fits nowhere; free, for each member, what PostFilter would have
+// freed for it alone, from what each member's PreFilter recorded.
 
 package dynamicresources
 

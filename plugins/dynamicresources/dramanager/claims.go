@@ -42,7 +42,8 @@ type claimTracker struct {
 }
 
 // inFlightAllocation is a claim with the allocation Reserve chose, and how
-// many Reserve calls signalled it (each is undone by one
+// many Reserve calls signalled it: more than one when members of a pod
+// group share the claim (each is undone by one
 // MaybeRemoveClaimPendingAllocation).
 type inFlightAllocation struct {
 	claim   *resourceapi.ResourceClaim
