@@ -60,8 +60,10 @@ func (s *Scheduler) handleBindingCycleError(ctx context.Context, state *framewor
 // A pod that no longer exists, was replaced under its name, or got bound
 // meanwhile is not requeued (Done ends its in-flight period instead): that
 // is what keeps a failed bind of a deleted pod from retrying forever.
-// start is when the pod was popped, for the attempt metrics; rec is the
-// attempt's record (nil: not recorded), which gets the outcome here.
+// start is when the attempt began, for the attempt metrics (when the pod
+// was popped; for a pod-group member, now less its own algorithm's time,
+// memberResult.schedulingStart); rec is the attempt's record (nil: not
+// recorded), which gets the outcome here.
 func (s *Scheduler) handleSchedulingFailure(ctx context.Context, schedFramework *framework.Framework,
 	podInfo *framework.QueuedPodInfo, status *framework.Status, nominatingInfo *framework.NominatingInfo,
 	start time.Time, rec *attempt.Record) {

@@ -92,7 +92,18 @@ type memberResult struct {
 	// tried says the member went through the algorithm (shapes 1 and 2);
 	// a member never tried carries a copy of the group's status (shape 3).
 	tried bool
+	// duration is how long the member's own algorithm took (zero when it
+	// was never tried): its attempt is timed from now less that, as in
+	// kube-scheduler, not from the group cycle's start (schedulingStart).
+	duration time.Duration
 }
+
+// schedulingStart is when the member's attempt counts as begun, for its
+// attempt metric and its binding cycle: now less its own algorithm's time,
+// kube-scheduler's podSchedulingStart ("to be consistent with pod-by-pod
+// scheduling"); the group's cycle also spent time on the other members and
+// on PodGroupPostFilter, which is not this member's.
+func (mr memberResult) schedulingStart() time.Time { return time.Now().Add(-mr.duration) }
 
 // podGroupResult is what a group's cycle decided.
 type podGroupResult struct {
@@ -370,7 +381,9 @@ func (s *Scheduler) podGroupMemberAlgorithm(ctx context.Context, schedFramework 
 	state.SetPodGroupCycleState(groupState)
 	state.SetPodInfo(m.PodInfo)
 	mr := memberResult{podInfo: m, state: state, tried: true}
+	algorithmStart := time.Now()
 	mr.result, mr.status = s.schedulingAlgorithm(ctx, schedFramework, state, m)
+	mr.duration = time.Since(algorithmStart)
 	if !mr.status.IsSuccess() {
 		return mr, nil
 	}
@@ -579,7 +592,7 @@ func (s *Scheduler) submitPodGroupResult(ctx, bindCtx context.Context, schedFram
 		if out.bind {
 			mr.state.InPodGroupCycle = false
 			mr.state.SetPodGroupCycleState(nil)
-			if s.submitMember(mctx, bindCtx, schedFramework, mr, start) {
+			if s.submitMember(mctx, bindCtx, schedFramework, mr) {
 				scheduled++
 			} else {
 				unschedulable++
@@ -587,7 +600,7 @@ func (s *Scheduler) submitPodGroupResult(ctx, bindCtx context.Context, schedFram
 			continue
 		}
 		rec := s.recordAttempt(schedFramework, mr.state, mr.podInfo, mr.result)
-		s.handleSchedulingFailure(mctx, schedFramework, mr.podInfo, out.status, out.nominating, start, rec)
+		s.handleSchedulingFailure(mctx, schedFramework, mr.podInfo, out.status, out.nominating, mr.schedulingStart(), rec)
 		unschedulable++
 	}
 	s.writePodGroupCondition(ctx, group, res, scheduled, unschedulable)
@@ -648,7 +661,8 @@ func memberOutcomeOf(res *podGroupResult, mr memberResult) memberOutcome {
 // placed), then its binding cycle in a goroutine, as scheduleOnePod does.
 // It reports whether the member went on to bind.
 func (s *Scheduler) submitMember(ctx, bindCtx context.Context, schedFramework *framework.Framework,
-	mr memberResult, start time.Time) bool {
+	mr memberResult) bool {
+	start := mr.schedulingStart()
 	node := mr.result.suggestedHost
 	mr.result.nominatingInfo = clearNominatedNode
 	mr.result.record = s.recordAttempt(schedFramework, mr.state, mr.podInfo, mr.result)

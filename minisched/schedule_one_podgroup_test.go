@@ -17,6 +17,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	v1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2/ktesting"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
@@ -82,7 +83,7 @@ func newPodGroupTest(t *testing.T, gates features.Gates, nodes []*v1.Node, pg *s
 		Plugins: &configv1.Plugins{MultiPoint: configv1.PluginSet{Enabled: enabled}}}
 	fw, err := framework.NewFramework(ctx, plugins.NewInTreeRegistry(), profile,
 		framework.WithSnapshotSharedLister(snapshot), framework.WithParallelism(1), framework.WithFeatureGates(gates),
-		framework.WithPodGroupManager(c), framework.WithMetrics(m))
+		framework.WithPodGroupManager(c), framework.WithMetrics(m), framework.WithEventRecorder(events.NewFakeRecorder(100)))
 	if err != nil {
 		t.Fatal(err)
 	}
