@@ -342,6 +342,7 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, schedFramework *fra
 
 	// Step 1: PreFilter. A rejection here rejects every node for the same
 	// reason: say it once. A PreFilterResult may narrow the candidates.
+	ctx = s.step(ctx, schedFramework, state, pod, framework.SchedulingCycle, "PreFilter", "")
 	preRes, sts, narrowing := schedFramework.RunPreFilterPlugins(ctx, state, pod, allNodes)
 	diagnosis.UnschedulablePlugins = narrowing
 	if !sts.IsSuccess() {
@@ -359,6 +360,7 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, schedFramework *fra
 	// on the node OpportunisticBatching hints at: the best that cycle did
 	// not take. If it fits, the search is over. (A nominated pod never gets
 	// a hint: GetNodeHint refuses it.)
+	ctx = s.step(ctx, schedFramework, state, pod, framework.SchedulingCycle, "Filter", "")
 	hint := schedFramework.GetNodeHint(ctx, pod, podInfo.PodSignature, state, cycle)
 	if first := cmp.Or(pod.Status.NominatedNodeName, hint); first != "" {
 		feasible, err := s.evaluateNominatedNode(ctx, schedFramework, state, pod, first, &diagnosis)
@@ -476,6 +478,7 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, schedFramework
 	checkNode := func(i int) {
 		nodeInfo := nodes[(start+i)%numAllNodes]
 		status := schedFramework.RunFilterPluginsWithNominatedPods(ctx, state, pod, nodeInfo)
+		s.stepFilterResult(state, nodeInfo, status)
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -600,14 +603,17 @@ func findNodesThatPassExtenders(ctx context.Context, extenders []framework.Exten
 // each prioritizing extender answered with (nil if none did).
 func (s *Scheduler) prioritizeNodes(ctx context.Context, schedFramework *framework.Framework,
 	state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, map[string]int64, error) {
+	ctx = s.step(ctx, schedFramework, state, pod, framework.SchedulingCycle, "PreScore", "")
 	if sts := schedFramework.RunPreScorePlugins(ctx, state, pod, nodes); !sts.IsSuccess() {
 		return nil, nil, sts.AsError()
 	}
+	ctx = s.step(ctx, schedFramework, state, pod, framework.SchedulingCycle, "Score", "")
 	scores, sts := schedFramework.RunScorePlugins(ctx, state, pod, nodes)
 	if !sts.IsSuccess() {
 		return nil, nil, sts.AsError()
 	}
 	weights := addExtenderScores(ctx, schedFramework.Extenders(), pod, nodes, scores, s.randInt)
+	s.stepScores(state, scores)
 	if logger := klog.FromContext(ctx); logger.V(10).Enabled() {
 		for _, ns := range scores {
 			logger.V(10).Info("Node scored", "node", ns.Name, "score", ns.TotalScore)
@@ -695,6 +701,7 @@ func (s *Scheduler) runPostFilter(ctx context.Context, schedFramework *framework
 		logger.V(3).Info("No PostFilter plugins are registered, so no preemption will be performed")
 		return clearNominatedNode, nil
 	}
+	ctx = s.step(ctx, schedFramework, state, pod, framework.SchedulingCycle, "PostFilter", "")
 	result, status := schedFramework.RunPostFilterPlugins(ctx, state, pod, fitErr.Diagnosis.NodeToStatus)
 	fitErr.Diagnosis.PostFilterMsg = status.Message()
 	if status.Code() == framework.Error {
@@ -719,6 +726,7 @@ func (s *Scheduler) prepareForBindingCycle(ctx context.Context, state *framework
 		return assumedPodInfo, status
 	}
 	assumed := assumedPodInfo.Pod
+	ctx = s.step(ctx, schedFramework, state, assumed, framework.SchedulingCycle, "Permit", node)
 	if sts := schedFramework.RunPermitPlugins(ctx, state, assumed, node); !sts.IsWait() && !sts.IsSuccess() {
 		s.unreserveAndForget(ctx, state, schedFramework, assumed, node)
 		return assumedPodInfo, rejectionOnNode(podInfo.Pod, node, sts)
@@ -751,6 +759,7 @@ func (s *Scheduler) assumeAndReserve(ctx context.Context, state *framework.Cycle
 	// to hold the room.
 	s.Queue.DeleteNominatedPodIfExists(assumed)
 
+	ctx = s.step(ctx, schedFramework, state, assumed, framework.SchedulingCycle, "Reserve", node)
 	if sts := schedFramework.RunReservePluginsReserve(ctx, state, assumed, node); !sts.IsSuccess() {
 		s.unreserveAndForget(ctx, state, schedFramework, assumed, node)
 		return assumedPodInfo, rejectionOnNode(podInfo.Pod, node, sts)
@@ -845,6 +854,7 @@ func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleStat
 	if sts := s.patchNominatedNode(ctx, state, schedFramework, assumed, node); !sts.IsSuccess() {
 		return sts
 	}
+	ctx = s.step(ctx, schedFramework, state, assumed, framework.BindingCycle, "WaitOnPermit", node)
 	if sts := waitOnPermit(ctx, schedFramework, assumed, node); !sts.IsSuccess() {
 		return sts
 	}
@@ -852,9 +862,11 @@ func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleStat
 	// here on a failure is an error and goes to backoff, so the queue can
 	// drop the events it kept for the pod now, not after the API calls.
 	s.Queue.Done(assumed.UID)
+	ctx = s.step(ctx, schedFramework, state, assumed, framework.BindingCycle, "PreBind", node)
 	if sts := schedFramework.RunPreBindPlugins(ctx, state, assumed, node); !sts.IsSuccess() {
 		return sts
 	}
+	ctx = s.step(ctx, schedFramework, state, assumed, framework.BindingCycle, "Bind", node)
 	if sts := s.bind(ctx, state, schedFramework, assumed, node); !sts.IsSuccess() {
 		return sts
 	}
@@ -868,6 +880,7 @@ func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleStat
 	schedFramework.EventRecorder().Eventf(assumed, nil, v1.EventTypeNormal, "Scheduled", "Binding", msg)
 	// The attempt's record (record.go) gets the outcome the event told.
 	s.recordOutcome(assumed, result.record, attempt.Scheduled, node, msg)
+	ctx = s.step(ctx, schedFramework, state, assumed, framework.BindingCycle, "PostBind", node)
 	schedFramework.RunPostBindPlugins(ctx, state, assumed, node)
 	s.activatePods(logger, state)
 	return nil

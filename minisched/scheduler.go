@@ -74,6 +74,9 @@ type Scheduler struct {
 	// those made while it watches (see observer.go).
 	observer Observer
 	watcher  Watcher
+	// stepper, if set, holds each cycle before each extension point while
+	// someone steps through it in the live view (step.go).
+	stepper framework.Stepper
 	// records, if set, writes each attempt's record to its pod (see
 	// record.go and recordwriter.go).
 	records *recordWriter
@@ -115,6 +118,9 @@ type Options struct {
 	// Watcher, if set, is told about the attempts made while it is
 	// Watching (the live view, while a page is open).
 	Watcher Watcher
+	// Stepper, if set, is told before each extension point of each cycle
+	// and may hold the cycle there (step mode of the live view, step.go).
+	Stepper framework.Stepper
 	// RecordAttempts writes the record of each pod's last attempt to the pod,
 	// as the annotation attempt.Annotation (and its last preempting one as
 	// attempt.PreemptionAnnotation; needs the permission to patch pods).
@@ -165,6 +171,7 @@ func New(ctx context.Context, factory informers.SharedInformerFactory, o Options
 		profilePercentage:        o.ProfilePercentage,
 		observer:                 o.Observer,
 		watcher:                  o.Watcher,
+		stepper:                  o.Stepper,
 		metrics:                  o.Metrics,
 		draManager:               o.DRAManager,
 		gates:                    o.Gates,

@@ -166,6 +166,11 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 	rc.ContentType = cfg.ClientConnection.ContentType
 	rc.AcceptContentTypes = cfg.ClientConnection.AcceptContentTypes
 	rc = rest.AddUserAgent(rc, "minisched")
+	// Step mode (web.Stepper) also shows what the binding cycle wrote.
+	var stepper framework.Stepper
+	if st := stepperOf(o.view); st != nil {
+		stepper, rc.WrapTransport = st, st.WrapTransport
+	}
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("creating client: %w", err)
@@ -278,6 +283,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 		Observer:                 o.observer,
 		RecordAttempts:           o.recordAttempts,
 		Watcher:                  watcher(o.view),
+		Stepper:                  stepper,
 		Seed:                     o.seed,
 		Metrics:                  m,
 		DRAManager:               draManager,
@@ -292,6 +298,14 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 	dbg := debugger.New(factory.Core().V1().Nodes().Lister(), factory.Core().V1().Pods().Lister(), c, q)
 	return &Service{Config: cfg, Client: client, Scheduler: sched, Debugger: dbg, Metrics: m, host: rc.Host,
 		factory: factory, broadcaster: broadcaster, restConfig: rc, draManager: draManager, view: o.view}, nil
+}
+
+// stepperOf is view's Stepper: nil without a view or without step mode.
+func stepperOf(view *web.View) *web.Stepper {
+	if view == nil {
+		return nil
+	}
+	return view.Stepper()
 }
 
 // watcher is view as the scheduler's Watcher; none without a view (a nil

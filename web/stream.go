@@ -1,5 +1,6 @@
 // The stream: Server-Sent Events that carry the queue document when it
-// changes and each attempt as it ends. While at least one stream is open
+// changes, each attempt as it ends and, in step mode, the step document
+// when it changes. While at least one stream is open
 // the view is Watching, and the scheduler records attempts for it.
 
 package web
@@ -52,7 +53,22 @@ func (v *View) serveStream(w http.ResponseWriter, r *http.Request) {
 		last = key
 		return writeEvent(w, "queue", doc)
 	}
+	stepVersion := int64(-1)
+	sendStep := func() error {
+		if v.stepper == nil {
+			return nil
+		}
+		doc, version := v.stepper.document()
+		if version == stepVersion {
+			return nil
+		}
+		stepVersion = version
+		return writeEvent(w, "step", doc)
+	}
 	if err := sendQueue(); err != nil {
+		return
+	}
+	if err := sendStep(); err != nil {
 		return
 	}
 	flusher.Flush()
@@ -62,7 +78,9 @@ func (v *View) serveStream(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-poll.C:
-			err = sendQueue()
+			if err = sendQueue(); err == nil {
+				err = sendStep()
+			}
 		case e := <-attempts:
 			err = writeEvent(w, "attempt", e)
 		case <-keepAlive.C:

@@ -20,6 +20,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +57,8 @@ type View struct {
 	streams atomic.Int32
 	// attempts keeps what was observed while someone watched.
 	attempts *attemptLog
+	// stepper is step mode's (step.go); nil unless EnableStepping.
+	stepper *Stepper
 }
 
 var _ minisched.Watcher = (*View)(nil)
@@ -81,6 +84,15 @@ func (v *View) Attach(src Source) (detach func()) {
 		v.mu.Unlock()
 	}
 }
+
+// EnableStepping turns step mode on (step.go): every scheduler attached
+// after it holds its cycles before each extension point until the page
+// lets them go on, and the page gets its step controls. Call it before
+// serving and before attaching a scheduler.
+func (v *View) EnableStepping() { v.stepper = NewStepper() }
+
+// Stepper returns step mode's Stepper, or nil when step mode is off.
+func (v *View) Stepper() *Stepper { return v.stepper }
 
 // attached returns the attached scheduler, or nil.
 func (v *View) attached() *Source {
@@ -113,7 +125,8 @@ func (v *View) Observe(a minisched.Attempt) {
 	v.attempts.add(a)
 }
 
-// Handler serves the page and the API (docs/web.md): GET and HEAD only.
+// Handler serves the page and the API (docs/web.md): GET and HEAD only,
+// but for step mode's controls (POST /api/step/{action}) when it is on.
 func (v *View) Handler() http.Handler {
 	mux := http.NewServeMux()
 	page, err := fs.Sub(static, "static")
@@ -125,24 +138,34 @@ func (v *View) Handler() http.Handler {
 	mux.HandleFunc("GET /api/attempts", v.serveAttempts)
 	mux.HandleFunc("GET /api/pods/{namespace}/{name}", v.servePod)
 	mux.HandleFunc("GET /api/stream", v.serveStream)
-	return readOnly(mux)
+	if v.stepper == nil {
+		return readOnly(mux, nil)
+	}
+	mux.HandleFunc("GET /api/step", v.serveStep)
+	control := http.NewServeMux()
+	control.HandleFunc("POST /api/step/{action}", v.serveStepControl)
+	return readOnly(mux, control)
 }
 
-// readOnly refuses every method but GET and HEAD, and sets the headers
-// that keep the page to its own server: no script, style or connection
-// from elsewhere, no framing, no guessing of content types.
-func readOnly(next http.Handler) http.Handler {
+// readOnly refuses every method but GET and HEAD, but for the POSTs that
+// control serves (nil: none), and sets the headers that keep the page to
+// its own server: no script, style or connection from elsewhere, no
+// framing, no guessing of content types.
+func readOnly(next, control http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "the live view is read-only", http.StatusMethodNotAllowed)
-			return
-		}
 		h := w.Header()
 		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
-		next.ServeHTTP(w, r)
+		switch {
+		case control != nil && r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/api/step/"):
+			control.ServeHTTP(w, r)
+		case r.Method != http.MethodGet && r.Method != http.MethodHead:
+			h.Set("Allow", "GET, HEAD")
+			http.Error(w, "the live view is read-only", http.StatusMethodNotAllowed)
+		default:
+			next.ServeHTTP(w, r)
+		}
 	})
 }
 

@@ -1,0 +1,356 @@
+// Step mode (docs/web.md, "Step mode"): the View's Stepper holds each cycle
+// before each extension point until the person watching presses Next, and
+// keeps what the page shows of each attempt it holds: the steps taken, the
+// CycleState keys, the nodes' Filter verdicts and scores as they come, and
+// the scheduler's writes to the apiserver while the attempt's binding
+// cycle ran.
+
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/minisched/minisched/minisched/framework"
+)
+
+// attemptsKept is how many attempts the Stepper remembers (the page shows
+// the one it holds, or the last).
+const attemptsKept = 64
+
+// Stepper is the live view's framework.Stepper: while it is stepping, every
+// cycle waits before each extension point in a first-in first-out line
+// (the scheduling loop and binding goroutines may all wait at once), and
+// the page lets the first go on.
+type Stepper struct {
+	mu sync.Mutex
+	// stepping: cycles wait (Run turns it off, Step on again).
+	stepping bool
+	// line is the steps waiting, first in first out.
+	line []*pausedStep
+	// attempts are the attempts seen, by their CycleState; order is their
+	// arrival, oldest first, to forget the oldest beyond attemptsKept.
+	attempts map[*framework.CycleState]*steppedAttempt
+	order    []*framework.CycleState
+	// version counts the changes, for the stream to send only new ones.
+	version int64
+}
+
+// pausedStep is a cycle waiting before a step.
+type pausedStep struct {
+	step    framework.Step
+	attempt *steppedAttempt
+	keys    []string
+	release chan struct{}
+}
+
+// steppedAttempt is what the page shows of one attempt.
+type steppedAttempt struct {
+	seq   int64
+	pod   string
+	cycle string
+	point string
+	node  string
+	// points are the steps taken so far, the last being the current one.
+	points []string
+	// through: Cycle was pressed, the attempt no longer waits.
+	through bool
+	filter  map[string]filterVerdict
+	scores  map[string]int64
+	writes  []string
+}
+
+// filterVerdict is a node's Filter verdict: passed, or the plugin that
+// rejected it and why.
+type filterVerdict struct {
+	Passed bool   `json:"passed"`
+	Plugin string `json:"plugin,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// NewStepper returns a Stepper that is stepping.
+func NewStepper() *Stepper {
+	return &Stepper{stepping: true, attempts: map[*framework.CycleState]*steppedAttempt{}}
+}
+
+var _ framework.Stepper = (*Stepper)(nil)
+
+// attemptKey carries, in a step's context, the attempt whose writes to the
+// apiserver the Stepper's transport records.
+type attemptKey struct{}
+
+// Before implements framework.Stepper: it notes the step and, while
+// stepping, waits until the step is let go (Next, Cycle, Run) or ctx ends.
+func (st *Stepper) Before(ctx context.Context, step framework.Step) context.Context {
+	st.mu.Lock()
+	a := st.attempt(step)
+	a.cycle, a.point, a.node = step.Cycle, step.Point, step.Node
+	a.points = append(a.points, step.Point)
+	st.version++
+	ctx = context.WithValue(ctx, attemptKey{}, a)
+	if !st.stepping || a.through {
+		st.mu.Unlock()
+		return ctx
+	}
+	p := &pausedStep{step: step, attempt: a, release: make(chan struct{})}
+	for _, k := range step.State.Keys() {
+		p.keys = append(p.keys, string(k))
+	}
+	st.line = append(st.line, p)
+	st.mu.Unlock()
+	select {
+	case <-p.release:
+	case <-ctx.Done():
+		st.mu.Lock()
+		st.line = slices.DeleteFunc(st.line, func(q *pausedStep) bool { return q == p })
+		st.version++
+		st.mu.Unlock()
+	}
+	return ctx
+}
+
+// attempt returns step's attempt, remembering it if it is new. Called with
+// mu held.
+func (st *Stepper) attempt(step framework.Step) *steppedAttempt {
+	if a, ok := st.attempts[step.State]; ok {
+		return a
+	}
+	a := &steppedAttempt{seq: st.version, pod: step.Pod.Namespace + "/" + step.Pod.Name,
+		filter: map[string]filterVerdict{}, scores: map[string]int64{}}
+	st.attempts[step.State] = a
+	st.order = append(st.order, step.State)
+	if len(st.order) > attemptsKept {
+		delete(st.attempts, st.order[0])
+		st.order = st.order[1:]
+	}
+	return a
+}
+
+// FilterResult implements framework.Stepper.
+func (st *Stepper) FilterResult(state *framework.CycleState, node string, status *framework.Status) {
+	v := filterVerdict{Passed: status.IsSuccess()}
+	if !v.Passed {
+		v.Plugin, v.Reason = status.Plugin(), strings.Join(status.Reasons(), ", ")
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if a, ok := st.attempts[state]; ok {
+		a.filter[node] = v
+		st.version++
+	}
+}
+
+// ScoreResult implements framework.Stepper.
+func (st *Stepper) ScoreResult(state *framework.CycleState, node string, total int64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if a, ok := st.attempts[state]; ok {
+		a.scores[node] = total
+		st.version++
+	}
+}
+
+// The controls, as /api/step/{action} names them.
+const (
+	// actionNext lets the first waiting step go on.
+	actionNext = "next"
+	// actionCycle lets the first waiting step's attempt go on to its end
+	// (its scheduling and binding cycles) without waiting again.
+	actionCycle = "cycle"
+	// actionRun stops stepping: everything waiting goes on.
+	actionRun = "run"
+	// actionStep starts stepping again.
+	actionStep = "step"
+)
+
+// Do carries out a control; it is an error to name another.
+func (st *Stepper) Do(action string) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	switch action {
+	case actionNext:
+		if len(st.line) > 0 {
+			st.releaseWhere(func(p *pausedStep) bool { return p == st.line[0] })
+		}
+	case actionCycle:
+		if len(st.line) > 0 {
+			a := st.line[0].attempt
+			a.through = true
+			st.releaseWhere(func(p *pausedStep) bool { return p.attempt == a })
+		}
+	case actionRun:
+		st.stepping = false
+		st.releaseWhere(func(*pausedStep) bool { return true })
+	case actionStep:
+		st.stepping = true
+	default:
+		return fmt.Errorf("unknown step action %q: want %s, %s, %s or %s", action, actionNext, actionCycle,
+			actionRun, actionStep)
+	}
+	st.version++
+	return nil
+}
+
+// releaseWhere lets the waiting steps that match go on. Called with mu
+// held.
+func (st *Stepper) releaseWhere(match func(*pausedStep) bool) {
+	st.line = slices.DeleteFunc(st.line, func(p *pausedStep) bool {
+		if match(p) {
+			close(p.release)
+			return true
+		}
+		return false
+	})
+}
+
+// stepDoc is /api/step's document and the stream's step event.
+type stepDoc struct {
+	// Stepping: cycles wait before each step.
+	Stepping bool `json:"stepping"`
+	// Waiting counts the steps waiting after Current.
+	Waiting int `json:"waiting"`
+	// Current is the first waiting step, or, when none waits, the last
+	// attempt seen (Paused false); nil before any.
+	Current *stepView `json:"current"`
+}
+
+// stepView is an attempt at one step.
+type stepView struct {
+	Paused bool   `json:"paused"`
+	Seq    int64  `json:"seq"`
+	Pod    string `json:"pod"`
+	Cycle  string `json:"cycle"`
+	Point  string `json:"point"`
+	Node   string `json:"node,omitempty"`
+	// Points are the steps this attempt has taken, the last the current.
+	Points []string `json:"points"`
+	// Plugins are the profile's plugins at Point, in order.
+	Plugins []string `json:"plugins"`
+	// Keys are the CycleState keys written before this step.
+	Keys []string `json:"keys"`
+	// Waiting are, at WaitOnPermit, the Permit plugins the pod waits for.
+	Waiting []string                 `json:"waiting,omitempty"`
+	Filter  map[string]filterVerdict `json:"filter"`
+	Scores  map[string]int64         `json:"scores"`
+	// Writes are the scheduler's requests that changed the cluster on the
+	// attempt's behalf, each with the step it was made in.
+	Writes []string `json:"writes"`
+}
+
+// document describes what the Stepper holds now, and its version.
+func (st *Stepper) document() (stepDoc, int64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	doc := stepDoc{Stepping: st.stepping, Waiting: max(len(st.line)-1, 0)}
+	var a *steppedAttempt
+	var p *pausedStep
+	switch {
+	case len(st.line) > 0:
+		p = st.line[0]
+		a = p.attempt
+	case len(st.order) > 0:
+		a = st.attempts[st.order[len(st.order)-1]]
+	default:
+		return doc, st.version
+	}
+	v := &stepView{Seq: a.seq, Pod: a.pod, Cycle: a.cycle, Point: a.point, Node: a.node,
+		Points: slices.Clone(a.points), Keys: []string{}, Plugins: []string{},
+		Filter: make(map[string]filterVerdict, len(a.filter)), Scores: make(map[string]int64, len(a.scores)),
+		Writes: slices.Clone(a.writes)}
+	for n, f := range a.filter {
+		v.Filter[n] = f
+	}
+	for n, s := range a.scores {
+		v.Scores[n] = s
+	}
+	if p != nil {
+		v.Paused, v.Cycle, v.Point, v.Node = true, p.step.Cycle, p.step.Point, p.step.Node
+		v.Plugins = append(v.Plugins, p.step.Plugins...)
+		v.Keys = append(v.Keys, p.keys...)
+		v.Waiting = p.step.Waiting
+		if i := slices.Index(a.points, p.step.Point); i >= 0 {
+			v.Points = v.Points[:i+1]
+		}
+	}
+	if v.Writes == nil {
+		v.Writes = []string{}
+	}
+	doc.Current = v
+	return doc, st.version
+}
+
+// WrapTransport records, for the attempt whose step made it (the context
+// Before returned), each request that changes the cluster: PreBind's and
+// Bind's writes, shown in the page. It is the scheduler's client's
+// transport only in step mode (scheduler.WithLiveView).
+func (st *Stepper) WrapTransport(next http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(r *http.Request) (*http.Response, error) {
+		a, _ := r.Context().Value(attemptKey{}).(*steppedAttempt)
+		resp, err := next.RoundTrip(r)
+		if a == nil || r.Method == http.MethodGet || r.Method == http.MethodHead {
+			return resp, err
+		}
+		outcome := "failed"
+		if err == nil {
+			outcome = resp.Status
+		}
+		st.mu.Lock()
+		a.writes = append(a.writes, fmt.Sprintf("%s: %s %s → %s", a.point, r.Method, apiPath(r.URL.Path), outcome))
+		st.version++
+		st.mu.Unlock()
+		return resp, err
+	})
+}
+
+// roundTripper is a function as an http.RoundTripper.
+type roundTripper func(*http.Request) (*http.Response, error)
+
+// RoundTrip implements http.RoundTripper.
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// apiPath is a request's path without its API group and version:
+// /api/v1/namespaces/ns/pods/p/binding is namespaces/ns/pods/p/binding.
+func apiPath(path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case len(parts) > 2 && parts[0] == "api":
+		parts = parts[2:]
+	case len(parts) > 3 && parts[0] == "apis":
+		parts = parts[3:]
+	}
+	return strings.Join(parts, "/")
+}
+
+// serveStep serves GET /api/step.
+func (v *View) serveStep(w http.ResponseWriter, _ *http.Request) {
+	doc, _ := v.stepper.document()
+	writeJSON(w, http.StatusOK, doc)
+}
+
+// stepHeader is the header a control must carry: a page of another site
+// cannot send it without the browser first asking this server, which does
+// not answer such questions (no CORS), so a control can only come from
+// this page or a script that means it.
+const stepHeader = "X-Minisched-Step"
+
+// serveStepControl serves POST /api/step/{action}.
+func (v *View) serveStepControl(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get(stepHeader) != "1" {
+		writeError(w, http.StatusForbidden, "a step control must carry the header "+stepHeader+": 1")
+		return
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && origin != "http://"+r.Host {
+		writeError(w, http.StatusForbidden, "a step control must come from this page, not "+origin)
+		return
+	}
+	if err := v.stepper.Do(r.PathValue("action")); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	doc, _ := v.stepper.document()
+	writeJSON(w, http.StatusOK, doc)
+}
