@@ -22,6 +22,9 @@ func (s *Scheduler) step(ctx context.Context, schedFramework *framework.Framewor
 	if s.stepper == nil {
 		return ctx
 	}
+	if cycle == framework.SchedulingCycle && state.InPodGroupCycle {
+		cycle = framework.PodGroupCycle
+	}
 	st := framework.Step{Pod: pod, State: state, Cycle: cycle, Point: point,
 		Plugins: schedFramework.StepPlugins(point), Node: node}
 	if point == "WaitOnPermit" {

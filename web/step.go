@@ -272,9 +272,6 @@ func (st *Stepper) document() (stepDoc, int64) {
 		v.Plugins = append(v.Plugins, p.step.Plugins...)
 		v.Keys = append(v.Keys, p.keys...)
 		v.Waiting = p.step.Waiting
-		if i := slices.Index(a.points, p.step.Point); i >= 0 {
-			v.Points = v.Points[:i+1]
-		}
 	}
 	if v.Writes == nil {
 		v.Writes = []string{}

@@ -18,9 +18,12 @@ import (
 var StepPoints = []string{"PreFilter", "Filter", "PostFilter", "PreScore", "Score", "Reserve", "Permit",
 	"WaitOnPermit", "PreBind", "Bind", "PostBind"}
 
-// The two cycles of an attempt, as Step.Cycle names them.
+// The cycles of an attempt, as Step.Cycle names them: a member of a pod
+// group is tried in its group's cycle (PodGroupCycle, chapter 19) instead
+// of a scheduling cycle of its own, then bound in its binding cycle.
 const (
 	SchedulingCycle = "scheduling"
+	PodGroupCycle   = "pod group"
 	BindingCycle    = "binding"
 )
 
@@ -33,7 +36,8 @@ type Step struct {
 	// scheduling and binding cycles share it; each attempt has its own),
 	// and its Keys are what the plugins have written so far.
 	State *CycleState
-	// Cycle is SchedulingCycle or BindingCycle; Point one of StepPoints.
+	// Cycle is SchedulingCycle, PodGroupCycle or BindingCycle; Point one
+	// of StepPoints.
 	Cycle string
 	Point string
 	// Plugins are the profile's plugins at Point, in the order they run
