@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -38,6 +39,8 @@ type Stepper struct {
 	order    []*framework.CycleState
 	// version counts the changes, for the stream to send only new ones.
 	version int64
+	// seq numbers the attempts, from 1.
+	seq int64
 }
 
 // pausedStep is a cycle waiting before a step.
@@ -119,7 +122,8 @@ func (st *Stepper) attempt(step framework.Step) *steppedAttempt {
 	if a, ok := st.attempts[step.State]; ok {
 		return a
 	}
-	a := &steppedAttempt{seq: st.version, pod: step.Pod.Namespace + "/" + step.Pod.Name,
+	st.seq++
+	a := &steppedAttempt{seq: st.seq, pod: step.Pod.Namespace + "/" + step.Pod.Name,
 		filter: map[string]filterVerdict{}, scores: map[string]int64{}}
 	st.attempts[step.State] = a
 	st.order = append(st.order, step.State)
@@ -167,18 +171,25 @@ const (
 	actionStep = "step"
 )
 
-// Do carries out a control; it is an error to name another.
-func (st *Stepper) Do(action string) error {
+// Do carries out a control; it is an error to name another. Next and
+// Cycle act on the first waiting step, or, if seq is not 0, on the step
+// of the attempt numbered seq (stepView.Seq) if it waits: several cycles
+// may wait at once (one pod's binding cycle, the next pod's scheduling
+// cycle), and the person may want to move one of them on and not the
+// other, as chapter 6 does to see a pod that is assumed but not yet bound.
+func (st *Stepper) Do(action string, seq int64) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	i := slices.IndexFunc(st.line, func(p *pausedStep) bool { return seq == 0 || p.attempt.seq == seq })
 	switch action {
 	case actionNext:
-		if len(st.line) > 0 {
-			st.releaseWhere(func(p *pausedStep) bool { return p == st.line[0] })
+		if i >= 0 {
+			p := st.line[i]
+			st.releaseWhere(func(q *pausedStep) bool { return q == p })
 		}
 	case actionCycle:
-		if len(st.line) > 0 {
-			a := st.line[0].attempt
+		if i >= 0 {
+			a := st.line[i].attempt
 			a.through = true
 			st.releaseWhere(func(p *pausedStep) bool { return p.attempt == a })
 		}
@@ -216,6 +227,16 @@ type stepDoc struct {
 	// Current is the first waiting step, or, when none waits, the last
 	// attempt seen (Paused false); nil before any.
 	Current *stepView `json:"current"`
+	// Others are the other waiting steps, in the order they came.
+	Others []otherStep `json:"others"`
+}
+
+// otherStep is a waiting step after the first, in short.
+type otherStep struct {
+	Seq   int64  `json:"seq"`
+	Pod   string `json:"pod"`
+	Cycle string `json:"cycle"`
+	Point string `json:"point"`
 }
 
 // stepView is an attempt at one step.
@@ -245,7 +266,11 @@ type stepView struct {
 func (st *Stepper) document() (stepDoc, int64) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	doc := stepDoc{Stepping: st.stepping, Waiting: max(len(st.line)-1, 0)}
+	doc := stepDoc{Stepping: st.stepping, Waiting: max(len(st.line)-1, 0), Others: []otherStep{}}
+	for _, p := range st.line[min(1, len(st.line)):] {
+		doc.Others = append(doc.Others, otherStep{Seq: p.attempt.seq, Pod: p.attempt.pod, Cycle: p.step.Cycle,
+			Point: p.step.Point})
+	}
 	var a *steppedAttempt
 	var p *pausedStep
 	switch {
@@ -334,7 +359,7 @@ func (v *View) serveStep(w http.ResponseWriter, _ *http.Request) {
 // this page or a script that means it.
 const stepHeader = "X-Minisched-Step"
 
-// serveStepControl serves POST /api/step/{action}.
+// serveStepControl serves POST /api/step/{action}[?seq=N].
 func (v *View) serveStepControl(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get(stepHeader) != "1" {
 		writeError(w, http.StatusForbidden, "a step control must carry the header "+stepHeader+": 1")
@@ -344,7 +369,16 @@ func (v *View) serveStepControl(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "a step control must come from this page, not "+origin)
 		return
 	}
-	if err := v.stepper.Do(r.PathValue("action")); err != nil {
+	var seq int64
+	if q := r.URL.Query().Get("seq"); q != "" {
+		n, err := strconv.ParseInt(q, 10, 64)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("seq=%q is not a number: %v", q, err))
+			return
+		}
+		seq = n
+	}
+	if err := v.stepper.Do(r.PathValue("action"), seq); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
