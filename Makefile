@@ -35,11 +35,13 @@ DESCHEDULER_VERSION := v0.36.0
 
 ## start: build, start envtest, run every story (Go and scenarios/*.yaml); CHAPTER=3 (or 1,2) runs a chapter's, with the
 ## scheduler of that chapter; WEB=:8080 serves the live view of the queues there (docs/web.md) and starts once a page
-## is open; ARGS="--scenario ch6-assume" picks (bin/minisched start -h lists the flags)
+## is open; STEP=1 (with WEB) stops each cycle before each extension point until Next is pressed in the page;
+## ARGS="--scenario ch6-assume" picks (bin/minisched start -h lists the flags)
 CHAPTER ?=
 WEB ?=
+STEP ?=
 start: build envtest kwok kube-controller-manager descheduler
-	$(BIN)/minisched start $(if $(CHAPTER),--chapter $(CHAPTER)) $(if $(WEB),--web $(WEB)) $(ARGS)
+	$(BIN)/minisched start $(if $(CHAPTER),--chapter $(CHAPTER)) $(if $(WEB),--web $(WEB)) $(if $(STEP),--step) $(ARGS)
 
 ## test: go vet and every test (with the race detector) against a real apiserver; explain/'s test
 ## also runs the real kube-scheduler, testenv's and the storage tests kube-controller-manager, web/'s

@@ -344,6 +344,12 @@ func (c commandChecker) checkMake(args []string) string {
 	if w, ok := vars["WEB"]; ok {
 		startArgs = append(startArgs, "--web", w)
 	}
+	if st, ok := vars["STEP"]; ok {
+		if st != "1" {
+			return fmt.Sprintf("make start takes STEP=1, not STEP=%s", st)
+		}
+		startArgs = append(startArgs, "--step")
+	}
 	if a, ok := vars["ARGS"]; ok {
 		words, err := shellWords(a)
 		if err != nil {
@@ -375,6 +381,12 @@ func (c commandChecker) checkSubcommand(args []string) string {
 func (c commandChecker) checkStart(args []string) string {
 	for i := 0; i < len(args); i++ {
 		flag, value, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if flag == "step" {
+			if !slices.Contains(args, "--web") {
+				return "--step needs --web (WEB=)"
+			}
+			continue
+		}
 		if !slices.Contains([]string{"chapter", "scenario", "scenario-file", "config", "web"}, flag) {
 			return fmt.Sprintf("start has no flag --%s that this test knows", flag)
 		}

@@ -10,7 +10,7 @@
 //
 //	start [--chapter N ...] [--scenario NAME ...]   run the scenarios on an embedded apiserver,
 //	    [--scenario-file F.yaml ...] [--config FILE]  a chapter's with the scheduler of that chapter
-//	    [--web HOST:PORT]                           watched live in a browser (docs/web.md)
+//	    [--web HOST:PORT [--step]]                  watched live in a browser, or stepped (docs/web.md)
 //	run --kubeconfig FILE [--config FILE]         schedule pods of a real cluster, serving
 //	    [--metrics-bind-address HOST:PORT]        /metrics and health (default 127.0.0.1:10259; 0: off)
 //	    [--web-address HOST:PORT]                 and the live view of the queues (default: off)
@@ -166,7 +166,7 @@ real apiserver, with the scheduler as it stood at that chapter.
 Commands:
   %[1]s start [--chapter N ...] [--scenario NAME ...]   run scenarios on an embedded apiserver (envtest)
       [--scenario-file F.yaml ...] [--config FILE]    and scenarios written as YAML (docs/scenarios.md)
-      [--web HOST:PORT]                               watched live in a browser (docs/web.md)
+      [--web HOST:PORT [--step]]                      watched live in a browser, or stepped (docs/web.md)
   %[1]s run --kubeconfig FILE [--config FILE]         run against any apiserver until SIGINT/SIGTERM, while it leads (run -h)
       [--metrics-bind-address HOST:PORT]              /metrics, /healthz, /readyz, /livez (default 127.0.0.1:10259; 0: off)
       [--web-address HOST:PORT]                       the live view of the queues, read-only (default: off)
@@ -253,7 +253,7 @@ const scenarioDir = chapters.FilesDir
 
 // startHelp is `start -h`'s text.
 var startHelp = help{
-	usage: "%[1]s start [--chapter N ...] [--scenario NAME ...] [--scenario-file F.yaml ...] [--config FILE] [--web HOST:PORT]",
+	usage: "%[1]s start [--chapter N ...] [--scenario NAME ...] [--scenario-file F.yaml ...] [--config FILE] [--web HOST:PORT [--step]]",
 	// The chapter numbers are package chapters'; the binary's name is
 	// %%[1]s here, since this text goes through Sprintf first.
 	about: fmt.Sprintf(`
@@ -275,6 +275,11 @@ chapter names its plugins. --chapter, --scenario and --scenario-file add up.
 scenarios start once a page is open, and the page stays up after the last
 one until Ctrl-C. :PORT means 127.0.0.1:PORT.
 
+--step (with --web) is step mode (docs/web.md): each scheduling and binding
+cycle stops before each extension point until you press Next in the page;
+Cycle lets the pod's attempt finish, Run stops stepping. The stories wait
+for you.
+
 A scenario with a configuration of its own runs with it; any other, with
 --config if given, else with the default profile. The Go scenarios of
 chapters 1 to %[2]d and the YAML files in scenarios/ of those chapters bring
@@ -291,6 +296,7 @@ their chapter's.`, chapters.DefaultProfileChapter, chapters.DefaultProfileChapte
 		"make start CHAPTER=10                              # build, then start --chapter 10",
 		"%[1]s start --chapter 7 --web 127.0.0.1:8080     # watch chapter 7 at http://127.0.0.1:8080/",
 		"make start CHAPTER=7 WEB=127.0.0.1:8080            # the same, built first",
+		"make start CHAPTER=2 WEB=127.0.0.1:8080 STEP=1     # step through each cycle in the page",
 		`make start ARGS="--scenario ch6-assume"`,
 	},
 }
@@ -302,6 +308,8 @@ type startFlags struct {
 	configPath   string
 	// web is where to serve the live view ("": nowhere).
 	web string
+	// step: step mode in the live view.
+	step bool
 }
 
 // parseStart parses start's command line.
@@ -317,11 +325,16 @@ func (c *Command) parseStart(args []string) (*startFlags, error) {
 		"KubeSchedulerConfiguration `FILE` for the scenarios that bring none of their own")
 	fs.StringVar(&f.web, "web", "", "serve the live view of the queues on `HOST:PORT` (:PORT is 127.0.0.1:PORT; "+
 		"docs/web.md); the scenarios start once a page is open, and it is served until Ctrl-C")
+	fs.BoolVar(&f.step, "step", false, "step mode: stop each cycle before each extension point until Next "+
+		"is pressed in the live view (needs --web; docs/web.md)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("start takes no arguments, got %q (--scenario NAME?)", fs.Args())
+	}
+	if f.step && f.web == "" {
+		return nil, fmt.Errorf("--step needs --web HOST:PORT: the cycles are stepped in the live view's page")
 	}
 	if f.web != "" {
 		if _, err := web.ListenAddress(f.web); err != nil {
@@ -422,6 +435,9 @@ func (c *Command) start(ctx context.Context, args []string) error {
 		return r.RunAll(ctx, scenarios)
 	}
 	r.View = web.New()
+	if f.step {
+		r.View.EnableStepping()
+	}
 	addr, err := r.View.Serve(ctx, f.web)
 	if err != nil {
 		return fmt.Errorf("--web %s: %w", f.web, err)
@@ -447,6 +463,10 @@ func (c *Command) run(ctx context.Context, args []string) error {
 		"`HOST:PORT` to serve /metrics, /healthz, /readyz and /livez on, over plain HTTP (0 turns it off)")
 	webAddr := fs.String("web-address", "", "`HOST:PORT` to serve the live view of the queues on, read-only "+
 		"(:PORT is 127.0.0.1:PORT; default: off; docs/web.md says what to put in front of it)")
+	step := fs.Bool("step", false, "step mode in the live view: every cycle stops before each extension point "+
+		"until someone presses Next (needs --web-address and --step-on-a-real-cluster; docs/web.md)")
+	stepMeant := fs.Bool("step-on-a-real-cluster", false, "say that --step is meant: scheduling of the whole "+
+		"cluster stops at each step until someone presses Next in the page")
 	gateFlag := fs.String("feature-gates", "", "kube-scheduler's feature gates, `A=true,B=false`: "+
 		"GenericWorkload and TopologyAwareWorkloadScheduling either way, any other gate kube-scheduler "+
 		"v1.37.1 reads at its default (default: kube-scheduler's defaults)")
@@ -461,6 +481,9 @@ func (c *Command) run(ctx context.Context, args []string) error {
 		if _, err := web.ListenAddress(*webAddr); err != nil {
 			return fmt.Errorf("--web-address: %w", err)
 		}
+	}
+	if err := checkRunStep(*step, *stepMeant, *webAddr); err != nil {
+		return err
 	}
 	cfg, err := loadConfig(*configPath, gates)
 	if err != nil {
@@ -478,6 +501,9 @@ func (c *Command) run(ctx context.Context, args []string) error {
 	var view *web.View
 	if *webAddr != "" {
 		view = web.New()
+		if *step {
+			view.EnableStepping()
+		}
 		opts = append(opts, scheduler.WithLiveView(view))
 	}
 	svc, err := scheduler.New(ctx, cfg, rc, opts...)
@@ -499,9 +525,29 @@ func (c *Command) run(ctx context.Context, args []string) error {
 	return svc.Run(ctx)
 }
 
+// checkRunStep refuses run's --step unless --step-on-a-real-cluster says
+// it is meant (every pod of the cluster would wait for someone to press
+// Next), and --step without the page to step in.
+func checkRunStep(step, meant bool, webAddr string) error {
+	switch {
+	case meant && !step:
+		return fmt.Errorf("--step-on-a-real-cluster is only for --step")
+	case !step:
+		return nil
+	case webAddr == "":
+		return fmt.Errorf("--step needs --web-address HOST:PORT: the cycles are stepped in the live view's page")
+	case !meant:
+		return fmt.Errorf("--step stops every scheduling and binding cycle of this cluster before each extension " +
+			"point until someone presses Next in the live view: no pod of this scheduler's profiles is scheduled " +
+			"meanwhile. On a cluster of your own, add --step-on-a-real-cluster to say you mean it; to learn, use " +
+			"minisched start --web HOST:PORT --step, which steps an embedded cluster")
+	}
+	return nil
+}
+
 // runHelp is `run -h`'s text.
 var runHelp = help{
-	usage: "%[1]s run --kubeconfig FILE [--config FILE] [--feature-gates A=true,B=false] [--metrics-bind-address HOST:PORT] [--record-attempts] [--web-address HOST:PORT]",
+	usage: "%[1]s run --kubeconfig FILE [--config FILE] [--feature-gates A=true,B=false] [--metrics-bind-address HOST:PORT] [--record-attempts] [--web-address HOST:PORT [--step --step-on-a-real-cluster]]",
 	about: `
 Schedules the pods whose spec.schedulerName names one of the configuration's
 profiles, until SIGINT or SIGTERM.
@@ -519,7 +565,12 @@ exits with status 1, for its supervisor to restart it.
 read-only, only what kubectl get pods shows, nothing recorded while no page
 is open, and no authentication of its own: keep it on loopback (:PORT means
 127.0.0.1:PORT) and reach it through kubectl port-forward or an SSH tunnel,
-or put an authenticating proxy in front of it.`,
+or put an authenticating proxy in front of it.
+
+--step (with --web-address) is step mode: every cycle stops before each
+extension point until someone presses Next in the page, so nothing else is
+scheduled meanwhile. It is refused unless --step-on-a-real-cluster says you
+mean it; minisched start --web HOST:PORT --step steps an embedded cluster.`,
 	examples: []string{
 		"%[1]s apiserver --kubeconfig-out /tmp/minisched.kubeconfig &   # an apiserver to try it on",
 		"%[1]s run --kubeconfig /tmp/minisched.kubeconfig",

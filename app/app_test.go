@@ -89,6 +89,17 @@ func TestRun(t *testing.T) {
 			wantErr: `--feature-gates "GenericWorkload=true,CompositePodGroup=true": cannot set feature gate CompositePodGroup to true`},
 		{name: "start's live view address without a port", args: []string{"start", "--web", "8080"},
 			wantErr: `--web: "8080" is not HOST:PORT`},
+		{name: "start's step mode without the live view", args: []string{"start", "--step"},
+			wantErr: "--step needs --web HOST:PORT"},
+		{name: "run's step mode without the live view", args: []string{"run", "--step", "--step-on-a-real-cluster"},
+			wantErr: "--step needs --web-address HOST:PORT"},
+		{name: "run's step mode on a real cluster, not meant", args: []string{"run", "--step", "--web-address",
+			"127.0.0.1:0"}, wantErr: "add --step-on-a-real-cluster to say you mean it"},
+		{name: "run's step mode meant, but not asked for", args: []string{"run", "--step-on-a-real-cluster"},
+			wantErr: "--step-on-a-real-cluster is only for --step"},
+		{name: "run's step mode, meant", args: []string{"run", "--step", "--step-on-a-real-cluster", "--web-address",
+			"127.0.0.1:0", "--kubeconfig", "/nonexistent/kubeconfig", "--metrics-bind-address", "0"},
+			wantErr: `loading kubeconfig "/nonexistent/kubeconfig"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -319,7 +319,7 @@ func createRunning(ctx context.Context, e *scenario.Env, pods ...*v1.Pod) error 
 	}
 	for _, p := range pods {
 		name := p.Name
-		err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true, func(ctx context.Context) (bool, error) {
+		err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, e.WaitLimit(scenario.DefaultWait), true, func(ctx context.Context) (bool, error) {
 			got, err := e.Client.CoreV1().Pods(e.Namespace).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return false, err
@@ -335,7 +335,7 @@ func createRunning(ctx context.Context, e *scenario.Env, pods ...*v1.Pod) error 
 
 func waitNominated(ctx context.Context, e *scenario.Env, name string) (string, error) {
 	var node string
-	err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, e.WaitLimit(scenario.DefaultWait), true, func(ctx context.Context) (bool, error) {
 		p, err := e.Client.CoreV1().Pods(e.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -353,7 +353,7 @@ func waitNominated(ctx context.Context, e *scenario.Env, name string) (string, e
 // a nomination, and returns it.
 func waitNominatedAttempt(ctx context.Context, e *scenario.Env, name string) (minisched.Attempt, error) {
 	var found minisched.Attempt
-	err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, e.WaitLimit(scenario.DefaultWait), true, func(context.Context) (bool, error) {
 		for _, a := range e.PodAttempts(name) {
 			if a.NominatedNode != "" {
 				found = a
@@ -369,7 +369,7 @@ func waitNominatedAttempt(ctx context.Context, e *scenario.Env, name string) (mi
 }
 
 func waitTerminating(ctx context.Context, e *scenario.Env, name string) error {
-	return wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true, func(ctx context.Context) (bool, error) {
+	return wait.PollUntilContextTimeout(ctx, scenario.PollInterval, e.WaitLimit(scenario.DefaultWait), true, func(ctx context.Context) (bool, error) {
 		p, err := e.Client.CoreV1().Pods(e.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err

@@ -392,7 +392,7 @@ func loadScore(u string) int {
 func scheduledBinding(ctx context.Context, e *scenario.Env, pod string) (annotator.Binding, error) {
 	var b annotator.Binding
 	sel := fields.Set{"involvedObject.name": pod, "reason": "Scheduled"}.AsSelector().String()
-	err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, e.WaitLimit(scenario.DefaultWait), true, func(ctx context.Context) (bool, error) {
 		list, err := e.Client.CoreV1().Events(e.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
 		if err != nil || len(list.Items) == 0 {
 			return false, err

@@ -269,7 +269,7 @@ func reportAttempts(ctx context.Context, e *scenario.Env, replicas ...*scenario.
 // the named object, and returns their notes.
 func waitForNotes(ctx context.Context, e *scenario.Env, name, reason string, n int) ([]string, error) {
 	var notes []string
-	err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, e.WaitLimit(scenario.DefaultWait), true, func(ctx context.Context) (bool, error) {
 		var err error
 		notes, err = e.EventMessages(ctx, name, reason)
 		return len(notes) >= n, err

@@ -282,7 +282,7 @@ feed:
 // them.
 func waitAllBound(ctx context.Context, e *scenario.Env, n int, timeout time.Duration) ([]v1.Pod, error) {
 	var bound []v1.Pod
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, e.WaitLimit(timeout), true, func(ctx context.Context) (bool, error) {
 		list, err := e.Client.CoreV1().Pods(e.Namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err

@@ -596,7 +596,7 @@ func runEvictionAPI(ctx context.Context, env *scenario.Env) error {
 // took, and for the scheduler to find it unschedulable; it returns the
 // pod's name and the FailedScheduling message.
 func pendingReplacement(ctx context.Context, env *scenario.Env, rs string) (name, msg string, err error) {
-	err = wait.PollUntilContextTimeout(ctx, scenario.PollInterval, scenario.DefaultWait, true,
+	err = wait.PollUntilContextTimeout(ctx, scenario.PollInterval, env.WaitLimit(scenario.DefaultWait), true,
 		func(ctx context.Context) (bool, error) {
 			pods, err := env.PodsOf(ctx, rs)
 			for _, p := range pods {

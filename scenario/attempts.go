@@ -50,7 +50,7 @@ func (e *Env) PodAttempts(name string) []minisched.Attempt { return e.Attempts.O
 func (e *Env) WaitForAttempts(ctx context.Context, name string, n int,
 	timeout time.Duration) ([]minisched.Attempt, error) {
 	var got []minisched.Attempt
-	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, e.WaitLimit(timeout), true, func(context.Context) (bool, error) {
 		got = e.PodAttempts(name)
 		return len(got) >= n, nil
 	})
@@ -67,7 +67,7 @@ func (e *Env) WaitForAttempts(ctx context.Context, name string, n int,
 func (e *Env) WaitForScheduledAttempt(ctx context.Context, name string, timeout time.Duration) (minisched.Attempt,
 	error) {
 	var last minisched.Attempt
-	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, e.WaitLimit(timeout), true, func(context.Context) (bool, error) {
 		got := e.PodAttempts(name)
 		if len(got) == 0 {
 			return false, nil

@@ -38,7 +38,7 @@ func startDRADriver(ctx context.Context, client kubernetes.Interface, opts dradr
 func (e *Env) WaitForClaimAllocated(ctx context.Context, name string, timeout time.Duration) (
 	*resourceapi.ResourceClaim, error) {
 	var claim *resourceapi.ResourceClaim
-	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, e.WaitLimit(timeout), true, func(ctx context.Context) (bool, error) {
 		c, err := e.Client.ResourceV1().ResourceClaims(e.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -62,7 +62,7 @@ func (e *Env) WaitForClaimAllocated(ctx context.Context, name string, timeout ti
 // claim's name: it is generated (<pod>-<podClaim>-<random>).
 func (e *Env) WaitForPodClaim(ctx context.Context, pod, podClaim string, timeout time.Duration) (string, error) {
 	var name string
-	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, e.WaitLimit(timeout), true, func(ctx context.Context) (bool, error) {
 		p, err := e.Client.CoreV1().Pods(e.Namespace).Get(ctx, pod, metav1.GetOptions{})
 		if err != nil {
 			return false, err

@@ -41,10 +41,29 @@ type Env struct {
 	// environment runs the descheduler for a story that lists the
 	// Descheduler part; nil for the others.
 	environment *testenv.Environment
+	// patient: a person steps the scheduler through its cycles (start
+	// --step), so the waits for what it does wait as long as ctx lasts.
+	patient bool
 }
 
 // DefaultWait bounds every wait in the scenarios.
 const DefaultWait = 30 * time.Second
+
+// WaitLimit is how long a wait for the scheduler to do something may
+// take: timeout, or, while a person steps the scheduler (start --step),
+// patientWait: each cycle then waits for Next, and a story must not give
+// up on it. A wait that checks something does NOT happen for a while
+// (ExpectNoNewAttempts) keeps its duration.
+func (e *Env) WaitLimit(timeout time.Duration) time.Duration {
+	if e.patient {
+		return patientWait
+	}
+	return timeout
+}
+
+// patientWait bounds a wait while a person steps the scheduler: a day,
+// that is, until they press Run or Ctrl-C.
+const patientWait = 24 * time.Hour
 
 // PollInterval is how often waits look again.
 const PollInterval = 50 * time.Millisecond

@@ -118,7 +118,7 @@ func (e *Env) WaitForReplicas(ctx context.Context, rs string, n int, skip []stri
 	[]v1.Pod, error) {
 	var ready []v1.Pod
 	var all []v1.Pod
-	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, e.WaitLimit(timeout), true, func(ctx context.Context) (bool, error) {
 		var err error
 		if all, err = e.PodsOf(ctx, rs); err != nil {
 			return false, err
@@ -231,7 +231,7 @@ func (e *Env) WaitForNodeCondition(ctx context.Context, node string, typ v1.Node
 
 // pollNode polls the node until done says so.
 func (e *Env) pollNode(ctx context.Context, name string, timeout time.Duration, done func(*v1.Node) bool) error {
-	return wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+	return wait.PollUntilContextTimeout(ctx, PollInterval, e.WaitLimit(timeout), true, func(ctx context.Context) (bool, error) {
 		n, err := e.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -255,7 +255,7 @@ const deadKubeletHolder = "minisched-scenario-stopped-this-kubelet"
 // (its Controllers name node-lifecycle-controller).
 func (e *Env) StopKubelet(ctx context.Context, node string) error {
 	leases := e.Client.CoordinationV1().Leases(v1.NamespaceNodeLease)
-	err := wait.PollUntilContextTimeout(ctx, PollInterval, DefaultWait, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, e.WaitLimit(DefaultWait), true, func(ctx context.Context) (bool, error) {
 		l, err := leases.Get(ctx, node, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return false, nil
@@ -401,7 +401,7 @@ func (e *Env) WaitForDisruptionsAllowed(ctx context.Context, name string, n int3
 func (e *Env) waitForBudget(ctx context.Context, name string, timeout time.Duration,
 	done func(*policyv1.PodDisruptionBudget) bool) (*policyv1.PodDisruptionBudget, error) {
 	var budget *policyv1.PodDisruptionBudget
-	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, e.WaitLimit(timeout), true, func(ctx context.Context) (bool, error) {
 		b, err := e.Client.PolicyV1().PodDisruptionBudgets(e.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err

@@ -63,7 +63,7 @@ func (e *Env) PodGroupCondition(ctx context.Context, name string) (*metav1.Condi
 func (e *Env) WaitForPodGroupCondition(ctx context.Context, name string, status metav1.ConditionStatus,
 	timeout time.Duration) (*metav1.Condition, error) {
 	var last *metav1.Condition
-	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, e.WaitLimit(timeout), true, func(ctx context.Context) (bool, error) {
 		c, err := e.PodGroupCondition(ctx, name)
 		if err != nil {
 			return false, err

@@ -46,7 +46,8 @@ type Runner struct {
 	// gets none.
 	ChapterHeader func(chapter int) (string, error)
 	// View, if set, shows each scenario's scheduler while it runs (the
-	// live view of start --web).
+	// live view of start --web). If it steps (start --step), the stories'
+	// waits for the scheduler wait as long as it takes.
 	View *web.View
 
 	// progress is the opening line of the scenario RunAll runs now.
@@ -251,7 +252,7 @@ func (r *Runner) env(s Scenario, client kubernetes.Interface, cfg *configv1.Kube
 	log *AttemptLog, metricsURL string) *Env {
 	env := &Env{Client: client, Namespace: s.Name, SchedulerName: *cfg.Profiles[0].SchedulerName,
 		Attempts: log, RestConfig: r.RestConfig, MetricsURL: metricsURL, out: r.Out, controllers: s.Controllers,
-		featureGates: s.FeatureGates}
+		featureGates: s.FeatureGates, patient: r.View != nil && r.View.Stepper() != nil}
 	if s.Parts.Has(Descheduler) {
 		env.environment = r.Environment
 	}

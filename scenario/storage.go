@@ -84,7 +84,7 @@ func startProvisioner(ctx context.Context, client kubernetes.Interface, disks ma
 func (e *Env) WaitForClaimBound(ctx context.Context, name string, timeout time.Duration) (
 	*v1.PersistentVolumeClaim, error) {
 	var pvc *v1.PersistentVolumeClaim
-	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, e.WaitLimit(timeout), true, func(ctx context.Context) (bool, error) {
 		var err error
 		pvc, err = e.Client.CoreV1().PersistentVolumeClaims(e.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {

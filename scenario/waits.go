@@ -20,7 +20,7 @@ import (
 // WaitForPodBound polls until the pod has a node and returns it.
 func (e *Env) WaitForPodBound(ctx context.Context, name string, timeout time.Duration) (*v1.Pod, error) {
 	var pod *v1.Pod
-	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, e.WaitLimit(timeout), true, func(ctx context.Context) (bool, error) {
 		p, err := e.Client.CoreV1().Pods(e.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -90,7 +90,7 @@ func (e *Env) PlaceAndCheck(ctx context.Context, want map[string]string, pods ..
 // with reason Unschedulable, and returns the condition's message.
 func (e *Env) WaitForPodUnschedulable(ctx context.Context, name string, timeout time.Duration) (string, error) {
 	var msg string
-	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, e.WaitLimit(timeout), true, func(ctx context.Context) (bool, error) {
 		p, err := e.Client.CoreV1().Pods(e.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -113,7 +113,7 @@ func (e *Env) WaitForPodUnschedulable(ctx context.Context, name string, timeout 
 // WaitForPodGone polls until the pod no longer exists (a preemption
 // victim, say).
 func (e *Env) WaitForPodGone(ctx context.Context, name string, timeout time.Duration) error {
-	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, e.WaitLimit(timeout), true, func(ctx context.Context) (bool, error) {
 		_, err := e.Client.CoreV1().Pods(e.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, nil
@@ -146,7 +146,7 @@ func (e *Env) EventMessages(ctx context.Context, pod, reason string) ([]string, 
 // scheduler's failure tests use it.
 func (e *Env) WaitForEvent(ctx context.Context, pod, reason string, timeout time.Duration) ([]string, error) {
 	var notes []string
-	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, PollInterval, e.WaitLimit(timeout), true, func(ctx context.Context) (bool, error) {
 		var err error
 		notes, err = e.EventMessages(ctx, pod, reason)
 		return len(notes) > 0, err

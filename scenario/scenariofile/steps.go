@@ -156,7 +156,7 @@ func (p *parser) expectReason(arg *yaml.Node, where string) (stepFunc, error) {
 		var seen []string
 		var found string
 		var lastErr error
-		err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		err := wait.PollUntilContextTimeout(ctx, scenario.PollInterval, env.WaitLimit(timeout), true, func(ctx context.Context) (bool, error) {
 			// An error (a pod not created yet, the deadline near) is
 			// reported only if the time runs out.
 			msgs, err := schedulingMessages(ctx, env, pod)
