@@ -117,6 +117,13 @@ type harness struct {
 // of it. Both stop when the test ends.
 func newHarness(t *testing.T, name string, gates features.Gates) *harness {
 	t.Helper()
+	return newHarnessWith(t, name, gates, web.New())
+}
+
+// newHarnessWith is newHarness with the view to serve (one that steps,
+// say).
+func newHarnessWith(t *testing.T, name string, gates features.Gates, view *web.View) *harness {
+	t.Helper()
 	// -count=N runs a test again on the same apiserver: a new name each time.
 	name = fmt.Sprintf("%s-%d", name, runs.Add(1))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -146,7 +153,6 @@ profiles:
 	registry := framework.Registry{"Hold": func(context.Context, *runtime.RawExtension, framework.Handle) (framework.Plugin, error) {
 		return holdPlugin, nil
 	}}
-	view := web.New()
 	svc, err := scheduler.New(ctx, cfg, testEnv.Config, scheduler.WithOutOfTreeRegistry(registry),
 		scheduler.WithLiveView(view), scheduler.WithAttemptRecords(), scheduler.WithFeatureGates(gates))
 	if err != nil {

@@ -220,6 +220,10 @@ func (st *Stepper) releaseWhere(match func(*pausedStep) bool) {
 
 // stepDoc is /api/step's document and the stream's step event.
 type stepDoc struct {
+	// Version grows with each change: the page draws no document older
+	// than one it drew (a control's answer may arrive after the stream's
+	// next event).
+	Version int64 `json:"version"`
 	// Stepping: cycles wait before each step.
 	Stepping bool `json:"stepping"`
 	// Waiting counts the steps waiting after Current.
@@ -266,7 +270,7 @@ type stepView struct {
 func (st *Stepper) document() (stepDoc, int64) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	doc := stepDoc{Stepping: st.stepping, Waiting: max(len(st.line)-1, 0), Others: []otherStep{}}
+	doc := stepDoc{Version: st.version, Stepping: st.stepping, Waiting: max(len(st.line)-1, 0), Others: []otherStep{}}
 	for _, p := range st.line[min(1, len(st.line)):] {
 		doc.Others = append(doc.Others, otherStep{Seq: p.attempt.seq, Pod: p.attempt.pod, Cycle: p.step.Cycle,
 			Point: p.step.Point})

@@ -8,6 +8,7 @@
 //     entries fill in);
 //   - api/attempts, the timeline so far;
 //   - api/pods/{namespace}/{name}, one pod's attempts, tables and events.
+// In step mode the stream also carries "step" events, which step.js draws.
 // Server text is always put in the page as text (textContent, text nodes),
 // never parsed as HTML.
 "use strict";
@@ -104,6 +105,9 @@ function connect() {
   state.source.addEventListener("error", onStreamError);
   state.source.addEventListener("queue", (e) => renderQueue(JSON.parse(e.data)));
   state.source.addEventListener("attempt", (e) => onAttempt(JSON.parse(e.data)));
+  // Step mode's document goes to step.js.
+  state.source.addEventListener("step", (e) =>
+    document.dispatchEvent(new CustomEvent("minisched-step", { detail: JSON.parse(e.data) })));
 }
 
 // onStreamOpen shows the stream is live and loads the timeline so far: at
