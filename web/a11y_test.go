@@ -198,6 +198,9 @@ func TestAccessibility(t *testing.T) {
 	})
 	entry := `#unschedulable li[data-pod="` + pod + `"]`
 	b.waitDOM(t, "the pod's events in words", entry+` .event-words li`)
+	b.waitText(t, "the node events of NodeResourcesFit, TaintToleration and NodeUnschedulable, as one sentence",
+		entry+` .event-words`, "a node is added, is cordoned or uncordoned, or has its allocatable resources or "+
+			"taints changed")
 	b.waitDOM(t, "the pod's attempt in the timeline", `#timeline li[data-pod="`+pod+`"]`)
 	b.run(t, "load the checks", chromedp.Evaluate[chromedp.Void](a11yJS))
 

@@ -146,12 +146,16 @@ func splitsUpdates(r framework.EventResource) bool {
 	return r == framework.Node || r == framework.Pod || r == framework.UnscheduledPod
 }
 
-// orList joins phrases as "a", "a or b", "a, b or c".
+// orList joins phrases as "a", "a or b", "a, b, or c" (the serial comma
+// keeps "is cordoned or uncordoned" one phrase).
 func orList(phrases []string) string {
-	if len(phrases) <= 1 {
+	switch len(phrases) {
+	case 0, 1:
 		return strings.Join(phrases, "")
+	case 2:
+		return phrases[0] + " or " + phrases[1]
 	}
-	return strings.Join(phrases[:len(phrases)-1], ", ") + " or " + phrases[len(phrases)-1]
+	return strings.Join(phrases[:len(phrases)-1], ", ") + ", or " + phrases[len(phrases)-1]
 }
 
 // eventLabels names events as the queue's JSON always has: each event's

@@ -139,7 +139,7 @@ func TestEventGroups(t *testing.T) {
 				node(framework.UpdateNodeTaint | framework.UpdateNodeUnschedulable),
 			},
 			want: []eventGroup{{
-				Words:  "a node is added, is cordoned or uncordoned or has its labels or taints changed",
+				Words:  "a node is added, is cordoned or uncordoned, or has its labels or taints changed",
 				Labels: []string{"Node/Add|UpdateNodeLabel", "Node/UpdateNodeTaint|UpdateNodeUnschedulable"},
 			}},
 		},
@@ -164,7 +164,7 @@ func TestEventGroups(t *testing.T) {
 			want: []eventGroup{
 				{Words: "a PersistentVolumeClaim is added or changes",
 					Labels: []string{pvc.String()}},
-				{Words: "a pod on a node is deleted, has its resource requests lowered or has its labels changed",
+				{Words: "a pod on a node is deleted, has its resource requests lowered, or has its labels changed",
 					Labels: []string{"AssignedPodDelete", "Pod/UpdatePodLabel|UpdatePodScaleDown"}},
 				{Words: "a ResourceSlice is added or changes",
 					Labels: []string{slice.String()}},
