@@ -161,7 +161,8 @@ const longName = "a-pod-with-a-name-as-long-as-kubernetes-lets-it-be-sixty-three
 
 // TestAccessibility opens the page on a pod that no node takes, each for a
 // different reason (so its message is long and many events would move
-// it), with its labels and its detail open, at a laptop's size and at a
+// it), with its labels and its detail open (WEB_SCREENSHOTS=DIR saves the
+// page with the labels open there), at a laptop's size and at a
 // narrow one, in light and dark mode: nothing is cut mid-word and every
 // text meets AA contrast. Then, with the keyboard: Tab reaches every
 // control in document order, each visibly focused; Enter opens the pod's
@@ -208,6 +209,7 @@ func TestAccessibility(t *testing.T) {
 	b.run(t, "open the labels", chromedp.Focus(chromedp.CSS(entry+` .event-labels > summary`)),
 		chromedp.KeyEvent(kb.Enter))
 	b.waitDOM(t, "the labels shown", entry+` .event-labels[open] code`)
+	b.screenshot(t, "web-words.png")
 
 	for _, v := range []struct {
 		name          string
