@@ -238,10 +238,10 @@ func (g *podGroups) waiting(lists map[string][]*framework.QueuedPodInfo) []Queue
 	return out
 }
 
-// MovingEvents names the cluster events that may move pod out of the
+// MovingEvents returns the cluster events that may move pod out of the
 // unschedulable pods: those its rejecting plugins registered or, when it is
 // gated, those its gating plugin did. (The five-minute flush moves it too.)
-func (p *PriorityQueue) MovingEvents(pod QueuedPod) []string {
+func (p *PriorityQueue) MovingEvents(pod QueuedPod) []framework.ClusterEvent {
 	plugins := pod.Plugins
 	if pod.GatingPlugin != "" {
 		plugins = []string{pod.GatingPlugin}
@@ -249,29 +249,31 @@ func (p *PriorityQueue) MovingEvents(pod QueuedPod) []string {
 	return p.movingEvents(pod.Pod.Spec.SchedulerName, plugins)
 }
 
-// GroupMovingEvents names the cluster events that may move a pod group out
-// of the unschedulable pods, where only a member's gate puts it: those its
-// gating plugin registered.
-func (p *PriorityQueue) GroupMovingEvents(group QueuedPodGroup) []string {
+// GroupMovingEvents returns the cluster events that may move a pod group
+// out of the unschedulable pods, where only a member's gate puts it: those
+// its gating plugin registered.
+func (p *PriorityQueue) GroupMovingEvents(group QueuedPodGroup) []framework.ClusterEvent {
 	if group.GatingPlugin == "" || len(group.Members) == 0 {
 		return nil
 	}
 	return p.movingEvents(group.Members[0].Pod.Spec.SchedulerName, []string{group.GatingPlugin})
 }
 
-// movingEvents names the events plugins registered in the profile of
-// schedulerName, each once.
-func (p *PriorityQueue) movingEvents(schedulerName string, plugins []string) []string {
+// movingEvents returns the events plugins registered in the profile of
+// schedulerName, each once (by its String).
+func (p *PriorityQueue) movingEvents(schedulerName string, plugins []string) []framework.ClusterEvent {
 	profile, ok := p.profiles[schedulerName]
 	if !ok {
 		return nil
 	}
 	hints := profile.QueueingHints()
-	var events []string
+	var events []framework.ClusterEvent
+	var seen []string
 	for _, pl := range plugins {
 		for _, h := range hints[pl] {
-			if e := h.Event.String(); !slices.Contains(events, e) {
-				events = append(events, e)
+			if e := h.Event.String(); !slices.Contains(seen, e) {
+				seen = append(seen, e)
+				events = append(events, h.Event)
 			}
 		}
 	}

@@ -38,7 +38,7 @@ func TestContents(t *testing.T) {
 				r.Backoff = p.BackoffExpiry.Sub(now)
 			}
 			if len(p.Plugins) > 0 {
-				r.MovingEvents = q.MovingEvents(p)
+				r.MovingEvents = eventStrings(q.MovingEvents(p))
 			}
 			out = append(out, r)
 		}
@@ -46,7 +46,7 @@ func TestContents(t *testing.T) {
 	}
 	groupRow := func(q *PriorityQueue, now time.Time, g QueuedPodGroup) row {
 		r := row{Name: "group " + g.Name, Attempts: g.Attempts, GatingPlugin: g.GatingPlugin,
-			MovingEvents: q.GroupMovingEvents(g), Members: podRows(q, now, g.Members)}
+			MovingEvents: eventStrings(q.GroupMovingEvents(g)), Members: podRows(q, now, g.Members)}
 		if !g.BackoffExpiry.IsZero() {
 			r.Backoff = g.BackoffExpiry.Sub(now)
 		}
@@ -222,4 +222,13 @@ func TestContents(t *testing.T) {
 			}
 		})
 	}
+}
+
+// eventStrings names events, in order.
+func eventStrings(events []framework.ClusterEvent) []string {
+	var out []string
+	for _, e := range events {
+		out = append(out, e.String())
+	}
+	return out
 }

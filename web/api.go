@@ -59,18 +59,20 @@ type queueCounts struct {
 
 // queuedEntry is an entry of activeQ, backoffQ or the unschedulable pods:
 // a pod (Pod) or a pod group (Group); the fields after Since belong to one
-// of the last two.
+// of the last two. Events are the events that may move an unschedulable
+// entry, by label; EventGroups are the same events in words (events.go).
 type queuedEntry struct {
-	Pod                string      `json:"pod,omitempty"`
-	Group              *groupEntry `json:"group,omitempty"`
-	Priority           int32       `json:"priority"`
-	Attempts           int         `json:"attempts"`
-	Since              time.Time   `json:"since"`
-	BackoffRemaining   string      `json:"backoffRemaining,omitempty"`
-	BackoffRemainingMs *int64      `json:"backoffRemainingMs,omitempty"`
-	Plugins            []string    `json:"plugins,omitempty"`
-	GatingPlugin       *string     `json:"gatingPlugin,omitempty"`
-	Events             []string    `json:"events,omitempty"`
+	Pod                string       `json:"pod,omitempty"`
+	Group              *groupEntry  `json:"group,omitempty"`
+	Priority           int32        `json:"priority"`
+	Attempts           int          `json:"attempts"`
+	Since              time.Time    `json:"since"`
+	BackoffRemaining   string       `json:"backoffRemaining,omitempty"`
+	BackoffRemainingMs *int64       `json:"backoffRemainingMs,omitempty"`
+	Plugins            []string     `json:"plugins,omitempty"`
+	GatingPlugin       *string      `json:"gatingPlugin,omitempty"`
+	Events             []string     `json:"events,omitempty"`
+	EventGroups        []eventGroup `json:"eventGroups,omitempty"`
 }
 
 // groupEntry is a pod group (chapter 19): namespace/name, its policy
@@ -164,13 +166,15 @@ func (v *View) queueDocument(p page) queueDoc {
 	from, to = p.cut(len(c.Unschedulable))
 	for _, e := range c.Unschedulable[from:to] {
 		qe := entry(e)
+		var events []framework.ClusterEvent
 		if e.Pod != nil {
 			gating := e.Pod.GatingPlugin
-			qe.Plugins, qe.GatingPlugin, qe.Events = e.Pod.Plugins, &gating, q.MovingEvents(*e.Pod)
+			qe.Plugins, qe.GatingPlugin, events = e.Pod.Plugins, &gating, q.MovingEvents(*e.Pod)
 		} else {
 			gating := e.Group.GatingPlugin
-			qe.GatingPlugin, qe.Events = &gating, q.GroupMovingEvents(*e.Group)
+			qe.GatingPlugin, events = &gating, q.GroupMovingEvents(*e.Group)
 		}
+		qe.Events, qe.EventGroups = eventLabels(events), eventGroups(events)
 		doc.Unschedulable = append(doc.Unschedulable, qe)
 	}
 	from, to = p.cut(len(inFlight))

@@ -42,6 +42,7 @@ const state = {
   detailRequest: 0, // number of the latest detail fetch; older answers are dropped
   selectedWhere: "", // the list that held the selected pod in the last queue document
   lastSeq: 0, // the highest attempt seq seen
+  openLabels: new Set(), // unschedulable entries (pod or group name) whose event labels are shown
 };
 
 // $ returns the element with that id.
@@ -145,6 +146,7 @@ function showMore() {
 // renderQueue draws a queue document: the counts and the five lists.
 function renderQueue(doc) {
   const focus = focusedPod();
+  const labelsFocus = focusedLabels();
   const attached = doc.scheduler !== false;
   $("no-scheduler").hidden = attached;
   $("queues").hidden = !attached;
@@ -154,6 +156,7 @@ function renderQueue(doc) {
   $("groups-waiting").hidden = !doc.counts?.incompletePodGroups && !doc.counts?.pendingPodGroups;
   state.backoffBase = performance.now();
   restoreFocus(focus);
+  restoreLabelsFocus(labelsFocus);
   refreshMovedDetail(doc);
   document.body.dataset.ready = "1";
 }
@@ -266,7 +269,7 @@ const ITEMS = {
       { "data-plugins": (e.plugins || []).join(",") },
       pluginChips(e.plugins || [], e.gatingPlugin),
       meta(`prio ${e.priority}`, plural(e.attempts, "attempt"), `waiting ${waited(e.since, now)}`),
-      e.events?.length ? el("span", { class: "events" }, `moved by: ${e.events.join(", ")}`) : null,
+      movedBy(e),
     ),
 
   // inFlight: its scheduling cycle runs, it waits on Permit, or it binds.
@@ -289,6 +292,47 @@ const ITEMS = {
   // was being scheduled; they join it when the attempt ends.
   pendingPodGroups: (g) => groupItem(g, {}, meta("arrived while the group was being scheduled")),
 };
+
+// movedBy says which events would move an unschedulable entry: each group
+// of events in words (the server's eventGroups), and upstream's labels for
+// them behind a disclosure that stays open across redraws.
+function movedBy(e) {
+  const groups = e.eventGroups || [];
+  if (groups.length === 0) return null;
+  const key = e.pod ?? e.group.name;
+  const labels = el(
+    "details",
+    { class: "event-labels", "data-entry": key, open: state.openLabels.has(key) },
+    el("summary", {}, "upstream's labels"),
+    el("ul", {}, ...groups.flatMap((g) => g.labels.map((label) => el("li", {}, el("code", {}, label))))),
+  );
+  labels.addEventListener("toggle", () => {
+    if (labels.open) state.openLabels.add(key);
+    else state.openLabels.delete(key);
+  });
+  return el(
+    "div",
+    { class: "moved-by" },
+    el("span", { class: "moved-by-title" }, "Moved back to the queue when:"),
+    el("ul", { class: "event-words" }, ...groups.map((g) => el("li", {}, g.words))),
+    labels,
+  );
+}
+
+// focusedLabels returns the entry whose labels' disclosure has the focus,
+// so that a redraw can give it back (restoreLabelsFocus).
+function focusedLabels() {
+  const summary = document.activeElement;
+  if (!summary || !summary.matches(".event-labels > summary")) return null;
+  return summary.parentElement.dataset.entry;
+}
+
+// restoreLabelsFocus focuses the entry's labels' disclosure after a redraw,
+// if the entry is still there.
+function restoreLabelsFocus(entry) {
+  if (!entry) return;
+  document.querySelector(`.event-labels[data-entry="${CSS.escape(entry)}"] > summary`)?.focus({ preventScroll: true });
+}
 
 // pluginChips shows the rejecting plugins as chips; the gating plugin's chip
 // is marked, and added if it did not reject the pod itself.
