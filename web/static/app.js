@@ -8,6 +8,7 @@
 //     entries fill in);
 //   - api/attempts, the timeline so far;
 //   - api/pods/{namespace}/{name}, one pod's attempts, tables and events.
+// The cluster map (map.js) takes the stream's "cluster" events.
 // Server text is always put in the page as text (textContent, text nodes),
 // never parsed as HTML.
 "use strict";
@@ -104,6 +105,7 @@ function connect() {
   state.source.addEventListener("error", onStreamError);
   state.source.addEventListener("queue", (e) => renderQueue(JSON.parse(e.data)));
   state.source.addEventListener("attempt", (e) => onAttempt(JSON.parse(e.data)));
+  window.clusterMap?.listen(state.source); // map.js: the "cluster" events
 }
 
 // onStreamOpen shows the stream is live and loads the timeline so far: at
