@@ -171,7 +171,8 @@
 
   function scoreText(r, name, word) {
     if (!r.scores || !(name in r.scores)) return word;
-    return r.scored === false ? `${word} Filter (not scored)` : `${word} · score ${r.scores[name]}`;
+    if (r.scored === false) return `${word} (passed Filter; no node was scored)`;
+    return `${word} · score ${r.scores[name]}`;
   }
 
   // shadeOf places a passed node's score among the others': 0 (lowest) to 4.
@@ -208,7 +209,7 @@
 
   function badges(n) {
     const out = [];
-    if (n.unschedulable) out.push(mk("span", { class: "badge cordon" }, "⛔ cordoned"));
+    if (n.unschedulable) out.push(mk("span", { class: "badge cordon" }, "⊘ cordoned"));
     for (const t of n.taints || []) out.push(mk("span", { class: "badge taint" }, `⚠ ${t.key}:${t.effect}`));
     return out;
   }
@@ -218,8 +219,8 @@
     const word = nominated ? "nominated " : p.assumed ? "binding " : "";
     return mk("li", { "data-map-pod": p.pod },
       mk("button", { type: "button", class: cls, "data-pod": p.pod, "data-key": `pod:${p.pod}:${nominated ? "n" : "b"}`,
-        title: `${word}${p.pod}${p.group ? ` (pod group ${p.group})` : ""}` },
-      nominated ? "◇ " : p.assumed ? "◐ " : "● ", `${word}${p.pod}`, p.group ? mk("span", { class: "group" }, ` ⧉ ${p.group}`) : null));
+        title: `${word}${p.pod}${p.group ? ` (pod group ${p.group})` : ""}: open its detail` },
+      nominated ? "◇ " : p.assumed ? "◐ " : "● ", `${word}${p.pod}`, p.group ? mk("span", { class: "group" }, ` · group ${p.group}`) : null));
   }
 
   function tile(n) {
@@ -250,7 +251,7 @@
       n.nominated?.length ? `${n.nominated.length} nominated` : ""].filter(Boolean);
     const label = `${n.name}: ${Math.round(use * 100)}% used, ${n.pods.length} pods` +
       (flags.length ? `, ${flags.join(", ")}` : "") + (v ? `; ${v.text}` : "");
-    const symbol = v ? v.symbol : n.unschedulable ? "⛔" : n.taints?.length ? "!" : "";
+    const symbol = v ? v.symbol : n.unschedulable ? "⊘" : n.taints?.length ? "!" : "";
     return mk("button", { type: "button", class: cls.join(" "), role: "listitem", "data-node": n.name,
       "data-key": `node:${n.name}`, title: label, "aria-label": label }, symbol);
   }
