@@ -286,6 +286,61 @@ func BenchmarkScheduleOneLiveView(b *testing.B) {
 	}
 }
 
+// BenchmarkScheduleOneClusterMap is BenchmarkScheduleOne's plain workload
+// with the live view attached: no page open (page=none), a page's stream
+// open (page=stream: the queue, the attempts and, at most once a second,
+// the cluster map's document), and the same with a client also reading
+// /api/cluster four times a second (page=stream+map4Hz), more often than
+// any page does. At 500 nodes the document lists every node; at 5,000 it
+// is the zones' summary. The map must not slow the scheduler.
+func BenchmarkScheduleOneClusterMap(b *testing.B) {
+	for _, numNodes := range []int{500, 5000} {
+		nodes, pods := benchCluster(numNodes)
+		for _, page := range []string{"none", "stream", "stream+map4Hz"} {
+			b.Run(fmt.Sprintf("nodes=%d/page=%s", numNodes, page), func(b *testing.B) {
+				s := newBenchScheduler(b, nodes, pods)
+				v := web.New()
+				s.SetWatcher(v)
+				b.Cleanup(v.Attach(web.Source{Scheduler: s}))
+				if page != "none" {
+					srv := openStream(b, v)
+					if page == "stream+map4Hz" {
+						readEvery(b, srv.URL+"/api/cluster", 250*time.Millisecond)
+					}
+				}
+				scheduleAndUndoLoop(b, s, "plain")
+			})
+		}
+	}
+}
+
+// readEvery reads url every interval until the benchmark ends.
+func readEvery(b *testing.B, url string, interval time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	b.Cleanup(func() { cancel(); <-done })
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				return
+			}
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+}
+
 // scheduleAndUndoLoop is the timed loop of BenchmarkScheduleOne: each
 // iteration schedules the next pod of workload with s and undoes it.
 func scheduleAndUndoLoop(b *testing.B, s *minisched.Scheduler, workload string) {
@@ -305,8 +360,8 @@ func scheduleAndUndoLoop(b *testing.B, s *minisched.Scheduler, workload string) 
 }
 
 // openStream opens the view's stream, as a page does, until the benchmark
-// ends, and returns once the view is Watching.
-func openStream(b *testing.B, v *web.View) {
+// ends, and returns once the view is Watching, with the view's server.
+func openStream(b *testing.B, v *web.View) *httptest.Server {
 	b.Helper()
 	srv := httptest.NewServer(v.Handler())
 	ctx, cancel := context.WithCancel(context.Background())
@@ -327,6 +382,7 @@ func openStream(b *testing.B, v *web.View) {
 	if !v.Watching() {
 		b.Fatal("the view does not watch with a stream open")
 	}
+	return srv
 }
 
 // plainNodes returns n nodes of 4 CPUs, the given memory and 110 pods, with

@@ -280,6 +280,11 @@ func (p *PriorityQueue) movingEvents(schedulerName string, plugins []string) []f
 	return events
 }
 
+// Nominations returns every nomination, by node then in nomination order:
+// what Contents' Nominated holds, without copying the rest of the queue
+// (the live view's cluster map reads it as often as the page refreshes).
+func (p *PriorityQueue) Nominations() []Nomination { return p.nominator.list() }
+
 // list returns every nomination, by node then in nomination order.
 func (n *nominator) list() []Nomination {
 	if n.nominated.Load() == 0 {

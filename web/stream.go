@@ -1,7 +1,8 @@
 // The stream: Server-Sent Events that carry the queue document when it
-// changes, each attempt as it ends and, in step mode, the step document
-// when it changes. While at least one stream is open
-// the view is Watching, and the scheduler records attempts for it.
+// changes, each attempt as it ends, in step mode the step document when
+// it changes, and the cluster map's document when it changes (at most
+// once a second). While at least one stream is open the view is Watching,
+// and the scheduler records attempts for it.
 
 package web
 
@@ -19,6 +20,11 @@ const (
 	queuePollInterval = 250 * time.Millisecond
 	keepAliveInterval = 15 * time.Second
 )
+
+// clusterEventInterval bounds how often a stream sends the cluster map's
+// document (cluster.go): at most once per interval, and only when its
+// change key moved.
+const clusterEventInterval = time.Second
 
 // serveStream serves /api/stream until the client goes or the server stops.
 func (v *View) serveStream(w http.ResponseWriter, r *http.Request) {
@@ -71,6 +77,10 @@ func (v *View) serveStream(w http.ResponseWriter, r *http.Request) {
 	if err := sendStep(); err != nil {
 		return
 	}
+	sendCluster := v.clusterSender(w, r)
+	if err := sendCluster(); err != nil {
+		return
+	}
 	flusher.Flush()
 	for {
 		var err error
@@ -81,6 +91,9 @@ func (v *View) serveStream(w http.ResponseWriter, r *http.Request) {
 			if err = sendQueue(); err == nil {
 				err = sendStep()
 			}
+			if err == nil {
+				err = sendCluster()
+			}
 		case e := <-attempts:
 			err = writeEvent(w, "attempt", e)
 		case <-keepAlive.C:
@@ -90,6 +103,28 @@ func (v *View) serveStream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		flusher.Flush()
+	}
+}
+
+// clusterSender returns what sends the stream's "cluster" event: the
+// document /api/cluster would serve for the stream's query, when its
+// change key moved and clusterEventInterval has passed since the last one.
+func (v *View) clusterSender(w http.ResponseWriter, r *http.Request) func() error {
+	q := clusterQueryOf(r)
+	var sent time.Time
+	var last uint64
+	var attached bool
+	return func() error {
+		if time.Since(sent) < clusterEventInterval {
+			return nil
+		}
+		src := v.attached()
+		key := v.cluster.changeKey(src)
+		if !sent.IsZero() && key == last && attached == (src != nil) {
+			return nil
+		}
+		sent, last, attached = time.Now(), key, src != nil
+		return writeEvent(w, "cluster", v.clusterDocument(q))
 	}
 }
 

@@ -8,6 +8,8 @@
 //   - attempts.go: the attempts kept while someone watches (the timeline,
 //     and the last full records).
 //   - api.go: the JSON documents and their handlers.
+//   - cluster.go: the cluster map's documents, from the view's own copy
+//     of the scheduler's cache.
 //   - stream.go: the Server-Sent Events stream that feeds the page.
 //   - static/: the page itself (HTML, CSS and JavaScript, embedded).
 package web
@@ -59,6 +61,9 @@ type View struct {
 	attempts *attemptLog
 	// stepper is step mode's (step.go); nil unless EnableStepping.
 	stepper *Stepper
+	// cluster is the cluster map's copy of the scheduler's cache, and the
+	// last scheduler's final picture (cluster.go).
+	cluster clusterView
 }
 
 var _ minisched.Watcher = (*View)(nil)
@@ -70,7 +75,8 @@ func New() *View {
 
 // Attach makes src the scheduler the view shows, until the returned detach
 // is called (at the latest when the scheduler stops). Attaching another
-// replaces it.
+// replaces it. After detach, the cluster map keeps the scheduler's last
+// picture until another attaches.
 func (v *View) Attach(src Source) (detach func()) {
 	s := &src
 	v.mu.Lock()
@@ -82,6 +88,7 @@ func (v *View) Attach(src Source) (detach func()) {
 			v.source = nil
 		}
 		v.mu.Unlock()
+		v.cluster.freeze(s, v.attached())
 	}
 }
 
@@ -138,6 +145,8 @@ func (v *View) Handler() http.Handler {
 	mux.HandleFunc("GET /api/attempts", v.serveAttempts)
 	mux.HandleFunc("GET /api/pods/{namespace}/{name}", v.servePod)
 	mux.HandleFunc("GET /api/stream", v.serveStream)
+	mux.HandleFunc("GET /api/cluster", v.serveCluster)
+	mux.HandleFunc("GET /api/cluster/pods/{namespace}/{name}", v.serveMapResult)
 	if v.stepper == nil {
 		return readOnly(mux, nil)
 	}

@@ -9,6 +9,7 @@
 //   - api/attempts, the timeline so far;
 //   - api/pods/{namespace}/{name}, one pod's attempts, tables and events.
 // In step mode the stream also carries "step" events, which step.js draws.
+// The cluster map (map.js) takes the stream's "cluster" events.
 // Server text is always put in the page as text (textContent, text nodes),
 // never parsed as HTML.
 "use strict";
@@ -109,6 +110,7 @@ function connect() {
   // Step mode's document goes to step.js.
   state.source.addEventListener("step", (e) =>
     document.dispatchEvent(new CustomEvent("minisched-step", { detail: JSON.parse(e.data) })));
+  window.clusterMap?.listen(state.source); // map.js: the "cluster" events
 }
 
 // onStreamOpen shows the stream is live and loads the timeline so far: at
