@@ -41,6 +41,7 @@ function renderStep(doc) {
   if (stepState.doc && doc.version < stepState.doc.version) return;
   stepState.doc = doc;
   const panel = $("step");
+  if (panel.hidden) besideTheMap(panel);
   panel.hidden = false;
   $("step-next").disabled = !doc.current || !doc.current.paused;
   $("step-cycle").disabled = !doc.current || !doc.current.paused;
@@ -68,6 +69,17 @@ function renderStep(doc) {
   renderNodes(c);
   renderOthers(doc.others || []);
   showOnMap(c);
+}
+
+// besideTheMap puts the panel and the cluster map (if the page has one)
+// side by side at the top of the page, so that the map fills in while the
+// cycle is stepped.
+function besideTheMap(panel) {
+  const map = $("cluster");
+  if (!map || panel.parentElement.classList.contains("stepping")) return;
+  const pair = el("div", { class: "stepping" });
+  panel.before(pair);
+  pair.append(panel, map);
 }
 
 // renderPoints lists the attempt's steps: taken, current, or not (yet).
@@ -132,15 +144,19 @@ function renderNodes(c) {
   }
 }
 
-// renderOthers lists the other held cycles, each with a Next of its own.
+// renderOthers lists the other held cycles, each with a Next and a Cycle
+// of its own: a person may hold one pod's binding cycle while the next
+// pod's scheduling cycle goes on (chapter 6).
 function renderOthers(others) {
   const list = $("step-others");
   list.replaceChildren();
   $("step-others-part").hidden = others.length === 0;
   for (const o of others) {
     list.append(el("li", {}, `${o.pod}, ${o.cycle} cycle, before ${o.point} `,
-      el("button", { type: "button", class: "step-other", "data-seq": o.seq,
-        "aria-label": `Next for ${o.pod} (${o.point})` }, "Next for this one")));
+      el("button", { type: "button", class: "step-other", "data-action": "next", "data-seq": o.seq,
+        "aria-label": `Next for ${o.pod} (${o.point})` }, "Next for this one"), " ",
+      el("button", { type: "button", class: "step-other", "data-action": "cycle", "data-seq": o.seq,
+        "aria-label": `Cycle for ${o.pod}: let its attempt finish` }, "Let it finish")));
   }
 }
 
@@ -189,7 +205,7 @@ function onStepClick(event) {
   if (!button || button.disabled) return;
   const actions = { "step-next": "next", "step-cycle": "cycle", "step-run": "run", "step-step": "step" };
   if (actions[button.id]) stepControl(actions[button.id]);
-  else if (button.matches("button.step-other")) stepControl("next", button.dataset.seq);
+  else if (button.matches("button.step-other")) stepControl(button.dataset.action, button.dataset.seq);
 }
 
 // onStepKey: n, c, r and s press Next, Cycle, Run and Step, unless focus is
