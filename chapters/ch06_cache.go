@@ -6,9 +6,10 @@ package chapters
 import (
 	"context"
 	"fmt"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/minisched/minisched/scenario"
 )
@@ -37,12 +38,9 @@ func runAssume(ctx context.Context, env *scenario.Env) error {
 	}
 	// Whichever was tried first is bound; the other must not be, even though
 	// the apiserver may not have confirmed the first bind when it was tried.
-	first, second := "pod-a", "pod-b"
-	if _, err := env.WaitForPodBound(ctx, first, 5*time.Second); err != nil {
-		first, second = second, first
-		if _, err := env.WaitForPodBound(ctx, first, scenario.DefaultWait); err != nil {
-			return fmt.Errorf("neither pod was bound: %w", err)
-		}
+	first, second, err := firstBound(ctx, env, "pod-a", "pod-b")
+	if err != nil {
+		return err
 	}
 	msg, err := env.WaitForPodUnschedulable(ctx, second, scenario.DefaultWait)
 	if err != nil {
@@ -57,4 +55,26 @@ func runAssume(ctx context.Context, env *scenario.Env) error {
 		return fmt.Errorf("pending message %q, want %q", msg, want)
 	}
 	return nil
+}
+
+// firstBound waits until one of the two pods is bound, and returns it first.
+func firstBound(ctx context.Context, env *scenario.Env, a, b string) (first, second string, err error) {
+	err = wait.PollUntilContextTimeout(ctx, scenario.PollInterval, env.WaitLimit(scenario.DefaultWait), true,
+		func(ctx context.Context) (bool, error) {
+			for _, p := range [][2]string{{a, b}, {b, a}} {
+				pod, err := env.Client.CoreV1().Pods(env.Namespace).Get(ctx, p[0], metav1.GetOptions{})
+				if err != nil {
+					return false, err
+				}
+				if pod.Spec.NodeName != "" {
+					first, second = p[0], p[1]
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+	if err != nil {
+		return "", "", fmt.Errorf("neither %s nor %s was bound: %w", a, b, err)
+	}
+	return first, second, nil
 }
