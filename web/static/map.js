@@ -117,7 +117,7 @@
     byId("cluster-final").hidden = !doc.final;
     byId("cluster-final").textContent = doc.final ? `Final state: ${doc.final}.` : "";
     if (!doc.scheduler && !doc.final) hint.textContent = "no scheduler attached";
-    else hint.textContent = `${doc.nodes} nodes by ${doc.zoneLabel}` + (doc.summary ? " (open a zone to see its nodes)" : "");
+    else hint.textContent = `${doc.nodes} ${doc.nodes === 1 ? "node" : "nodes"} by ${doc.zoneLabel}` + (doc.summary ? " (open a zone to see its nodes)" : "");
     byId("cluster-zones").replaceChildren(...(doc.zones || []).map(zoneSection));
     renderLegend();
     renderNodePanel();
