@@ -27,7 +27,9 @@
 //   - observer.go: how an attempt is told to an Observer, or to a Watcher
 //     (the live view) while it watches;
 //   - recordwriter.go: how records reach their pods as annotations;
-//   - inflight.go: the pods in flight and their phase, for the live view.
+//   - inflight.go: the pods in flight and their phase, for the live view;
+//   - step.go: step mode, the calls that tell a Stepper (the live view)
+//     before each extension point, and the nodes' results.
 //
 // Its contract with plugins is the sub-package framework; the record's
 // format is the sub-package attempt. Package scheduler is the service that

@@ -1,8 +1,9 @@
 // Package web is the live view: a page that shows a running scheduler's
 // queue as it moves, the attempts it makes and, for one pod, the Filter and
-// Score tables of each attempt (docs/web.md). It is read-only, serves only
-// what `kubectl get pods` and `minisched explain` show, and records nothing
-// while no page is open.
+// Score tables of each attempt, the cluster as a map and, in step mode, the
+// cycle one extension point at a time (docs/web.md). It is read-only (step
+// mode's controls aside), serves only what `kubectl get pods` and
+// `minisched explain` show, and records nothing while no page is open.
 //
 //   - view.go: the View, what a scheduler attaches to it, and its server.
 //   - attempts.go: the attempts kept while someone watches (the timeline,
@@ -10,6 +11,9 @@
 //   - api.go: the JSON documents and their handlers.
 //   - cluster.go: the cluster map's documents, from the view's own copy
 //     of the scheduler's cache.
+//   - events.go: the events that would move a pod, grouped and in words.
+//   - step.go: step mode, the Stepper that holds each cycle before each
+//     extension point until the page says go on (the view's one write).
 //   - stream.go: the Server-Sent Events stream that feeds the page.
 //   - static/: the page itself (HTML, CSS and JavaScript, embedded).
 package web

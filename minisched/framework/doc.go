@@ -38,6 +38,8 @@
 //  12. pools.go: the arrays the scoring of one cycle borrows from the last.
 //  13. registry.go: the plugin Registry, and how a plugin decodes its args.
 //  14. extender.go: the contract of HTTP extenders, which are not plugins.
+//  15. step.go: step mode's hook (Stepper), told before each extension
+//     point of a cycle, and the steps of an attempt in order.
 //
 // Of the rest of minisched it imports only three leaves: minisched/features,
 // the feature gates (WithFeatureGates); minisched/metrics,
