@@ -53,6 +53,13 @@ func TestStepModeInThePage(t *testing.T) {
 			// Score has run: the big node (more room left) is chosen.
 			b.waitText(t, "big is chosen", "#step-nodes tbody", ns+"-big ← chosen")
 			b.screenshot(t, "web-step.png")
+			// The panel and the map beside it: nothing cut off, AA
+			// contrast, in light and in dark.
+			b.run(t, "load the checks", chromedp.Evaluate[chromedp.Void](a11yJS))
+			for _, scheme := range []string{"dark", "light"} {
+				b.run(t, scheme, colorScheme(scheme))
+				b.check(t, "step mode at Reserve, "+scheme)
+			}
 		case "PreBind":
 			b.waitText(t, "the binding cycle", "#step-status", "binding cycle")
 		case "PostBind":

@@ -7,7 +7,8 @@
 // it when it changes), api/cluster?zone=NAME (one zone's nodes, when the
 // document is a summary) and api/cluster/pods/{namespace}/{name} (a pod's
 // last attempt, as clusterMap.show takes it). It defines window.clusterMap:
-//   - show(result): colour the map by one attempt (see docs/web.md);
+//   - show(result): colour the map by one attempt (see docs/web.md; step.js
+//     adds `passed`, the nodes that passed Filter without a score yet);
 //   - clear(): back to the plain map;
 //   - showPod(pod): fetch a pod's last attempt and show it;
 //   - listen(source): take "cluster" events from the page's EventSource.
@@ -165,6 +166,7 @@
     if (r.scores && name in r.scores) {
       return { kind: "passed", symbol: "✓", text: scoreText(r, name, "passed"), shade: shadeOf(r, name) };
     }
+    if (r.passed?.includes(name)) return { kind: "passed", symbol: "✓", text: "passed Filter (not scored)", shade: 0 };
     if (r.nominated === name) return { kind: "nominated-to", symbol: "◆", text: "nominated here" };
     return null;
   }

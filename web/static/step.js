@@ -82,26 +82,28 @@ function besideTheMap(panel) {
   pair.append(panel, map);
 }
 
-// renderPoints lists the attempt's steps: taken, current, or not (yet).
+// renderPoints lists the attempt's steps: taken (✓), now (▶), not run (–,
+// struck through), or ahead; a symbol says it besides the colour.
 function renderPoints(c) {
   const ol = $("step-points");
   ol.replaceChildren();
   const taken = new Set(c.points);
   for (const p of STEP_POINTS) {
     let status = "ahead";
-    let word = "";
-    if (p === c.point) {
-      status = c.paused ? "current" : "done";
-      word = c.paused ? " (now)" : " (done)";
+    let mark = "";
+    if (p === c.point && c.paused) {
+      status = "current";
+      mark = "▶ ";
     } else if (taken.has(p)) {
       status = "done";
-      word = " (done)";
+      mark = "✓ ";
     } else if (STEP_POINTS.indexOf(p) < STEP_POINTS.indexOf(c.point)) {
       status = "skipped";
-      word = " (not run)";
+      mark = "– ";
     }
-    const li = el("li", { class: `point ${status}${BINDING_POINTS.has(p) ? " binding" : ""}` }, p,
-      el("span", { class: "visually-hidden" }, word));
+    const li = el("li", { class: `point ${status}${BINDING_POINTS.has(p) ? " binding" : ""}`,
+      title: { current: "the held step", done: "taken", skipped: "not run in this attempt", ahead: "not yet" }[status] },
+      mark, p);
     if (status === "current") li.setAttribute("aria-current", "step");
     ol.append(li);
   }
@@ -169,17 +171,13 @@ function showOnMap(c) {
     stepState.seq = c.seq;
   }
   const filter = {};
-  const scores = {};
+  const passed = [];
   for (const [n, f] of Object.entries(c.filter)) {
     if (!f.passed) filter[n] = { plugin: f.plugin, reason: f.reason };
+    else if (!(n in c.scores)) passed.push(n); // not scored (yet): one feasible node, or before Score
   }
-  for (const [n, s] of Object.entries(c.scores)) scores[n] = s;
-  // A node that passed Filter but was not scored (one feasible node, or no
-  // Score plugins) still shows as passed.
-  for (const [n, f] of Object.entries(c.filter)) {
-    if (f.passed && !(n in scores)) scores[n] = 0;
-  }
-  window.clusterMap.show({ pod: c.pod, filter, scores, chosen: c.node || "", nominated: "", partial: c.paused });
+  window.clusterMap.show({ pod: c.pod, filter, scores: { ...c.scores }, passed, chosen: c.node || "", nominated: "",
+    partial: c.paused });
 }
 
 // stepControl sends a control (next, cycle, run, step), for the attempt seq
