@@ -274,3 +274,7 @@ func (s *Scheduler) randInt() int {
 	defer s.rngMu.Unlock()
 	return s.rng.Int()
 }
+
+// DRA returns the DRA state the profiles share (nil: none), for the live
+// view's map. Its informers run only if a plugin asked for it (InUse).
+func (s *Scheduler) DRA() *dramanager.Manager { return s.draManager }

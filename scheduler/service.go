@@ -365,7 +365,7 @@ func (s *Service) Run(ctx context.Context) error {
 	logger.Info("Starting minisched", "profiles", len(s.Config.Profiles), "apiserver", s.host)
 	if s.view != nil {
 		detach := s.view.Attach(web.Source{Scheduler: s.Scheduler, Pods: s.factory.Core().V1().Pods().Lister(),
-			Client: s.Client})
+			Client: s.Client, CSINodes: s.factory.Storage().V1().CSINodes().Lister()})
 		defer detach()
 	}
 	// kill -USR2 <pid> logs how the cache compares with the informers, and

@@ -15,7 +15,10 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/cache"
@@ -94,8 +97,22 @@ type nodeDoc struct {
 	Taints        []taintDoc    `json:"taints,omitempty"`
 	Usage         usage         `json:"usage"`
 	Extended      []extendedDoc `json:"extended,omitempty"`
-	Pods          []podMark     `json:"pods"`
-	Nominated     []podMark     `json:"nominated,omitempty"`
+	// Devices are the node's DRA devices by driver: how many its
+	// ResourceSlices list, and how many claims hold.
+	Devices []extendedDoc `json:"devices,omitempty"`
+	// Claims counts the PersistentVolumeClaims its pods use (the cache's
+	// count); AttachLimits are the volumes each CSI driver may attach
+	// there, as its CSINode says.
+	Claims       int           `json:"claims,omitempty"`
+	AttachLimits []attachLimit `json:"attachLimits,omitempty"`
+	Pods         []podMark     `json:"pods"`
+	Nominated    []podMark     `json:"nominated,omitempty"`
+}
+
+// attachLimit is how many volumes a CSI driver may attach to the node.
+type attachLimit struct {
+	Driver string `json:"driver"`
+	Count  int32  `json:"count"`
 }
 
 // taintDoc is a taint as its badge shows it.
@@ -127,7 +144,12 @@ type clusterPicture struct {
 	snap      *cache.Snapshot
 	assumed   map[types.UID]bool
 	nominated map[string][]podMark
-	key       uint64
+	// devices are, by node and driver, the DRA devices of the node's
+	// ResourceSlices and how many of them claims hold (nil without DRA).
+	devices map[string]map[string]*amount
+	// csiNodes are the nodes' CSINodes, by node (nil: none known).
+	csiNodes map[string]*storagev1.CSINode
+	key      uint64
 }
 
 // clusterView keeps the view's snapshot of the attached scheduler's cache
@@ -173,9 +195,60 @@ func (c *clusterView) refresh(src *Source) (*clusterPicture, string) {
 		p.nominated[n.Node] = append(p.nominated[n.Node], mark(n.Pod, false))
 		h.Write([]byte(podKey(n.Pod) + "\x00" + n.Node + "\x00"))
 	}
+	p.devices = devicesByNode(src)
+	if src.CSINodes != nil {
+		if list, err := src.CSINodes.List(labels.Everything()); err == nil {
+			p.csiNodes = make(map[string]*storagev1.CSINode, len(list))
+			for _, cn := range list {
+				p.csiNodes[cn.Name] = cn
+			}
+		}
+	}
 	p.key = hash(strconv.FormatInt(c.snap.Generation(), 10)) ^ assumed ^ h.Sum64()
 	c.last = p
 	return p, ""
+}
+
+// devicesByNode counts, per node and driver, the devices of the
+// ResourceSlices that name the node (a slice for a set of nodes, or for
+// all, belongs to none of them) and those that allocated or pending claims
+// hold: the DRA state DynamicResources reads. Without a plugin that uses
+// it (DRA InUse), nothing: the view does not start its informers.
+func devicesByNode(src *Source) map[string]map[string]*amount {
+	dra := src.Scheduler.DRA()
+	if !dra.InUse() {
+		return nil
+	}
+	slices, err := dra.ResourceSlices().ListWithDeviceTaintRules()
+	if err != nil {
+		return nil
+	}
+	held, err := dra.ResourceClaims().ListAllAllocatedDevices()
+	if err != nil {
+		return nil
+	}
+	out := map[string]map[string]*amount{}
+	for _, s := range slices {
+		if s.Spec.NodeName == nil || *s.Spec.NodeName == "" {
+			continue
+		}
+		node := *s.Spec.NodeName
+		if out[node] == nil {
+			out[node] = map[string]*amount{}
+		}
+		a := out[node][s.Spec.Driver]
+		if a == nil {
+			a = &amount{}
+			out[node][s.Spec.Driver] = a
+		}
+		for _, d := range s.Spec.Devices {
+			a.Allocatable++
+			if held.Has(structured.MakeDeviceID(s.Spec.Driver, s.Spec.Pool.Name, d.Name)) {
+				a.Requested++
+			}
+		}
+	}
+	return out
 }
 
 // changeKey returns the key of src's picture (see refresh): it changes
@@ -348,6 +421,20 @@ func (p *clusterPicture) nodeDoc(ni *framework.NodeInfo) nodeDoc {
 		}
 	}
 	slices.SortFunc(n.Extended, func(a, b extendedDoc) int { return cmp.Compare(a.Name, b.Name) })
+	for driver, a := range p.devices[node.Name] {
+		n.Devices = append(n.Devices, extendedDoc{Name: driver, amount: *a})
+	}
+	slices.SortFunc(n.Devices, func(a, b extendedDoc) int { return cmp.Compare(a.Name, b.Name) })
+	if cn := p.csiNodes[node.Name]; cn != nil {
+		for _, d := range cn.Spec.Drivers {
+			if d.Allocatable != nil && d.Allocatable.Count != nil {
+				n.AttachLimits = append(n.AttachLimits, attachLimit{Driver: d.Name, Count: *d.Allocatable.Count})
+			}
+		}
+	}
+	if len(n.AttachLimits) > 0 || len(ni.PVCRefCounts) > 0 {
+		n.Claims = len(ni.PVCRefCounts)
+	}
 	for _, pi := range ni.Pods {
 		n.Pods = append(n.Pods, mark(pi.Pod, p.assumed[pi.Pod.UID]))
 	}

@@ -14,11 +14,15 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
+	"github.com/minisched/minisched/builders"
 	"github.com/minisched/minisched/minisched/features"
 	"github.com/minisched/minisched/scenario"
 )
@@ -185,4 +189,78 @@ func TestClusterMap5000Nodes(t *testing.T) {
 		t.Errorf("the map took %v to draw %d nodes; want at most %v", took, nodes, limit)
 	}
 	b.screenshot(t, "web-map-5000.png")
+}
+
+// TestClusterMapDevices checks that a node's DRA devices, as its
+// ResourceSlices list them, are on the map: the driver, how many, and how
+// many claims hold (none here); a slice for all nodes belongs to none. So
+// is its CSINode's attach limit.
+func TestClusterMapDevices(t *testing.T) {
+	h := newHarness(t, "web-devices", features.Gates{})
+	ns := h.env.Namespace
+	ctx := context.Background()
+	gpu := h.node("gpu", "4")
+	if err := h.env.CreateNodes(ctx, gpu); err != nil {
+		t.Fatal(err)
+	}
+	driver := ns + ".example.com"
+	for _, s := range []*resourceapi.ResourceSlice{
+		builders.MakeResourceSlice().Name(ns + "-gpu").Driver(driver).Pool(gpu.Name).Node(gpu.Name).
+			Device(builders.MakeDevice("gpu-0")).Device(builders.MakeDevice("gpu-1")).Obj(),
+		builders.MakeResourceSlice().Name(ns + "-network").Driver(driver).Pool("network").AllNodes().
+			Device(builders.MakeDevice("nic-0")).Obj(),
+	} {
+		if _, err := h.client.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = h.client.ResourceV1().ResourceSlices().Delete(context.Background(), s.Name, metav1.DeleteOptions{})
+		})
+	}
+	csiNode := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: gpu.Name}, Spec: storagev1.CSINodeSpec{
+		Drivers: []storagev1.CSINodeDriver{{Name: driver, NodeID: gpu.Name,
+			Allocatable: &storagev1.VolumeNodeResources{Count: ptr.To[int32](7)}}}}}
+	if _, err := h.client.StorageV1().CSINodes().Create(ctx, csiNode, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = h.client.StorageV1().CSINodes().Delete(context.Background(), csiNode.Name, metav1.DeleteOptions{})
+	})
+	poll(t, "the node's devices and attach limit on the map", stepTimeout, func() error {
+		var doc struct {
+			Zones []struct {
+				NodeList []struct {
+					Name         string `json:"name"`
+					AttachLimits []struct {
+						Driver string `json:"driver"`
+						Count  int32  `json:"count"`
+					} `json:"attachLimits"`
+					Devices []struct {
+						Name        string `json:"name"`
+						Requested   int64  `json:"requested"`
+						Allocatable int64  `json:"allocatable"`
+					} `json:"devices"`
+				} `json:"nodeList"`
+			} `json:"zones"`
+		}
+		if err := h.get(ctx, "/api/cluster", &doc); err != nil {
+			return err
+		}
+		for _, z := range doc.Zones {
+			for _, n := range z.NodeList {
+				if n.Name != gpu.Name {
+					continue
+				}
+				if len(n.Devices) != 1 || n.Devices[0].Name != driver || n.Devices[0].Allocatable != 2 ||
+					n.Devices[0].Requested != 0 {
+					return fmt.Errorf("devices %+v, want 2 of %s, none held", n.Devices, driver)
+				}
+				if len(n.AttachLimits) != 1 || n.AttachLimits[0].Driver != driver || n.AttachLimits[0].Count != 7 {
+					return fmt.Errorf("attach limits %+v, want 7 for %s", n.AttachLimits, driver)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("node %s not on the map", gpu.Name)
+	})
 }

@@ -33,6 +33,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/minisched"
@@ -48,6 +49,9 @@ type Source struct {
 	Scheduler *minisched.Scheduler
 	Pods      corelisters.PodLister
 	Client    kubernetes.Interface
+	// CSINodes, if set, give the map each node's attach limits: those of
+	// the informer NodeVolumeLimits reads (empty when no profile has it).
+	CSINodes storagelisters.CSINodeLister
 }
 
 // View is the live view of whichever scheduler is attached to it (Attach):

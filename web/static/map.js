@@ -1,5 +1,5 @@
 // minisched live view: the cluster map. Zones as groups, nodes as tiles
-// (bars for cpu, memory, pods and extended resources; badges for taints and
+// (bars for cpu, memory, pods, extended resources and DRA devices; badges for taints and
 // cordon; pods as marks), or, in a zone of many nodes, as compact cells
 // shaded by use. Choosing a pod colours the map by its last attempt.
 //
@@ -240,8 +240,18 @@
       ...badges(n).length ? [mk("p", { class: "badges" }, ...badges(n))] : [],
       bar("cpu", n.usage.cpu, "cpu"), bar("memory", n.usage.memory, "memory"), bar("pods", n.usage.pods, "pods"),
       ...(n.extended || []).map((e) => bar(e.name, e, "")),
+      ...(n.devices || []).map((d) => bar(`${d.name} devices`, d, "")),
+      volumes(n),
       pods.length || nominated.length ? mk("ul", { class: "marks" }, ...pods, ...nominated) : null,
       more > 0 ? mk("p", { class: "muted" }, `+${more} more (open the node)`) : null);
+  }
+
+  // volumes says what the node has of volumes: the claims its pods use
+  // and each CSI driver's attach limit (nothing when it has neither).
+  function volumes(n) {
+    const limits = (n.attachLimits || []).map((l) => `${l.driver} attaches up to ${l.count}`);
+    if (!n.claims && limits.length === 0) return null;
+    return mk("p", { class: "volumes" }, [`volumes: ${n.claims || 0} claim${n.claims === 1 ? "" : "s"} in use`, ...limits].join(" · "));
   }
 
   function cell(n) {
@@ -282,6 +292,8 @@
         mk("span", { class: "muted" }, ` ${t.key}=${t.value}`))),
       bar("cpu", n.usage.cpu, "cpu"), bar("memory", n.usage.memory, "memory"), bar("pods", n.usage.pods, "pods"),
       ...(n.extended || []).map((e) => bar(e.name, e, "")),
+      ...(n.devices || []).map((d) => bar(`${d.name} devices`, d, "")),
+      volumes(n),
       mk("ul", { class: "marks" }, ...n.pods.map((p) => markButton(p, false)), ...(n.nominated || []).map((p) => markButton(p, true))));
   }
 
