@@ -75,8 +75,10 @@ type Scheduler struct {
 	observer Observer
 	watcher  Watcher
 	// stepper, if set, holds each cycle before each extension point while
-	// someone steps through it in the live view (step.go).
-	stepper framework.Stepper
+	// someone steps through it in the live view (step.go); stepsStop is
+	// closed when Run stops, and lets the held cycles go on.
+	stepper   framework.Stepper
+	stepsStop chan struct{}
 	// records, if set, writes each attempt's record to its pod (see
 	// record.go and recordwriter.go).
 	records *recordWriter
@@ -172,6 +174,7 @@ func New(ctx context.Context, factory informers.SharedInformerFactory, o Options
 		observer:                 o.Observer,
 		watcher:                  o.Watcher,
 		stepper:                  o.Stepper,
+		stepsStop:                make(chan struct{}),
 		metrics:                  o.Metrics,
 		draManager:               o.DRAManager,
 		gates:                    o.Gates,
@@ -235,6 +238,11 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	}()
 	<-ctx.Done()
 	logger.Info("Stopping: no more pods will be popped")
+	// A cycle held in step mode goes on, so that the binding cycles can
+	// finish (step.go).
+	if s.stepsStop != nil {
+		close(s.stepsStop)
+	}
 	s.Queue.Close()
 	<-done
 

@@ -26,7 +26,7 @@ func (s *Scheduler) step(ctx context.Context, schedFramework *framework.Framewor
 		cycle = framework.PodGroupCycle
 	}
 	st := framework.Step{Pod: pod, State: state, Cycle: cycle, Point: point,
-		Plugins: schedFramework.StepPlugins(point), Node: node}
+		Plugins: schedFramework.StepPlugins(point), Node: node, Stop: s.stepsStop}
 	if point == "WaitOnPermit" {
 		if wp := schedFramework.GetWaitingPod(pod.UID); wp != nil {
 			st.Waiting = wp.GetPendingPlugins()

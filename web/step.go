@@ -87,7 +87,8 @@ var _ framework.Stepper = (*Stepper)(nil)
 type attemptKey struct{}
 
 // Before implements framework.Stepper: it notes the step and, while
-// stepping, waits until the step is let go (Next, Cycle, Run) or ctx ends.
+// stepping, waits until the step is let go (Next, Cycle, Run), ctx ends or
+// the scheduler stops (step.Stop).
 func (st *Stepper) Before(ctx context.Context, step framework.Step) context.Context {
 	st.mu.Lock()
 	a := st.attempt(step)
@@ -95,6 +96,12 @@ func (st *Stepper) Before(ctx context.Context, step framework.Step) context.Cont
 	a.points = append(a.points, step.Point)
 	st.version++
 	ctx = context.WithValue(ctx, attemptKey{}, a)
+	select {
+	case <-step.Stop:
+		st.mu.Unlock()
+		return ctx // the scheduler stops: nothing is held any more
+	default:
+	}
 	if !st.stepping || a.through {
 		st.mu.Unlock()
 		return ctx
@@ -108,12 +115,19 @@ func (st *Stepper) Before(ctx context.Context, step framework.Step) context.Cont
 	select {
 	case <-p.release:
 	case <-ctx.Done():
-		st.mu.Lock()
-		st.line = slices.DeleteFunc(st.line, func(q *pausedStep) bool { return q == p })
-		st.version++
-		st.mu.Unlock()
+		st.leave(p)
+	case <-step.Stop:
+		st.leave(p)
 	}
 	return ctx
+}
+
+// leave takes p out of the line, if it is still there.
+func (st *Stepper) leave(p *pausedStep) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.line = slices.DeleteFunc(st.line, func(q *pausedStep) bool { return q == p })
+	st.version++
 }
 
 // attempt returns step's attempt, remembering it if it is new. Called with

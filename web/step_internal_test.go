@@ -267,3 +267,31 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestStepperSchedulerStops checks that a stopping scheduler's held step
+// goes on, and that its later steps are not held: its binding cycles must
+// be able to finish.
+func TestStepperSchedulerStops(t *testing.T) {
+	st := NewStepper()
+	stop := make(chan struct{})
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
+	state := framework.NewCycleState()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, p := range []string{"PreBind", "Bind", "PostBind"} {
+			st.Before(context.Background(), framework.Step{Pod: pod, State: state, Cycle: framework.BindingCycle,
+				Point: p, Stop: stop})
+		}
+	}()
+	waitHeld(t, st, "p", "PreBind", 0)
+	close(stop)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stopping scheduler's binding cycle is still held")
+	}
+	if doc, _ := st.document(); doc.Current == nil || doc.Current.Paused || doc.Current.Point != "PostBind" {
+		t.Errorf("after the stop, the document shows %+v, want PostBind taken, nothing held", doc.Current)
+	}
+}

@@ -48,6 +48,9 @@ type Step struct {
 	// Waiting, at WaitOnPermit, are the Permit plugins the pod waits for
 	// (none: Permit approved it at once).
 	Waiting []string
+	// Stop is closed when the scheduler stops: a held step then goes on,
+	// and no later one is held, so that its binding cycles can finish.
+	Stop <-chan struct{}
 }
 
 // Stepper is told each step of each cycle before it is taken, and the
