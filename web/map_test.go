@@ -125,6 +125,23 @@ func TestClusterMap(t *testing.T) {
 		tileIn("zone-a", a.Name)+" button.node-open"))
 	b.run(t, "show the map", chromedp.ScrollIntoView(chromedp.CSS("#h-cluster")))
 	b.screenshot(t, "web-map.png")
+
+	// Grouped by another label, picked in the form above the map: the
+	// test's nodes all carry web-test=<namespace>.
+	b.run(t, "group by web-test", chromedp.SendKeys(chromedp.CSS("#zone-label"), "web-test"),
+		chromedp.Submit(chromedp.CSS("#zone-label")))
+	poll(t, "the page reloaded with ?zoneLabel=web-test", stepTimeout, func() error {
+		ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
+		defer cancel()
+		ready, err := chromedp.Run(ctx, chromedp.Evaluate[bool](
+			`location.search === "?zoneLabel=web-test" && document.body.dataset.ready === "1"`))
+		if err != nil || !ready {
+			return fmt.Errorf("not yet (%v)", err)
+		}
+		return nil
+	})
+	b.waitText(t, "the map grouped by web-test", "#cluster-hint", "by web-test")
+	b.waitDOM(t, "a in the group of its label's value", tileIn(ns, a.Name))
 }
 
 // TestClusterMap5000Nodes opens the page on a cluster of 5,000 nodes

@@ -102,7 +102,11 @@ function connect() {
   clearTimeout(state.retryTimer);
   if (state.source) state.source.close();
   setStatus(false);
-  state.source = new EventSource(`api/stream?limit=${state.limit}`);
+  // The map's grouping label (the page's ?zoneLabel=) goes to the stream's
+  // "cluster" events too.
+  const zoneLabel = new URLSearchParams(location.search).get("zoneLabel");
+  state.source = new EventSource(`api/stream?limit=${state.limit}` +
+    (zoneLabel ? `&zoneLabel=${encodeURIComponent(zoneLabel)}` : ""));
   state.source.addEventListener("open", onStreamOpen);
   state.source.addEventListener("error", onStreamError);
   state.source.addEventListener("queue", (e) => renderQueue(JSON.parse(e.data)));

@@ -63,9 +63,17 @@
 
   // ---- The document ----
 
+  // zoneLabelQuery is the page's ?zoneLabel= (the label the nodes are
+  // grouped by, picked in the form above the map), for api/cluster, after
+  // sep; "" for the default, topology.kubernetes.io/zone.
+  function zoneLabelQuery(sep) {
+    const label = new URLSearchParams(location.search).get("zoneLabel");
+    return label ? `${sep}zoneLabel=${encodeURIComponent(label)}` : "";
+  }
+
   async function load() {
     try {
-      const res = await fetch("api/cluster");
+      const res = await fetch(`api/cluster${zoneLabelQuery("?")}`);
       if (res.ok) onDocument(await res.json());
     } catch (err) {
       byId("cluster-hint").textContent = `could not load the cluster: ${err.message}`;
@@ -91,7 +99,7 @@
   async function loadZone(name) {
     map.fetched.set(name, performance.now());
     try {
-      const res = await fetch(`api/cluster?zone=${encodeURIComponent(name)}`);
+      const res = await fetch(`api/cluster?zone=${encodeURIComponent(name)}${zoneLabelQuery("&")}`);
       if (!res.ok) return;
       const doc = await res.json();
       const zone = (doc.zones || []).find((z) => z.name === name);
