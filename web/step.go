@@ -238,6 +238,9 @@ type stepDoc struct {
 	// than one it drew (a control's answer may arrive after the stream's
 	// next event).
 	Version int64 `json:"version"`
+	// Order is every step an attempt may take, in order
+	// (framework.StepPoints), for the page to lay them out.
+	Order []string `json:"order"`
 	// Stepping: cycles wait before each step.
 	Stepping bool `json:"stepping"`
 	// Waiting counts the steps waiting after Current.
@@ -284,7 +287,7 @@ type stepView struct {
 func (st *Stepper) document() (stepDoc, int64) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	doc := stepDoc{Version: st.version, Stepping: st.stepping, Waiting: max(len(st.line)-1, 0), Others: []otherStep{}}
+	doc := stepDoc{Version: st.version, Order: framework.StepPoints, Stepping: st.stepping, Waiting: max(len(st.line)-1, 0), Others: []otherStep{}}
 	for _, p := range st.line[min(1, len(st.line)):] {
 		doc.Others = append(doc.Others, otherStep{Seq: p.attempt.seq, Pod: p.attempt.pod, Cycle: p.step.Cycle,
 			Point: p.step.Point})

@@ -170,7 +170,21 @@ func (w *watch) until(what string, act func(stepDocument) (action string, seq in
 	}
 }
 
-// held reports whether pod's attempt is held before point.
+// heldAnywhere returns the seq and the point of pod's held step, first in
+// line or among the others; ok is false if it is not held.
+func heldAnywhere(d stepDocument, pod string) (seq int64, point string, ok bool) {
+	if c := d.Current; c != nil && c.Paused && c.Pod == pod {
+		return c.Seq, c.Point, true
+	}
+	for _, o := range d.Others {
+		if o.Pod == pod {
+			return o.Seq, o.Point, true
+		}
+	}
+	return 0, "", false
+}
+
+// held reports whether pod's attempt is held before point, first in line.
 func held(doc stepDocument, pod, point string) bool {
 	return doc.Current != nil && doc.Current.Paused && doc.Current.Pod == pod && doc.Current.Point == point
 }
@@ -221,26 +235,13 @@ func TestWatchIt(t *testing.T) {
 			if first == "" {
 				first = d.Current.Pod
 			}
-			for _, o := range append([]struct {
-				Seq   int64  `json:"seq"`
-				Pod   string `json:"pod"`
-				Point string `json:"point"`
-			}{{d.Current.Seq, d.Current.Pod, d.Current.Point}}, d.Others...) {
-				if o.Pod == first {
-					return "next", o.Seq
-				}
+			if seq, _, ok := heldAnywhere(d, first); ok {
+				return "next", seq
 			}
 			return "", 0
 		}, func(d stepDocument) bool {
-			if held(d, first, "PreBind") {
-				return true
-			}
-			for _, o := range d.Others {
-				if o.Pod == first && o.Point == "PreBind" {
-					return true
-				}
-			}
-			return false
+			_, point, ok := heldAnywhere(d, first)
+			return ok && point == "PreBind"
 		})
 		second := w.ns + "/pod-a"
 		if first == second {
@@ -248,15 +249,8 @@ func TestWatchIt(t *testing.T) {
 		}
 		// The second, let finish in the page: node0 has no room left.
 		w.until("the second pod is held", func(stepDocument) (string, int64) { return "", 0 }, func(d stepDocument) bool {
-			if d.Current != nil && d.Current.Paused && d.Current.Pod == second {
-				return true
-			}
-			for _, o := range d.Others {
-				if o.Pod == second {
-					return true
-				}
-			}
-			return false
+			_, _, ok := heldAnywhere(d, second)
+			return ok
 		})
 		if d := w.step(); d.Current != nil && d.Current.Pod == second {
 			w.b.run(t, "let the second pod finish", chromedp.Click(chromedp.CSS("#step-cycle")))

@@ -15,6 +15,8 @@ import (
 // cycle (WaitOnPermit is where the binding cycle waits for Permit's
 // verdict). A step is taken only where its extension point runs: PostFilter
 // only when no node fits, the binding cycle only once a node was chosen.
+// The live view's step document carries this list, so the page keeps no
+// copy of its own.
 var StepPoints = []string{"PreFilter", "Filter", "PostFilter", "PreScore", "Score", "Reserve", "Permit",
 	"WaitOnPermit", "PreBind", "Bind", "PostBind"}
 

@@ -9,10 +9,7 @@
 // map (window.clusterMap, map.js) with the nodes' results when there is one.
 "use strict";
 
-// The steps of an attempt, in order (framework.StepPoints), and those of
-// the binding cycle.
-const STEP_POINTS = ["PreFilter", "Filter", "PostFilter", "PreScore", "Score", "Reserve", "Permit",
-  "WaitOnPermit", "PreBind", "Bind", "PostBind"];
+// The steps of the binding cycle (the document's order has them all).
 const BINDING_POINTS = new Set(["WaitOnPermit", "PreBind", "Bind", "PostBind"]);
 
 // What each step does, in a line.
@@ -58,7 +55,7 @@ function renderStep(doc) {
   $("step-status").textContent = c.paused
     ? `${c.pod}, ${cycle}: held before ${c.point}.`
     : `${c.pod}, ${cycle}: last step ${c.point}. ${doc.stepping ? "Waiting for the next cycle…" : "Not stepping."}`;
-  renderPoints(c);
+  renderPoints(c, doc.order);
   $("step-what").textContent = STEP_WHAT[c.point] || "";
   renderStepList("step-plugins", c.plugins, "no plugins at this extension point");
   renderStepList("step-keys", c.keys, "none yet");
@@ -84,11 +81,11 @@ function besideTheMap(panel) {
 
 // renderPoints lists the attempt's steps: taken (✓), now (▶), not run (–,
 // struck through), or ahead; a symbol says it besides the colour.
-function renderPoints(c) {
+function renderPoints(c, order) {
   const ol = $("step-points");
   ol.replaceChildren();
   const taken = new Set(c.points);
-  for (const p of STEP_POINTS) {
+  for (const p of order) {
     let status = "ahead";
     let mark = "";
     if (p === c.point && c.paused) {
@@ -97,7 +94,7 @@ function renderPoints(c) {
     } else if (taken.has(p)) {
       status = "done";
       mark = "✓ ";
-    } else if (STEP_POINTS.indexOf(p) < STEP_POINTS.indexOf(c.point)) {
+    } else if (order.indexOf(p) < order.indexOf(c.point)) {
       status = "skipped";
       mark = "– ";
     }
