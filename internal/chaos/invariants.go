@@ -262,8 +262,8 @@ func (r *Run) trying(c *cluster) map[types.UID]bool {
 // isTrying reports whether the scheduler is trying p: popped and not yet
 // done, or assumed and not yet confirmed by its informer.
 func (r *Run) isTrying(p *v1.Pod) bool {
-	assumed, _ := r.sched.Cache.IsAssumedPod(p)
-	return assumed || r.sched.Queue.Locate(p.UID) == queue.InFlight
+	assumed, _ := r.current().Cache.IsAssumedPod(p)
+	return assumed || r.current().Queue.Locate(p.UID) == queue.InFlight
 }
 
 // preempted reports whether the scheduler marked p as a victim of

@@ -172,7 +172,7 @@ func (r *Run) deleteNode(ctx context.Context, name string) (string, error) {
 	var atRemoval, tryingAtRemoval map[types.UID]bool
 	var left string
 	err = wait.PollUntilContextTimeout(ctx, pollInterval/10, settleTimeout, true, func(context.Context) (bool, error) {
-		d := r.sched.Cache.Dump()
+		d := r.current().Cache.Dump()
 		ni, ok := d.Nodes[name]
 		if ok && ni.Node() != nil {
 			left = "the node"
@@ -292,7 +292,7 @@ func (r *Run) waitForNodeInCache(ctx context.Context, node *v1.Node) error {
 	}
 	var got uint64
 	err = wait.PollUntilContextTimeout(ctx, pollInterval/10, settleTimeout, true, func(context.Context) (bool, error) {
-		cached := r.sched.Cache.Dump().Nodes[node.Name].Node()
+		cached := r.current().Cache.Dump().Nodes[node.Name].Node()
 		if cached == nil {
 			return false, nil
 		}
@@ -525,12 +525,12 @@ func (r *Run) bindElsewhere(ctx context.Context, p podSpec, order []string) (str
 	// it may place other pods in the room this one took.
 	var state string
 	err = wait.PollUntilContextTimeout(ctx, pollInterval, settleTimeout, true, func(context.Context) (bool, error) {
-		got, err := r.sched.Cache.GetPod(pod)
+		got, err := r.current().Cache.GetPod(pod)
 		if err != nil {
 			state = "not in the cache"
 			return false, nil
 		}
-		assumed, _ := r.sched.Cache.IsAssumedPod(pod)
+		assumed, _ := r.current().Cache.IsAssumedPod(pod)
 		state = fmt.Sprintf("on %q, assumed %v", got.Spec.NodeName, assumed)
 		return got.Spec.NodeName == target && !assumed, nil
 	})
