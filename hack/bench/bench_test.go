@@ -224,7 +224,7 @@ func TestSummarize(t *testing.T) {
 			hinted = 90 + float64(round)
 		}
 		return Result{Workload: w, Engine: e, Round: round, Bound: 10, Total: 10,
-			Throughput: tput, P50: p50, P99: p99, BatchHinted: hinted, CPUPer1000: cpu, PeakRSSBytes: rss}
+			Throughput: tput, Sampled: tput - 10, Steady: tput + 10, P50: p50, P99: p99, BatchHinted: hinted, CPUPer1000: cpu, PeakRSSBytes: rss}
 	}
 	schedulers := func(w string) []Result {
 		return []Result{
@@ -255,6 +255,8 @@ func TestSummarize(t *testing.T) {
 		{"without the ceiling", "W", schedulers("W"), []Row{
 			{"W", "pods bound", "10/10", "10/10", notRun, "1.00"},
 			{"W", "throughput (pods/s)", "200.0", "100.0", notRun, "2.00"},
+			{"W", "scheduler_perf's throughput (pods/s)", "190.0", "90.0", notRun, "2.11"},
+			{"W", "middle 80 % throughput (pods/s)", "210.0", "110.0", notRun, "1.91"},
 			{"W", "attempt p50 (ms)", "n/a", "3.00", notRun, "n/a"},
 			{"W", "attempt p99 (ms)", "n/a", "20.00", notRun, "n/a"},
 			{"W", "batch hints used (%)", "n/a", "92.0", notRun, "n/a"},
@@ -264,6 +266,8 @@ func TestSummarize(t *testing.T) {
 		{"with the ceiling: a share row", "C", append(schedulers("C"), ceilingRuns...), []Row{
 			{"C", "pods bound", "10/10", "10/10", "10/10", "1.00"},
 			{"C", "throughput (pods/s)", "200.0", "100.0", "450.0", "2.00"},
+			{"C", "scheduler_perf's throughput (pods/s)", "190.0", "90.0", "440.0", "2.11"},
+			{"C", "middle 80 % throughput (pods/s)", "210.0", "110.0", "460.0", "1.91"},
 			{"C", "attempt p50 (ms)", "n/a", "3.00", "n/a", "n/a"},
 			{"C", "attempt p99 (ms)", "n/a", "20.00", "n/a", "n/a"},
 			{"C", "batch hints used (%)", "n/a", "92.0", "n/a", "n/a"},
@@ -275,6 +279,8 @@ func TestSummarize(t *testing.T) {
 		{"the ceiling failed: shares n/a", "F", append(schedulers("F"), failedCeiling...), []Row{
 			{"F", "pods bound", "10/10", "10/10", "n/a/10", "1.00"},
 			{"F", "throughput (pods/s)", "200.0", "100.0", "n/a", "2.00"},
+			{"F", "scheduler_perf's throughput (pods/s)", "190.0", "90.0", "n/a", "2.11"},
+			{"F", "middle 80 % throughput (pods/s)", "210.0", "110.0", "n/a", "1.91"},
 			{"F", "attempt p50 (ms)", "n/a", "3.00", "n/a", "n/a"},
 			{"F", "attempt p99 (ms)", "n/a", "20.00", "n/a", "n/a"},
 			{"F", "batch hints used (%)", "n/a", "92.0", "n/a", "n/a"},

@@ -397,8 +397,9 @@ func (r *run) finish(p phase) error {
 
 // throughput fills the result's throughput: the measured pods bound over
 // the span from the first binding of one to the last (or, with
-// Workload.ThroughputFromStart, from the phase's start). A gang workload
-// notes the other of the two.
+// Workload.ThroughputFromStart, from the phase's start), and the same
+// bindings' Sampled and Steady throughputs. A gang workload notes the
+// other of the first two.
 func (r *run) throughput(p phase) {
 	first, last := r.tr.span(roleMeasured)
 	if p.bound < 2 || !last.After(first) {
@@ -407,6 +408,8 @@ func (r *run) throughput(p phase) {
 	fromFirst := float64(p.bound) / last.Sub(first).Seconds()
 	fromStart := float64(p.bound) / last.Sub(p.start).Seconds()
 	r.res.Throughput = fromFirst
+	alt := computeThroughputs(r.tr.times(roleMeasured), p.start)
+	r.res.Sampled, r.res.Steady = alt.Sampled, alt.Steady
 	if r.w.ThroughputFromStart {
 		r.res.Throughput = fromStart
 	}

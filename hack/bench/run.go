@@ -52,6 +52,9 @@ type Result struct {
 	// Throughput is Bound over the time from the first to the last binding
 	// of a measured pod, in pods per second.
 	Throughput float64
+	// Sampled and Steady are the same bindings' throughput measured as
+	// scheduler_perf does and over their middle 80 % (see Throughputs).
+	Sampled, Steady float64
 	// P50 and P99 are scheduling-attempt latencies in seconds over the
 	// measured phase; NaN when the scheduler's /metrics lacks the histogram.
 	P50, P99 float64
@@ -403,6 +406,17 @@ func (t *tracker) count(role string) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.boundAt[role])
+}
+
+// times are when each of a role's pods was first seen bound, in no order.
+func (t *tracker) times(role string) []time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]time.Time, 0, len(t.boundAt[role]))
+	for _, at := range t.boundAt[role] {
+		out = append(out, at)
+	}
+	return out
 }
 
 // span is the first and last binding of a role's pods.
