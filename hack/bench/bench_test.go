@@ -224,7 +224,7 @@ func TestSummarize(t *testing.T) {
 			hinted = 90 + float64(round)
 		}
 		return Result{Workload: w, Engine: e, Round: round, Bound: 10, Total: 10,
-			Throughput: tput, Sampled: tput - 10, Steady: tput + 10, P50: p50, P99: p99, BatchHinted: hinted, CPUPer1000: cpu, PeakRSSBytes: rss}
+			Throughput: tput, Sampled: tput - 10, Steady: tput + 10, ToFirst: tput / 100, P50: p50, P99: p99, BatchHinted: hinted, CPUPer1000: cpu, PeakRSSBytes: rss}
 	}
 	schedulers := func(w string) []Result {
 		return []Result{
@@ -257,6 +257,7 @@ func TestSummarize(t *testing.T) {
 			{"W", "throughput (pods/s)", "200.0", "100.0", notRun, "2.00"},
 			{"W", "scheduler_perf's throughput (pods/s)", "190.0", "90.0", notRun, "2.11"},
 			{"W", "middle 80 % throughput (pods/s)", "210.0", "110.0", notRun, "1.91"},
+			{"W", "start to first binding (s)", "2.00", "1.00", notRun, "2.00"},
 			{"W", "attempt p50 (ms)", "n/a", "3.00", notRun, "n/a"},
 			{"W", "attempt p99 (ms)", "n/a", "20.00", notRun, "n/a"},
 			{"W", "batch hints used (%)", "n/a", "92.0", notRun, "n/a"},
@@ -268,6 +269,7 @@ func TestSummarize(t *testing.T) {
 			{"C", "throughput (pods/s)", "200.0", "100.0", "450.0", "2.00"},
 			{"C", "scheduler_perf's throughput (pods/s)", "190.0", "90.0", "440.0", "2.11"},
 			{"C", "middle 80 % throughput (pods/s)", "210.0", "110.0", "460.0", "1.91"},
+			{"C", "start to first binding (s)", "2.00", "1.00", "4.50", "2.00"},
 			{"C", "attempt p50 (ms)", "n/a", "3.00", "n/a", "n/a"},
 			{"C", "attempt p99 (ms)", "n/a", "20.00", "n/a", "n/a"},
 			{"C", "batch hints used (%)", "n/a", "92.0", "n/a", "n/a"},
@@ -281,6 +283,7 @@ func TestSummarize(t *testing.T) {
 			{"F", "throughput (pods/s)", "200.0", "100.0", "n/a", "2.00"},
 			{"F", "scheduler_perf's throughput (pods/s)", "190.0", "90.0", "n/a", "2.11"},
 			{"F", "middle 80 % throughput (pods/s)", "210.0", "110.0", "n/a", "1.91"},
+			{"F", "start to first binding (s)", "2.00", "1.00", "n/a", "2.00"},
 			{"F", "attempt p50 (ms)", "n/a", "3.00", "n/a", "n/a"},
 			{"F", "attempt p99 (ms)", "n/a", "20.00", "n/a", "n/a"},
 			{"F", "batch hints used (%)", "n/a", "92.0", "n/a", "n/a"},

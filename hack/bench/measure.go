@@ -398,7 +398,8 @@ func (r *run) finish(p phase) error {
 // throughput fills the result's throughput: the measured pods bound over
 // the span from the first binding of one to the last (or, with
 // Workload.ThroughputFromStart, from the phase's start), and the same
-// bindings' Sampled and Steady throughputs. A gang workload notes the
+// bindings' Sampled and Steady throughputs and the time to the first of
+// them (ToFirst). A gang workload notes the
 // other of the first two.
 func (r *run) throughput(p phase) {
 	first, last := r.tr.span(roleMeasured)
@@ -410,6 +411,7 @@ func (r *run) throughput(p phase) {
 	r.res.Throughput = fromFirst
 	alt := computeThroughputs(r.tr.times(roleMeasured), p.start)
 	r.res.Sampled, r.res.Steady = alt.Sampled, alt.Steady
+	r.res.ToFirst = first.Sub(p.start).Seconds()
 	if r.w.ThroughputFromStart {
 		r.res.Throughput = fromStart
 	}

@@ -33,6 +33,7 @@ var metrics = []metric{
 	{"throughput (pods/s)", func(r Result) float64 { return r.Throughput }, "%.1f"},
 	{"scheduler_perf's throughput (pods/s)", func(r Result) float64 { return r.Sampled }, "%.1f"},
 	{"middle 80 % throughput (pods/s)", func(r Result) float64 { return r.Steady }, "%.1f"},
+	{"start to first binding (s)", func(r Result) float64 { return r.ToFirst }, "%.2f"},
 	{"attempt p50 (ms)", func(r Result) float64 { return r.P50 * 1000 }, "%.2f"},
 	{"attempt p99 (ms)", func(r Result) float64 { return r.P99 * 1000 }, "%.2f"},
 	{"batch hints used (%)", func(r Result) float64 { return r.BatchHinted }, "%.1f"},
@@ -206,15 +207,16 @@ func markdownTable(rows []Row) string {
 // runsTable lists every run, with its notes and errors.
 func runsTable(results []Result) string {
 	var b strings.Builder
-	b.WriteString("| round | workload | engine | bound | pods/s | perf's pods/s | middle pods/s | p50 ms | p99 ms | hinted % | CPU s/1000 | peak RSS MiB | notes |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| round | workload | engine | bound | pods/s | perf's pods/s | middle pods/s | to first s | p50 ms | p99 ms | hinted % | CPU s/1000 | peak RSS MiB | notes |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		notes := strings.Join(r.Notes, "; ")
 		if r.Err != nil {
 			notes = strings.TrimPrefix(notes+"; error: "+r.Err.Error(), "; ")
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %d/%d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Round, r.Workload, r.Engine,
+		fmt.Fprintf(&b, "| %d | %s | %s | %d/%d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Round, r.Workload, r.Engine,
 			r.Bound, r.Total, format("%.1f", r.Throughput), format("%.1f", r.Sampled), format("%.1f", r.Steady),
+			format("%.2f", r.ToFirst),
 			format("%.2f", r.P50*1000), format("%.2f", r.P99*1000),
 			format("%.1f", r.BatchHinted), format("%.2f", r.CPUPer1000), format("%.0f", float64(r.PeakRSSBytes)/(1<<20)),
 			strings.ReplaceAll(notes, "|", `\|`))

@@ -55,6 +55,9 @@ type Result struct {
 	// Sampled and Steady are the same bindings' throughput measured as
 	// scheduler_perf does and over their middle 80 % (see Throughputs).
 	Sampled, Steady float64
+	// ToFirst is the seconds from the phase's start (the engine's start on
+	// a backlog) to the first binding of a measured pod.
+	ToFirst float64
 	// P50 and P99 are scheduling-attempt latencies in seconds over the
 	// measured phase; NaN when the scheduler's /metrics lacks the histogram.
 	P50, P99 float64
