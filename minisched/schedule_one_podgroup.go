@@ -68,6 +68,7 @@ import (
 	"github.com/minisched/minisched/minisched/attempt"
 	"github.com/minisched/minisched/minisched/framework"
 	"github.com/minisched/minisched/minisched/metrics"
+	"github.com/minisched/minisched/podstatus"
 )
 
 // errPodGroupUnschedulable is kube-scheduler's error for a group that
@@ -738,14 +739,17 @@ func (s *Scheduler) updatePodGroupCondition(ctx context.Context, pg *schedulingv
 }
 
 // patchPodGroupStatus writes status as the PodGroup's, by a merge patch of
-// its conditions (the scheduler owns no other part of it).
+// its conditions (the scheduler owns no other part of it), again after a
+// conflict or a Retriable error, as kube-scheduler's PatchPodGroupStatus.
 func patchPodGroupStatus(ctx context.Context, client kubernetes.Interface, pg *schedulingv1beta1.PodGroup,
 	status *schedulingv1beta1.PodGroupStatus) error {
 	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": status.Conditions}})
 	if err != nil {
 		return err
 	}
-	_, err = client.SchedulingV1beta1().PodGroups(pg.Namespace).Patch(ctx, pg.Name, types.MergePatchType, patch,
-		metav1.PatchOptions{}, "status")
-	return err
+	return podstatus.WithRetries(podstatus.RetriableWithConflict, func() error {
+		_, err := client.SchedulingV1beta1().PodGroups(pg.Namespace).Patch(ctx, pg.Name, types.MergePatchType, patch,
+			metav1.PatchOptions{}, "status")
+		return err
+	})
 }

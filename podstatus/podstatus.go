@@ -12,12 +12,35 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 )
+
+// Retriable reports whether a failed write of the scheduler is sent again
+// at once: an apiserver error (500), one unavailable (503), or a refused
+// connection (kube-scheduler's util.Retriable). The DefaultBinder's bind
+// retries these.
+func Retriable(err error) bool {
+	return apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) || utilnet.IsConnectionRefused(err)
+}
+
+// RetriableWithConflict is Retriable or a conflict (409): a status patch is
+// sent again after either (kube-scheduler's util.RetriableWithConflict).
+func RetriableWithConflict(err error) bool { return Retriable(err) || apierrors.IsConflict(err) }
+
+// WithRetries calls write, and again after a Retriable error (or any
+// error retriable says to retry) on client-go's retry.DefaultBackoff: at
+// most four tries, 10 ms then five times longer each time, as
+// kube-scheduler's BindPod and PatchPodStatus do.
+func WithRetries(retriable func(error) bool, write func() error) error {
+	return retry.OnError(retry.DefaultBackoff, retriable, write)
+}
 
 // Update patches the pod's status with cond (if not nil) and
 // nominatedNodeName (if not nil; "" clears it), unless the pod already
@@ -43,7 +66,8 @@ func Update(ctx context.Context, client kubernetes.Interface, pod *v1.Pod, cond 
 }
 
 // Patch sends the difference between pod's status and newStatus as a
-// strategic merge patch of the status subresource.
+// strategic merge patch of the status subresource, again after a conflict
+// or a Retriable error (RetriableWithConflict, WithRetries).
 func Patch(ctx context.Context, client kubernetes.Interface, pod *v1.Pod, newStatus *v1.PodStatus) error {
 	oldData, err := json.Marshal(v1.Pod{Status: pod.Status})
 	if err != nil {
@@ -57,9 +81,11 @@ func Patch(ctx context.Context, client kubernetes.Interface, pod *v1.Pod, newSta
 	if err != nil {
 		return fmt.Errorf("creating status patch for pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	_, err = client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch,
-		metav1.PatchOptions{}, "status")
-	return err
+	return WithRetries(RetriableWithConflict, func() error {
+		_, err := client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch,
+			metav1.PatchOptions{}, "status")
+		return err
+	})
 }
 
 // Condition returns the condition of type t in status, nil if it has none.

@@ -325,15 +325,16 @@ profiles:
 }
 
 // faultyTransport answers some requests itself, as a failing apiserver (or
-// network) would: binding POSTs of the pods named in bindFaults get the
-// fault listed, once per entry, and every request to the events API gets a
-// 500.
+// network) would: binding POSTs of the pods named in bindFaults and status
+// patches of those named in statusFaults get the fault listed, once per
+// entry, and every request to the events API gets a 500.
 type faultyTransport struct {
 	next http.RoundTripper
 	mu   sync.Mutex
 	// bindFaults maps a pod name to the faults its binding POSTs get, in
-	// order: "500" or "timeout".
-	bindFaults map[string][]string
+	// order: "500" or "timeout"; statusFaults to those its status patches
+	// get: "409".
+	bindFaults, statusFaults map[string][]string
 	// eventWrites counts the event requests refused.
 	eventWrites int
 }
@@ -354,6 +355,19 @@ func (f *faultyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			Header: http.Header{"Content-Type": []string{"application/json"}}, Request: req,
 			Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body))}
 	}
+	conflict := func() *http.Response {
+		body := `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"injected","reason":"Conflict","code":409}`
+		return &http.Response{StatusCode: http.StatusConflict, Status: "409 Conflict",
+			Header: http.Header{"Content-Type": []string{"application/json"}}, Request: req,
+			Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body))}
+	}
+	if parts := strings.Split(req.URL.Path, "/"); req.Method == http.MethodPatch && len(parts) == 8 &&
+		parts[5] == "pods" && parts[7] == "status" {
+		if faults := f.statusFaults[parts[6]]; len(faults) > 0 {
+			f.statusFaults[parts[6]] = faults[1:]
+			return conflict(), nil
+		}
+	}
 	if strings.HasPrefix(req.URL.Path, "/apis/events.k8s.io/") {
 		f.eventWrites++
 		return internalError(), nil
@@ -371,9 +385,14 @@ func (f *faultyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return f.next.RoundTrip(req)
 }
 
-// TestAPIErrorsBackOff: a bind answered 500, or timing out, fails the
-// attempt (Unreserve, forget) and the pod is tried again after its backoff;
-// an events API that refuses every write holds nothing up.
+// TestAPIErrorsBackOff: a bind answered 500 is sent again, as
+// kube-scheduler's DefaultBinder does (util.BindPod: retry.DefaultBackoff,
+// four tries, on 500, 503 and a refused connection); once the tries are
+// used up, or when the bind times out, the attempt fails (Unreserve,
+// forget) and the pod is tried again after its backoff. A status patch
+// answered 409 is sent again too (util.PatchPodStatus retries conflicts as
+// well), so an unschedulable pod still says why. An events API that
+// refuses every write holds nothing up.
 func TestAPIErrorsBackOff(t *testing.T) {
 	ctx := context.Background()
 	const ns = "api-errors"
@@ -383,8 +402,11 @@ func TestAPIErrorsBackOff(t *testing.T) {
 		metav1.CreateOptions{})
 	require.NoError(t, err)
 	faults := &faultyTransport{bindFaults: map[string][]string{
-		"five-hundred": {"500", "500"},
-		"timeout":      {"timeout"},
+		"five-hundred":    {"500", "500"},
+		"five-hundred-4x": {"500", "500", "500", "500"},
+		"timeout":         {"timeout"},
+	}, statusFaults: map[string][]string{
+		"status-conflicted": {"409", "409"},
 	}}
 	rc := rest.CopyConfig(testEnv.Config)
 	rc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { faults.next = rt; return faults }
@@ -409,8 +431,11 @@ profiles:
 		// backoff doubles from podInitialBackoffSeconds.
 		minGaps []time.Duration
 	}{
-		{pod: "five-hundred", want: []string{"SchedulerError", "SchedulerError", "Scheduled"},
-			minGaps: []time.Duration{time.Second, 2 * time.Second}},
+		// Two 500s: the third try of the same Bind binds.
+		{pod: "five-hundred", want: []string{"Scheduled"}},
+		// Four 500s use up the tries: the next attempt binds.
+		{pod: "five-hundred-4x", want: []string{"SchedulerError", "Scheduled"},
+			minGaps: []time.Duration{time.Second}},
 		{pod: "timeout", want: []string{"SchedulerError", "Scheduled"}, minGaps: []time.Duration{time.Second}},
 		{pod: "plain", want: []string{"Scheduled"}},
 	}
@@ -436,6 +461,19 @@ profiles:
 			}
 		})
 	}
+	t.Run("status-conflicted", func(t *testing.T) {
+		// It fits nowhere; its first two status patches are refused.
+		require.NoError(t, env.CreatePods(ctx, scenario.MakePod("status-conflicted").
+			Req(map[v1.ResourceName]string{v1.ResourceCPU: "1000"}).Obj()))
+		msg, err := env.WaitForPodUnschedulable(ctx, "status-conflicted", scenario.DefaultWait)
+		require.NoError(t, err)
+		t.Logf("status-conflicted: %s", msg)
+		faults.mu.Lock()
+		defer faults.mu.Unlock()
+		if left := faults.statusFaults["status-conflicted"]; len(left) > 0 {
+			t.Errorf("%d of the status faults were not used", len(left))
+		}
+	})
 	faults.mu.Lock()
 	defer faults.mu.Unlock()
 	if faults.eventWrites == 0 {

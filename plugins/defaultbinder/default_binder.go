@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/minisched/framework"
+	"github.com/minisched/minisched/podstatus"
 )
 
 // Name is the plugin's name in the registry and in configurations.
@@ -35,7 +36,10 @@ func (b *DefaultBinder) Name() string { return Name }
 
 // Bind creates pods/binding for the pod, targeting nodeName. The pod's UID
 // goes along, so the apiserver refuses to bind a pod that was deleted and
-// recreated under the same name meanwhile. Any error is returned as Error.
+// recreated under the same name meanwhile. A Retriable error (500, 503, a
+// refused connection) is retried, at most four tries in all, as
+// kube-scheduler's util.BindPod does; any other error, or the last, is
+// returned as Error.
 func (b *DefaultBinder) Bind(ctx context.Context, _ *framework.CycleState, pod *v1.Pod,
 	nodeName string) *framework.Status {
 	klog.FromContext(ctx).V(4).Info("Attempting to bind pod to node",
@@ -44,7 +48,10 @@ func (b *DefaultBinder) Bind(ctx context.Context, _ *framework.CycleState, pod *
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
 		Target:     v1.ObjectReference{Kind: "Node", Name: nodeName},
 	}
-	if err := b.handle.ClientSet().CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
+	err := podstatus.WithRetries(podstatus.Retriable, func() error {
+		return b.handle.ClientSet().CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{})
+	})
+	if err != nil {
 		return framework.AsStatus(err)
 	}
 	return nil
