@@ -92,6 +92,8 @@ type options struct {
 	view *web.View
 	// gates are the feature gates it runs with.
 	gates features.Gates
+	// stepper is told each step of each cycle (WithStepper).
+	stepper framework.Stepper
 }
 
 // WithFeatureGates runs the scheduler with gates (kube-scheduler's
@@ -118,6 +120,11 @@ func WithLiveView(view *web.View) Option { return func(o *options) { o.view = vi
 // to the pod, as the annotation attempt.Annotation, for
 // `minisched explain` (the scheduler then needs to patch pods).
 func WithAttemptRecords() Option { return func(o *options) { o.recordAttempts = true } }
+
+// WithStepper tells st each step of each cycle (framework.Stepper) without
+// a live view: a test's hook, as the chaos run's scheduler kills are. With
+// a live view in step mode, the view's Stepper is used instead.
+func WithStepper(st framework.Stepper) Option { return func(o *options) { o.stepper = st } }
 
 // WithSeed makes the random tie-breakers of nodes that extenders scored
 // reproducible.
@@ -167,7 +174,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, restConf
 	rc.AcceptContentTypes = cfg.ClientConnection.AcceptContentTypes
 	rc = rest.AddUserAgent(rc, "minisched")
 	// Step mode (web.Stepper) also shows what the binding cycle wrote.
-	var stepper framework.Stepper
+	stepper := o.stepper
 	if st := stepperOf(o.view); st != nil {
 		stepper, rc.WrapTransport = st, st.WrapTransport
 	}
@@ -378,6 +385,10 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	return s.schedule(ctx)
 }
+
+// Ready reports whether Run has started scheduling: its informers have
+// synced (/readyz says the same).
+func (s *Service) Ready() bool { return s.ready.Load() }
 
 // waitForAPIServer polls /version until it answers or timeout passes.
 func waitForAPIServer(ctx context.Context, client kubernetes.Interface, host string, timeout time.Duration) error {

@@ -9,8 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -21,12 +24,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/minisched/minisched/cache/debugger"
 	"github.com/minisched/minisched/minisched"
 	"github.com/minisched/minisched/minisched/attempt"
 	"github.com/minisched/minisched/scenario"
+	"github.com/minisched/minisched/scheduler"
+	"github.com/minisched/minisched/testenv"
 )
 
 // Config says what a Run does.
@@ -47,6 +54,20 @@ type Config struct {
 	Namespace, SchedulerName string
 	// Logf narrates the run: every operation and what came of it.
 	Logf func(format string, args ...any)
+
+	// Scheduler configures the scheduler under test, which talks to the
+	// apiserver of RestConfig; SchedulerOptions are more options for
+	// scheduler.New (feature gates, say). The run starts it, and starts it
+	// again the same way after each kill (faults.go).
+	Scheduler        *configv1.KubeSchedulerConfiguration
+	RestConfig       *rest.Config
+	SchedulerOptions []scheduler.Option
+	// Env is the apiserver's environment, which restartAPIServer kills
+	// and starts again.
+	Env *testenv.Environment
+	// Faults lets the run draw the fault operations: scheduler kills,
+	// apiserver restarts and injected API errors.
+	Faults bool
 }
 
 // Waits bound how long a run waits for the scheduler.
@@ -75,11 +96,23 @@ var priorityClasses = []schedulingv1.PriorityClass{
 type Run struct {
 	cfg    Config
 	client kubernetes.Interface
-	// sched is the scheduler under test: the run waits for its cache to take
-	// in some changes. comparer compares that cache with its informers at
-	// the end.
-	sched    *minisched.Scheduler
-	comparer *debugger.CacheComparer
+	// sched is the scheduler under test now (current): the run waits for
+	// its cache to take in some changes, and compares that cache with its
+	// informers at the end. schedulers counts those started; dead are the
+	// killed ones, whose Run Close waits for.
+	sched      atomic.Pointer[instance]
+	schedulers int
+	dead       []*instance
+	// groups are the pod groups the run created and did not delete,
+	// deletedGroups those it deleted (with members left); gangs says which
+	// may be left below minCount (gangs.go).
+	groups, deletedGroups []*group
+	groupSeq              int
+	gangs                 *gangExcuses
+	// faults answers a share of the scheduler's writes with errors for
+	// faultOpsLeft more operations (faults.go).
+	faults       *faultInjector
+	faultOpsLeft int
 	// env holds the scenarios' helpers (creating nodes, cordoning).
 	env *scenario.Env
 	rng *rand.Rand
@@ -119,6 +152,8 @@ func New(cfg Config, client kubernetes.Interface) *Run {
 		racesReported:    map[types.UID]bool{},
 		watch:            &bindingWatch{first: map[types.UID]binding{}},
 		scheduledReports: &scheduledReports{nodes: map[types.UID]string{}},
+		faults:           &faultInjector{rng: rand.New(rand.NewPCG(cfg.Seed, 0xfa017))},
+		gangs:            &gangExcuses{reasons: map[string]string{}, bindFailed: map[string]bool{}},
 	}
 }
 
@@ -126,17 +161,21 @@ func New(cfg Config, client kubernetes.Interface) *Run {
 // that the run can check that every pod it reports Scheduled is bound where
 // it says.
 func (r *Run) Observe(a minisched.Attempt) {
-	if a.Result == attempt.Scheduled {
+	switch a.Result {
+	case attempt.Scheduled:
 		r.scheduledReports.record(a.UID, a.Node)
+	case attempt.SchedulerError:
+		r.gangs.failed(a.Name)
 	}
 }
 
-// Start creates the namespace, the priority classes and the initial nodes,
-// and starts watching every pod of the namespace for bindings. sched is the
-// scheduler under test, already running or about to; comparer compares its
-// cache with its informers (the Comparer of its service's Debugger).
-func (r *Run) Start(ctx context.Context, sched *minisched.Scheduler, comparer *debugger.CacheComparer) error {
-	r.sched, r.comparer = sched, comparer
+// Start starts the scheduler under test, creates the namespace, the
+// priority classes and the initial nodes, and starts watching every pod of
+// the namespace for bindings. Close stops the scheduler.
+func (r *Run) Start(ctx context.Context) error {
+	if _, err := r.startScheduler(ctx); err != nil {
+		return err
+	}
 	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.cfg.Namespace}}
 	if _, err := r.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating namespace %s: %w", r.cfg.Namespace, err)
@@ -178,6 +217,7 @@ func (r *Run) Apply(ctx context.Context) error {
 			return fmt.Errorf("op %d (%s): %w", i, s.what, err)
 		}
 		r.cfg.Logf("op %d: %s → %s", i, s.what, outcome)
+		r.tickFaults()
 		if i%r.cfg.CheckEvery == 0 {
 			if err := r.CheckInvariants(ctx); err != nil {
 				return fmt.Errorf("after op %d: %w", i, err)
@@ -190,14 +230,18 @@ func (r *Run) Apply(ctx context.Context) error {
 
 // pick draws an operation among those that can apply now, by weight.
 func (r *Run) pick() operation {
+	ops := slices.Concat(operations, groupOperations)
+	if r.cfg.Faults {
+		ops = append(ops, faultOperations...)
+	}
 	total := 0
-	for _, op := range operations {
+	for _, op := range ops {
 		if op.applies(r) {
 			total += op.weight
 		}
 	}
 	x := r.rng.IntN(total)
-	for _, op := range operations {
+	for _, op := range ops {
 		if !op.applies(r) {
 			continue
 		}
@@ -214,6 +258,17 @@ func (r *Run) pick() operation {
 // pending pod carries PodScheduled=False with a reason, the scheduler's
 // cache equals its informers, and the invariants hold.
 func (r *Run) Finish(ctx context.Context) error {
+	if r.faultOpsLeft > 0 {
+		r.faultOpsLeft = 1
+		r.tickFaults()
+	}
+	return r.settle(ctx)
+}
+
+// settle waits for the scheduler to settle and checks what must hold then
+// (see Finish), and that no gang is left below its minCount but where
+// kube-scheduler would leave it so (checkGangs).
+func (r *Run) settle(ctx context.Context) error {
 	start := time.Now()
 	var stuck []string
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, quiescenceTimeout, true, func(ctx context.Context) (bool, error) {
@@ -247,7 +302,7 @@ func (r *Run) Finish(ctx context.Context) error {
 	var diff *debugger.CacheComparison
 	err = wait.PollUntilContextTimeout(ctx, pollInterval, settleTimeout, true, func(context.Context) (bool, error) {
 		var err error
-		diff, err = r.comparer.Compare()
+		diff, err = r.sched.Load().svc.Debugger.Comparer.Compare()
 		return err == nil && diff.IsEmpty(), err
 	})
 	if err != nil {
@@ -260,6 +315,9 @@ func (r *Run) Finish(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if broken := r.checkGangs(c); len(broken) > 0 {
+		return errors.New("invariants broken once settled:\n\t" + strings.Join(broken, "\n\t"))
+	}
 	r.cfg.Logf("settled: %s; cache: %s", c.summary(), diff)
 	if odd := c.boundNotScheduled(); len(odd) > 0 {
 		// Not an invariant: kube-scheduler does the same (see
@@ -267,6 +325,29 @@ func (r *Run) Finish(ctx context.Context) error {
 		r.cfg.Logf("bound pods whose PodScheduled is not True: %v", odd)
 	}
 	return nil
+}
+
+// Close stops the scheduler under test and waits for its Run, and for
+// those of the schedulers killed before it.
+func (r *Run) Close() error {
+	var errs []error
+	if in := r.sched.Load(); in != nil {
+		in.cancel()
+		select {
+		case err := <-in.done:
+			if err != nil {
+				errs = append(errs, fmt.Errorf("scheduler %d's Run returned %w, want nil on a clean stop", in.n, err))
+			}
+		case <-time.After(time.Minute):
+			errs = append(errs, fmt.Errorf("scheduler %d did not stop within a minute", in.n))
+		}
+	}
+	for _, in := range r.dead {
+		if err := in.reap(time.Minute); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // listRV returns the apiserver's current resource version, as a quorum list

@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/minisched/minisched/internal/chaos"
+	"github.com/minisched/minisched/minisched/features"
 	"github.com/minisched/minisched/scheduler"
 	"github.com/minisched/minisched/testenv"
 )
@@ -57,6 +58,10 @@ func setting[T comparable](t *testing.T, flagValue T, env string, def T, parse f
 	}
 	return def
 }
+
+// gates are the scheduler's feature gates: kube-scheduler v1.37.1's
+// defaults and GenericWorkload, so that pod groups are scheduled as gangs.
+var gates = features.Gates{GenericWorkload: true}
 
 // schedulerConfig is the scheduler under test's configuration: its own
 // profile, short backoffs so that retries come quickly, and no leader
@@ -103,34 +108,23 @@ func TestChaos(t *testing.T) {
 	}
 
 	const name = "chaos"
+	cfg, err := scheduler.DecodeConfigFor([]byte(schedulerConfig(name)), gates)
+	if err != nil {
+		t.Fatal(err)
+	}
 	run := chaos.New(chaos.Config{
 		Seed: seed, Ops: ops, TimeLimit: limit, CheckEvery: 10, InitialNodes: 3,
 		Namespace: name, SchedulerName: name,
-		Logf: t.Logf,
+		Logf:      t.Logf,
+		Scheduler: cfg, RestConfig: env.Config, Env: env, Faults: true,
+		SchedulerOptions: []scheduler.Option{scheduler.WithFeatureGates(gates)},
 	}, client)
-
-	cfg, err := scheduler.DecodeConfig([]byte(schedulerConfig(name)))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	svc, err := scheduler.New(ctx, cfg, env.Config, scheduler.WithSeed(seed), scheduler.WithObserver(run.Observe))
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	runErr := make(chan error, 1)
-	go func() { runErr <- svc.Run(ctx) }()
 	// Cleanups run last in, first out: the scheduler stops before envtest.
 	t.Cleanup(func() {
 		cancel()
-		select {
-		case err := <-runErr:
-			if err != nil {
-				t.Errorf("the scheduler's Run returned %v, want nil on a clean stop", err)
-			}
-		case <-time.After(time.Minute):
-			t.Errorf("the scheduler did not stop within a minute")
+		if err := run.Close(); err != nil {
+			t.Error(err)
 		}
 	})
 
@@ -138,7 +132,7 @@ func TestChaos(t *testing.T) {
 		t.Helper()
 		t.Fatalf("seed %d: %v\nreproduce the operations with CHAOS_SEED=%d CHAOS_OPS=%d", seed, err, seed, ops)
 	}
-	if err := run.Start(ctx, svc.Scheduler, &svc.Debugger.Comparer); err != nil {
+	if err := run.Start(ctx); err != nil {
 		fail(fmt.Errorf("setting up: %w", err))
 	}
 	if err := run.Apply(ctx); err != nil {

@@ -6,4 +6,4 @@ package chaos
 import "github.com/minisched/minisched/minisched"
 
 // current returns the scheduler under test now.
-func (r *Run) current() *minisched.Scheduler { return r.sched }
+func (r *Run) current() *minisched.Scheduler { return r.sched.Load().svc.Scheduler }

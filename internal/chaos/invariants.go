@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -67,6 +68,8 @@ type cluster struct {
 	bound map[string][]*v1.Pod
 	// pending are the pods not bound and not being deleted.
 	pending []*v1.Pod
+	// podGroups are the pod groups, by name.
+	podGroups map[string]*schedulingv1beta1.PodGroup
 }
 
 func (r *Run) readCluster(ctx context.Context) (*cluster, error) {
@@ -78,7 +81,15 @@ func (r *Run) readCluster(ctx context.Context) (*cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
-	c := &cluster{nodes: map[string]*v1.Node{}, bound: map[string][]*v1.Pod{}}
+	groups, err := r.client.SchedulingV1beta1().PodGroups(r.cfg.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing pod groups: %w", err)
+	}
+	c := &cluster{nodes: map[string]*v1.Node{}, bound: map[string][]*v1.Pod{},
+		podGroups: map[string]*schedulingv1beta1.PodGroup{}}
+	for i := range groups.Items {
+		c.podGroups[groups.Items[i].Name] = &groups.Items[i]
+	}
 	for i := range nodes.Items {
 		c.nodes[nodes.Items[i].Name] = &nodes.Items[i]
 	}
@@ -176,10 +187,15 @@ func (c *cluster) admits(p *v1.Pod, node string) (bool, string) {
 }
 
 // pendingThatFit lists the pending pods that fit on some node, each with
-// that node and what the scheduler last said about the pod.
+// that node and what the scheduler last said about the pod. Members of pod
+// groups are left out: whether a group fits is more than whether each
+// member does (checkGangs checks what is bound of them).
 func (c *cluster) pendingThatFit() []string {
 	var out []string
 	for _, p := range c.pending {
+		if groupOf(p) != "" {
+			continue
+		}
 		for _, node := range c.nodeNames() {
 			if ok, _ := c.fits(p, node); ok {
 				out = append(out, fmt.Sprintf("%s fits on %s (%s)", p.Name, node, scheduledCondition(p)))
@@ -191,10 +207,32 @@ func (c *cluster) pendingThatFit() []string {
 }
 
 // pendingWithoutReason lists the pending pods that lack PodScheduled=False
-// with a reason.
+// with a reason. A member of a pod group that does not exist, or of a gang
+// with fewer members than its minCount, is left out: kube-scheduler keeps
+// it out of the queue (GangScheduling's PreEnqueue) and says nothing on
+// the pod.
 func (c *cluster) pendingWithoutReason() []string {
+	members := map[string]int{}
+	for _, pods := range c.bound {
+		for _, p := range pods {
+			if g := groupOf(p); g != "" && p.DeletionTimestamp == nil {
+				members[g]++
+			}
+		}
+	}
+	for _, p := range c.pending {
+		if g := groupOf(p); g != "" {
+			members[g]++
+		}
+	}
 	var out []string
 	for _, p := range c.pending {
+		if g := groupOf(p); g != "" {
+			pg, ok := c.podGroups[g]
+			if !ok || (pg.Spec.SchedulingPolicy.Gang != nil && members[g] < int(pg.Spec.SchedulingPolicy.Gang.MinCount)) {
+				continue
+			}
+		}
 		cond := podScheduled(p)
 		if cond == nil || cond.Status != v1.ConditionFalse || cond.Reason == "" {
 			out = append(out, fmt.Sprintf("%s (%s)", p.Name, scheduledCondition(p)))

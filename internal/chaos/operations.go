@@ -77,6 +77,18 @@ var operations = []operation{
 	{name: "deletePod", weight: 12, applies: hasPods, draw: drawDeletePod},
 	{name: "updatePod", weight: 6, applies: hasPods, draw: drawUpdatePod},
 	{name: "bindElsewhere", weight: 6, applies: moreNodesThan(0), draw: drawBindElsewhere},
+	{name: "settle", weight: 1, applies: always, draw: drawSettle},
+}
+
+// drawSettle waits, in the middle of the run, for the scheduler to settle,
+// and checks what must hold then (Run.settle).
+func drawSettle(r *Run) step {
+	return step{what: "wait for the scheduler to settle, and check", apply: func(ctx context.Context) (string, error) {
+		if err := r.settle(ctx); err != nil {
+			return "", err
+		}
+		return "settled", nil
+	}}
 }
 
 // addNode is an operation of its own because Start uses it too.
