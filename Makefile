@@ -133,9 +133,10 @@ else
 endif
 
 .PHONY: chaos
-## chaos: a seeded chaos run against envtest (nodes, pods, priorities, preemption, another binder) with
-## invariants checked during and at the end; CHAOS_SEED=<n> replays a run's operations, CHAOS_OPS and
-## CHAOS_TIME lengthen it (a new seed each time by default)
+## chaos: a seeded chaos run against envtest (nodes, pods, priorities, preemption, another binder, pod groups,
+## volumes, device claims; scheduler kills, apiserver restarts, 409/500 answers) with invariants checked
+## during, once settled and at the end; CHAOS_SEED=<n> replays a run's operations, CHAOS_OPS and CHAOS_TIME
+## lengthen it (a new seed each time by default), CHAOS_ONLY=op,op draws only those operations
 ifeq ($(origin CHAOS_SEED),undefined)
 CHAOS_SEED := $(shell date +%s)
 endif
@@ -143,7 +144,7 @@ CHAOS_OPS ?= 1000
 CHAOS_TIME ?= 10m
 chaos: envtest
 	@echo "chaos run: CHAOS_SEED=$(CHAOS_SEED) CHAOS_OPS=$(CHAOS_OPS)"
-	CHAOS_SEED=$(CHAOS_SEED) CHAOS_OPS=$(CHAOS_OPS) CHAOS_TIME=$(CHAOS_TIME) \
+	CHAOS_SEED=$(CHAOS_SEED) CHAOS_OPS=$(CHAOS_OPS) CHAOS_TIME=$(CHAOS_TIME) CHAOS_ONLY=$(CHAOS_ONLY) \
 		$(GO) test -race -count=1 -timeout 30m -run TestChaos -v ./internal/chaos/
 
 .PHONY: fuzz

@@ -29,6 +29,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/minisched/minisched/cache/debugger"
+	"github.com/minisched/minisched/examples/dradriver"
 	"github.com/minisched/minisched/minisched"
 	"github.com/minisched/minisched/minisched/attempt"
 	"github.com/minisched/minisched/scenario"
@@ -68,6 +69,19 @@ type Config struct {
 	// Faults lets the run draw the fault operations: scheduler kills,
 	// apiserver restarts and injected API errors.
 	Faults bool
+	// Only, if not empty, names the operations the run draws from (see
+	// OperationNames); the initial nodes are made all the same.
+	Only []string
+}
+
+// OperationNames lists every operation a run may draw, fault operations
+// included: what Config.Only may name.
+func OperationNames() []string {
+	var names []string
+	for _, op := range slices.Concat(operations, groupOperations, volumeOperations, deviceOperations, faultOperations) {
+		names = append(names, op.name)
+	}
+	return names
 }
 
 // Waits bound how long a run waits for the scheduler.
@@ -109,6 +123,12 @@ type Run struct {
 	groups, deletedGroups []*group
 	groupSeq              int
 	gangs                 *gangExcuses
+	// driver is the example DRA driver (devices.go); claims and volumes
+	// are the PVCs and static PVs the run made and did not delete
+	// (volumes.go); claimSeq names both PVCs and ResourceClaims.
+	driver          *dradriver.Driver
+	claims, volumes []string
+	claimSeq        int
 	// faults answers a share of the scheduler's writes with errors for
 	// faultOpsLeft more operations (faults.go).
 	faults       *faultInjector
@@ -190,6 +210,12 @@ func (r *Run) Start(ctx context.Context) error {
 	if err := r.watch.start(ctx, r.client, r.cfg.Namespace); err != nil {
 		return err
 	}
+	if err := r.startVolumes(ctx); err != nil {
+		return err
+	}
+	if err := r.startDevices(ctx); err != nil {
+		return err
+	}
 	for range r.cfg.InitialNodes {
 		s := addNode.draw(r)
 		outcome, err := s.apply(ctx)
@@ -230,15 +256,23 @@ func (r *Run) Apply(ctx context.Context) error {
 
 // pick draws an operation among those that can apply now, by weight.
 func (r *Run) pick() operation {
-	ops := slices.Concat(operations, groupOperations)
+	ops := slices.Concat(operations, groupOperations, volumeOperations, deviceOperations)
 	if r.cfg.Faults {
 		ops = append(ops, faultOperations...)
+	}
+	if len(r.cfg.Only) > 0 {
+		ops = slices.DeleteFunc(ops, func(op operation) bool { return !slices.Contains(r.cfg.Only, op.name) })
 	}
 	total := 0
 	for _, op := range ops {
 		if op.applies(r) {
 			total += op.weight
 		}
+	}
+	if total == 0 {
+		// Only named none that can apply now: add a node, which makes most
+		// of them apply.
+		return addNode
 	}
 	x := r.rng.IntN(total)
 	for _, op := range ops {
@@ -311,12 +345,25 @@ func (r *Run) settle(ctx context.Context) error {
 	if err := r.CheckInvariants(ctx); err != nil {
 		return err
 	}
-	c, err := r.readCluster(ctx)
+	// The controllers act on what the scheduler did last (the resourceclaim
+	// controller frees the claims of pods gone, the provisioner makes the
+	// volumes of claims selected for a node): what must hold once they have
+	// settled is given settleTimeout to.
+	var c *cluster
+	var broken []string
+	err = wait.PollUntilContextTimeout(ctx, pollInterval, settleTimeout, true, func(ctx context.Context) (bool, error) {
+		var err error
+		if c, err = r.readCluster(ctx); err != nil {
+			return false, err
+		}
+		broken = slices.Concat(r.checkGangs(c), r.checkVolumes(c, true), r.checkDevices(c, true))
+		return len(broken) == 0, nil
+	})
+	if len(broken) > 0 {
+		return fmt.Errorf("invariants broken once settled, for %v:\n\t%s", settleTimeout, strings.Join(broken, "\n\t"))
+	}
 	if err != nil {
 		return err
-	}
-	if broken := r.checkGangs(c); len(broken) > 0 {
-		return errors.New("invariants broken once settled:\n\t" + strings.Join(broken, "\n\t"))
 	}
 	r.cfg.Logf("settled: %s; cache: %s", c.summary(), diff)
 	if odd := c.boundNotScheduled(); len(odd) > 0 {

@@ -8,7 +8,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,6 +92,15 @@ func TestChaos(t *testing.T) {
 	})
 	ops := setting(t, *opsFlag, "CHAOS_OPS", defaultOps, strconv.Atoi)
 	limit := setting(t, *timeFlag, "CHAOS_TIME", defaultTime, time.ParseDuration)
+	var only []string
+	if s := os.Getenv("CHAOS_ONLY"); s != "" {
+		only = strings.Split(s, ",")
+		for _, name := range only {
+			if !slices.Contains(chaos.OperationNames(), name) {
+				t.Fatalf("CHAOS_ONLY names %q, which is no operation; the operations are %v", name, chaos.OperationNames())
+			}
+		}
+	}
 	t.Logf("chaos run: seed %d, %d operations, time limit %v (reproduce with CHAOS_SEED=%d CHAOS_OPS=%d)",
 		seed, ops, limit, seed, ops)
 
@@ -106,6 +117,17 @@ func TestChaos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The PV binder and the protection controllers for the volumes, the
+	// resourceclaim controller for the devices.
+	kcm, err := env.StartControllerManager(slices.Concat(testenv.StorageControllers, testenv.DRAControllers)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := kcm.Stop(); err != nil {
+			t.Errorf("stopping kube-controller-manager: %v", err)
+		}
+	})
 
 	const name = "chaos"
 	cfg, err := scheduler.DecodeConfigFor([]byte(schedulerConfig(name)), gates)
@@ -116,7 +138,7 @@ func TestChaos(t *testing.T) {
 		Seed: seed, Ops: ops, TimeLimit: limit, CheckEvery: 10, InitialNodes: 3,
 		Namespace: name, SchedulerName: name,
 		Logf:      t.Logf,
-		Scheduler: cfg, RestConfig: env.Config, Env: env, Faults: true,
+		Scheduler: cfg, RestConfig: env.Config, Env: env, Faults: true, Only: only,
 		SchedulerOptions: []scheduler.Option{scheduler.WithFeatureGates(gates)},
 	}, client)
 	ctx, cancel := context.WithCancel(context.Background())

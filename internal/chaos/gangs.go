@@ -237,6 +237,7 @@ func drawDeleteMember(r *Run) step {
 		apply: func(ctx context.Context) (string, error) {
 			p, err := r.client.CoreV1().Pods(r.cfg.Namespace).Get(ctx, name, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
+				r.gangs.excuse(g.name, "a member ("+name+") was preempted")
 				return "already gone (preempted)", nil
 			}
 			if err != nil {
@@ -246,6 +247,7 @@ func drawDeleteMember(r *Run) step {
 				metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
 			switch {
 			case apierrors.IsNotFound(err):
+				r.gangs.excuse(g.name, "a member ("+name+") was preempted")
 				return "already gone (preempted)", nil
 			case err != nil:
 				return "", fmt.Errorf("deleting member %s: %w", name, err)

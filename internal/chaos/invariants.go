@@ -70,6 +70,23 @@ type cluster struct {
 	pending []*v1.Pod
 	// podGroups are the pod groups, by name.
 	podGroups map[string]*schedulingv1beta1.PodGroup
+	// storage and devices are the claims, volumes, slices and class.
+	storage *storage
+	devices *devices
+}
+
+// podsByUID returns every pod of c, bound or pending, by UID.
+func (c *cluster) podsByUID() map[types.UID]*v1.Pod {
+	out := map[types.UID]*v1.Pod{}
+	for _, pods := range c.bound {
+		for _, p := range pods {
+			out[p.UID] = p
+		}
+	}
+	for _, p := range c.pending {
+		out[p.UID] = p
+	}
+	return out
 }
 
 func (r *Run) readCluster(ctx context.Context) (*cluster, error) {
@@ -89,6 +106,12 @@ func (r *Run) readCluster(ctx context.Context) (*cluster, error) {
 		podGroups: map[string]*schedulingv1beta1.PodGroup{}}
 	for i := range groups.Items {
 		c.podGroups[groups.Items[i].Name] = &groups.Items[i]
+	}
+	if c.storage, err = r.readStorage(ctx); err != nil {
+		return nil, err
+	}
+	if c.devices, err = r.readDevices(ctx); err != nil {
+		return nil, err
 	}
 	for i := range nodes.Items {
 		c.nodes[nodes.Items[i].Name] = &nodes.Items[i]
@@ -141,12 +164,24 @@ func (c *cluster) used(node string, below *int32) amount {
 
 // fits is the run's own fit check, conservative and only as rich as the
 // operations need: the node is not cordoned, every NoSchedule or NoExecute
-// taint is tolerated, the node selector matches, and the pod's requests fit
+// taint is tolerated, the node selector matches, the pod's claims can be
+// had there (volumesFit, devicesFit), and the pod's requests fit
 // next to the pods bound there and the pending pods of at least its
 // priority nominated there. It returns why not when the pod does not fit.
 func (c *cluster) fits(p *v1.Pod, node string) (bool, string) {
+	if _, ok := c.nodes[node]; !ok {
+		return false, "no node " + node
+	}
 	if ok, why := c.admits(p, node); !ok {
 		return false, why
+	}
+	if ok, why := c.volumesFit(p, node); !ok {
+		return false, why
+	}
+	if len(p.Spec.ResourceClaims) > 0 {
+		if ok, why := c.devices.devicesFit(p, node); !ok {
+			return false, why
+		}
 	}
 	taken := c.used(node, nil)
 	for _, q := range c.pending {
@@ -346,8 +381,29 @@ func (c *cluster) summary() string {
 			orphans += len(pods)
 		}
 	}
-	return fmt.Sprintf("%d nodes, %d pods bound (%d Terminating, %d on deleted nodes), %d pending",
-		len(c.nodes), bound, terminating, orphans, len(c.pending))
+	allocated, reserved, boundClaims, members := 0, 0, 0, 0
+	for _, claim := range c.devices.claims {
+		if claim.Status.Allocation != nil {
+			allocated++
+		}
+		reserved += len(claim.Status.ReservedFor)
+	}
+	for _, pvc := range c.storage.claims {
+		if pvc.Status.Phase == v1.ClaimBound {
+			boundClaims++
+		}
+	}
+	for _, pods := range c.bound {
+		for _, p := range pods {
+			if groupOf(p) != "" {
+				members++
+			}
+		}
+	}
+	return fmt.Sprintf("%d nodes, %d pods bound (%d Terminating, %d on deleted nodes, %d members of %d pod groups), "+
+		"%d pending; %d of %d ResourceClaims allocated, %d reservations; %d of %d PVCs bound",
+		len(c.nodes), bound, terminating, orphans, members, len(c.podGroups), len(c.pending),
+		allocated, len(c.devices.claims), reserved, boundClaims, len(c.storage.claims))
 }
 
 // CheckInvariants checks, from the apiserver's state and the run's watch,
@@ -413,6 +469,9 @@ func (r *Run) CheckInvariants(ctx context.Context) error {
 				b.pod, node, b.node))
 		}
 	}
+
+	violations = append(violations, r.checkVolumes(c, false)...)
+	violations = append(violations, r.checkDevices(c, false)...)
 
 	if len(violations) > 0 {
 		slices.Sort(violations)

@@ -326,6 +326,10 @@ type podSpec struct {
 	class    string
 	color    string
 	tolerate bool
+	// pvc is a claim the pod mounts; claim a ResourceClaim it shares, and
+	// claimTemplate the ResourceClaimTemplate of a claim of its own ("" for
+	// none).
+	pvc, claim, claimTemplate string
 	// grace is terminationGracePeriodSeconds. A bound pod deleted without
 	// a grace period of its own (as preemption deletes its victims) stays
 	// Terminating that long, and with no kubelet to finish it, for ever.
@@ -339,6 +343,15 @@ func (p podSpec) String() string {
 	}
 	if p.tolerate {
 		s += ", tolerates the taint"
+	}
+	if p.pvc != "" {
+		s += ", mounts " + p.pvc
+	}
+	if p.claim != "" {
+		s += ", claim " + p.claim
+	}
+	if p.claimTemplate != "" {
+		s += ", a claim from template " + p.claimTemplate
 	}
 	return s + fmt.Sprintf(", grace %ds)", p.grace)
 }
@@ -356,6 +369,15 @@ func (p podSpec) pod(namespace, schedulerName string) *v1.Pod {
 	}
 	if p.tolerate {
 		w.Toleration(v1.Toleration{Key: taintKey, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule})
+	}
+	if p.pvc != "" {
+		w.PVC(p.pvc)
+	}
+	if p.claim != "" {
+		w.ResourceClaim("gpu", p.claim)
+	}
+	if p.claimTemplate != "" {
+		w.ResourceClaimTemplate("gpu", p.claimTemplate)
 	}
 	return w.Obj()
 }
