@@ -81,6 +81,9 @@ type instance struct {
 	// killInPreBind, inPreBindKey marks the contexts of PreBind steps.
 	mu    sync.Mutex
 	armed string
+	// permits counts the Permit steps of each pod group's members in
+	// pod-group cycles (secondPermit).
+	permits map[string]int
 	// faults are the run's injected API errors.
 	faults *faultInjector
 }
@@ -164,7 +167,8 @@ func (in *instance) Before(ctx context.Context, step framework.Step) context.Con
 	case armed == killBeforePreBind && step.Point == "PreBind",
 		armed == killBeforeBind && step.Point == "Bind",
 		armed == killAtPermitWait && step.Point == "WaitOnPermit" && step.Pod.Spec.SchedulingGroup != nil &&
-			len(step.Waiting) > 0:
+			len(step.Waiting) > 0,
+		armed == killAtPermitWait && in.secondPermit(step):
 		in.kill()
 	case armed == killInPreBind && step.Point == "PreBind":
 		return context.WithValue(ctx, inPreBindKey{}, new(atomic.Int32))
@@ -174,6 +178,27 @@ func (in *instance) Before(ctx context.Context, step framework.Step) context.Con
 		return context.WithValue(ctx, inPreBindKey{}, (*atomic.Int32)(nil))
 	}
 	return ctx
+}
+
+// secondPermit reports whether step is the Permit of a pod group's member
+// after another member of the group went through Permit (members placed
+// by their group's cycle go through Permit one after the other): that one
+// waits there, unless the gang's quorum was met already.
+// A member's own binding cycle often reaches WaitOnPermit only after the
+// last member's Permit let the gang go, so this is where a kill finds
+// members waiting.
+func (in *instance) secondPermit(step framework.Step) bool {
+	if step.Point != "Permit" || step.Pod.Spec.SchedulingGroup == nil {
+		return false
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.permits == nil {
+		in.permits = map[string]int{}
+	}
+	key := step.Pod.Namespace + "/" + groupOf(step.Pod)
+	in.permits[key]++
+	return in.permits[key] >= 2
 }
 
 // FilterResult is part of framework.Stepper; a kill does not need it.
@@ -268,7 +293,8 @@ var faultOperations = []operation{
 }
 
 // drawKill draws a point, and what will reach it: a gang of two small
-// members for killAtPermitWait, a small pod for the other points.
+// members for killAtPermitWait, a small pod with a claim from the template
+// for killInPreBind, a small pod for the other points.
 func drawKill(r *Run) step {
 	point := killPoints[r.rng.IntN(len(killPoints))]
 	var trigger step
@@ -279,6 +305,11 @@ func drawKill(r *Run) step {
 	default:
 		p := podSpec{name: r.newPodName(), requests: map[v1.ResourceName]string{v1.ResourceCPU: "100m"},
 			class: priorityClasses[1].Name}
+		if point == killInPreBind {
+			// DynamicResources' PreBind writes its claim twice (the
+			// finalizer, then the allocation and reservation).
+			p.claimTemplate = claimTemplate
+		}
 		trigger = r.createStep("create pod "+p.String(), p)
 	}
 	what := "kill the scheduler " + point
