@@ -398,8 +398,8 @@ func TestParseEngines(t *testing.T) {
 	for _, x := range w {
 		byName[x.Name] = x
 	}
-	if got := enginesFor(all, byName["Churn"], true); !cmp.Equal(got, []Engine{Minisched, KubeScheduler}) {
-		t.Errorf("Churn runs %v", got)
+	if got := enginesFor(all, byName["SchedulingWithMixedChurn-1000"], true); !cmp.Equal(got, []Engine{Minisched, KubeScheduler}) {
+		t.Errorf("SchedulingWithMixedChurn-1000 runs %v", got)
 	}
 	if got := enginesFor(all, byName["HostPortConflict"], true); !cmp.Equal(got, all) {
 		t.Errorf("HostPortConflict runs %v", got)
@@ -442,7 +442,7 @@ func TestCheckBinaries(t *testing.T) {
 func TestBacklogPlacesInitPods(t *testing.T) {
 	for _, w := range workloads(true) {
 		t.Run(w.Name, func(t *testing.T) {
-			if got, want := backlogFits(w), !w.Churn && w.Name != "Preemption" &&
+			if got, want := backlogFits(w), w.Name != "Preemption" &&
 				!strings.HasPrefix(w.Name, "GangPreemptionBasic"); got != want {
 				t.Fatalf("backlogFits = %v, want %v", got, want)
 			}

@@ -73,7 +73,7 @@ const ceilingRetries = 5
 // how fast pods are created), where the workload names a valid node for
 // every pod.
 func ceilingFits(w Workload, backlog bool) bool {
-	return w.Place != nil && backlog && backlogFits(w)
+	return w.Place != nil && backlog && backlogFits(w) && !w.MixedChurn
 }
 
 // ceilingNode is the node the ceiling binds pod to, or "" for a pod it

@@ -23,11 +23,11 @@ import (
 )
 
 // TestCeilingFits checks which workloads the ceiling runs: every backlog
-// workload but the storage ones, never without a backlog.
+// workload but the storage ones and the churn, never without a backlog.
 func TestCeilingFits(t *testing.T) {
 	want := map[string]bool{
 		"SchedulingBasic-500": true, "SchedulingBasic-5000": true, "PodAntiAffinity": true,
-		"TopologySpreading": true, "NodeAffinity": true, "Preemption": false, "Churn": false,
+		"TopologySpreading": true, "NodeAffinity": true, "Preemption": false, "SchedulingWithMixedChurn-1000": false,
 		"SchedulingCSIPVs-500": false, "SchedulingProvisionedPVs-500": false,
 		"SchedulingWithResourceClaimTemplate-500": true, "HostPortConflict": true, "ResourceSaturation": true,
 		"GangScheduling-3PerGroup": true, "GangScheduling-1000PerGroup": true,

@@ -63,9 +63,23 @@ func measure(ctx context.Context, o Options, w Workload, engine Engine, label st
 		// Deferred after proc.stop, so it runs before it: the allocation
 		// profile needs the process.
 		defer r.startProfiles(ctx)()
-		return r.measureBacklog(ctx)
+		stopChurn := r.startChurn(ctx)
+		err := r.measureBacklog(ctx)
+		return errors.Join(err, stopChurn())
 	}
 	return r.measureLive(ctx)
+}
+
+// startChurn starts a MixedChurn workload's churn (none for the others);
+// the function returned stops it and returns what failed.
+func (r *run) startChurn(ctx context.Context) (stop func() error) {
+	if !r.w.MixedChurn {
+		return func() error { return nil }
+	}
+	churnCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- runMixedChurn(churnCtx, churnObjects(r.client), mixedChurnInterval) }()
+	return func() error { cancel(); return <-done }
 }
 
 // run is one run in progress: what measure's steps share.
@@ -341,18 +355,11 @@ func (r *run) startPhase() (phase, error) {
 // churn beside them if the workload has it, and waits until they are bound
 // (or the wait gives up); it returns how many were.
 func (r *run) createMeasured(ctx context.Context) (bound int, err error) {
-	churnCtx, stopChurn := context.WithCancel(ctx)
-	churnDone := make(chan error, 1)
-	if r.w.Churn {
-		go func() { churnDone <- runChurn(churnCtx, r.client) }()
-	} else {
-		churnDone <- nil
-	}
+	stopChurn := r.startChurn(ctx)
 	created := make(chan error, 1)
 	go func() { created <- createPods(ctx, r.client, r.w.Pods, "pod", r.w.Pod) }()
 	bound, waitErr := r.waitMeasured(ctx)
-	stopChurn()
-	return bound, errors.Join(waitErr, <-created, <-churnDone)
+	return bound, errors.Join(waitErr, <-created, stopChurn())
 }
 
 // waitMeasured waits until the measured pods are bound, or none was bound

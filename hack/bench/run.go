@@ -116,13 +116,13 @@ func runOne(ctx context.Context, o Options, w Workload, engine Engine, round int
 	return res
 }
 
-// backlogFits reports whether w can run as a backlog: not with churn during
-// the measured phase, and not with preemption, whose preemptors are all
+// backlogFits reports whether w can run as a backlog: not with preemption,
+// whose preemptors are all
 // bound in a burst once their victims are gone, so that on a backlog the
 // span from the first to the last binding times that burst and not the
 // scheduler.
 func backlogFits(w Workload) bool {
-	return !w.Churn && !w.PriorityClasses
+	return !w.PriorityClasses
 }
 
 // placeInitPods creates w's init pods already bound, init pod i on node
@@ -187,6 +187,11 @@ func prepareNamespace(ctx context.Context, client kubernetes.Interface, w Worklo
 	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
 	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating namespace %s: %w", namespace, err)
+	}
+	if w.MixedChurn {
+		if err := createChurnPriorityClass(ctx, client); err != nil {
+			return err
+		}
 	}
 	if !w.PriorityClasses {
 		return nil
@@ -307,41 +312,6 @@ func createPods(ctx context.Context, client kubernetes.Interface, n int, prefix 
 		}
 		return nil
 	})
-}
-
-// churnInterval is how often the churn workload creates (and, once
-// churnKeep exist, deletes) a pod.
-const churnInterval = 20 * time.Millisecond
-
-// runChurn creates a pod every churnInterval and deletes the oldest once more
-// than churnKeep exist, until ctx ends.
-func runChurn(ctx context.Context, client kubernetes.Interface) error {
-	tick := time.NewTicker(churnInterval)
-	defer tick.Stop()
-	var live []string
-	for i := 0; ; i++ {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-		p := defaultPod(fmt.Sprintf("churn-%d", i), roleChurn).Obj()
-		if _, err := client.CoreV1().Pods(namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("churn: creating pod %s: %w", p.Name, err)
-		}
-		live = append(live, p.Name)
-		if len(live) > churnKeep {
-			victim := live[0]
-			live = live[1:]
-			err := client.CoreV1().Pods(namespace).Delete(ctx, victim, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
-			if err != nil && ctx.Err() == nil {
-				return fmt.Errorf("churn: deleting pod %s: %w", victim, err)
-			}
-		}
-	}
 }
 
 // tracker records when each pod was first seen bound, from an informer on

@@ -25,7 +25,7 @@ const (
 	// roleLabel tells the tracker which phase a pod belongs to.
 	roleLabel = "bench/role"
 	// Roles: init pods are placed before measuring, measured pods are the
-	// ones timed, churn pods come and go while they are.
+	// ones timed, churn pods come and go while they are (MixedChurn).
 	roleInit, roleMeasured, roleChurn = "init", "measured", "churn"
 	// Priority classes of the preemption workload.
 	lowPriority, highPriority = "bench-low", "bench-high"
@@ -48,9 +48,9 @@ type Workload struct {
 	Pod  func(name string) *v1.Pod
 	// PriorityClasses creates bench-low (1) and bench-high (1000) first.
 	PriorityClasses bool
-	// Churn creates a pod every churnInterval while measuring and deletes
-	// the oldest once more than churnKeep exist.
-	Churn bool
+	// MixedChurn recreates a node, a large pod of priority 10 and a service
+	// every second while the measured pods are scheduled (churn.go).
+	MixedChurn bool
 	// Storage, if set, gives every node a CSINode and every measured pod a
 	// claim of its own, and runs what binds them (storage.go).
 	Storage *Storage
@@ -105,9 +105,6 @@ func roundRobin(nodes int) func(int) string {
 	return func(i int) string { return fmt.Sprintf("node-%d", i%nodes) }
 }
 
-// churnKeep is how many churn pods exist at most at once.
-const churnKeep = 100
-
 // sizes are the default and the smoke-test sizes of each workload.
 type sizes struct{ nodes, initPods, pods int }
 
@@ -127,7 +124,7 @@ func workloads(smoke bool) []Workload {
 		topologySpreading(pick(sizes{500, 0, 1000}, sizes{10, 0, 20})),
 		nodeAffinity(pick(sizes{500, 0, 1000}, sizes{10, 0, 20})),
 		preemption(pick(sizes{500, 2000, 500}, sizes{5, 20, 5})),
-		churn(pick(sizes{500, 0, 1000}, sizes{10, 0, 20})),
+		mixedChurn(pick(sizes{1000, 0, 1000}, sizes{10, 0, 20})),
 		csiPVs(pick(sizes{500, 0, 500}, sizes{10, 0, 20})),
 		provisionedPVs(pick(sizes{500, 0, 250}, sizes{10, 0, 20})),
 		claimTemplateResourceClaims(pick(sizes{500, 0, 1000}, sizes{10, 0, 20})),
@@ -146,7 +143,7 @@ func workloads(smoke bool) []Workload {
 // churn; static and provisioned volumes and claims from templates, with
 // kube-controller-manager; gangs, on a backlog and preempting), since every run costs an apiserver's start,
 // some seconds.
-const smokeDefault = "SchedulingBasic-500,Preemption,Churn,SchedulingCSIPVs-500,SchedulingProvisionedPVs-500," +
+const smokeDefault = "SchedulingBasic-500,Preemption,SchedulingWithMixedChurn-1000,SchedulingCSIPVs-500,SchedulingProvisionedPVs-500," +
 	"SchedulingWithResourceClaimTemplate-500,HostPortConflict,ResourceSaturation,GangScheduling-3PerGroup,GangPreemptionBasic-1Gang"
 
 // defaultPod is scheduler_perf's pod-default.yaml: 100m CPU, 500Mi.
@@ -248,11 +245,13 @@ func preemption(s sizes) Workload {
 		Pods: s.pods, Pod: pod(roleMeasured, highPriority)}
 }
 
-// churn is scheduler_perf's churn op in recreate mode, for pods: while the
-// measured pods are created, other pods are created and deleted.
-func churn(s sizes) Workload {
-	w := basic("Churn", s)
-	w.Churn = true
+// mixedChurn is scheduler_perf's SchedulingWithMixedChurn at 1000 nodes:
+// plain pods on plain nodes, while a node, a large pod of priority 10 and a
+// service are recreated every second (churn.go). The measured pods are a
+// backlog like the other workloads'; the churn starts with the scheduler.
+func mixedChurn(s sizes) Workload {
+	w := basic("SchedulingWithMixedChurn-1000", s)
+	w.MixedChurn = true
 	return w
 }
 

@@ -133,6 +133,9 @@ type Run struct {
 	// faultOpsLeft more operations (faults.go).
 	faults       *faultInjector
 	faultOpsLeft int
+	// disturbed is set when the apiserver restarts or errors are injected,
+	// and cleared once the scheduler settles.
+	disturbed bool
 	// env holds the scenarios' helpers (creating nodes, cordoning).
 	env *scenario.Env
 	rng *rand.Rand
@@ -319,19 +322,42 @@ func (r *Run) settle(ctx context.Context) error {
 	}
 	r.cfg.Logf("no pending pod fits on any node after %v", time.Since(start).Round(time.Millisecond))
 
-	var unexplained []string
-	err = wait.PollUntilContextTimeout(ctx, pollInterval, settleTimeout, true, func(ctx context.Context) (bool, error) {
-		c, err := r.readCluster(ctx)
-		if err != nil {
-			return false, err
-		}
-		unexplained = c.pendingWithoutReason()
-		return len(unexplained) == 0, nil
-	})
-	if err != nil {
-		return fmt.Errorf("pending pods without PodScheduled=False and a reason after %v: %v: %w",
-			settleTimeout, unexplained, err)
+	var unexplained []*v1.Pod
+	waitForReasons := func() error {
+		return wait.PollUntilContextTimeout(ctx, pollInterval, settleTimeout, true, func(ctx context.Context) (bool, error) {
+			c, err := r.readCluster(ctx)
+			if err != nil {
+				return false, err
+			}
+			unexplained = c.pendingWithoutReason()
+			return len(unexplained) == 0, nil
+		})
 	}
+	err = waitForReasons()
+	if err != nil && r.disturbed {
+		// A status patch sent while the apiserver restarted can fail in a
+		// way no scheduler retries (kube-scheduler's PatchPodStatus retries
+		// 500, 503, a refused connection and 409; not a connection cut in
+		// the middle), and four 409s in a row can end the retries: the
+		// pod then says why at its next attempt, which an event brings.
+		// Here the event is a label changed on the pod.
+		r.cfg.Logf("pods without a reason since the apiserver restarted or answered with errors: %s; changing a label "+
+			"on each, so that they are tried again", describePods(unexplained))
+		for _, p := range unexplained {
+			patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"%d"}}}`, revLabel, time.Now().UnixNano())
+			_, err := r.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, []byte(patch),
+				metav1.PatchOptions{})
+			if err := ignoreNotFound(err); err != nil {
+				return fmt.Errorf("patching pod %s: %w", p.Name, err)
+			}
+		}
+		err = waitForReasons()
+	}
+	if err != nil {
+		return fmt.Errorf("pending pods without PodScheduled=False and a reason after %v: %s: %w",
+			settleTimeout, describePods(unexplained), err)
+	}
+	r.disturbed = false
 
 	var diff *debugger.CacheComparison
 	err = wait.PollUntilContextTimeout(ctx, pollInterval, settleTimeout, true, func(context.Context) (bool, error) {

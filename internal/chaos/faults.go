@@ -361,6 +361,7 @@ func drawRestartAPIServer(r *Run) step {
 // restartAPIServer kills the apiserver and starts it again; the scheduler,
 // the controllers and the run's own watch must find it again on their own.
 func (r *Run) restartAPIServer(context.Context) (string, error) {
+	r.disturbed = true
 	if err := r.cfg.Env.CrashAPIServer(); err != nil {
 		return "", err
 	}
@@ -385,6 +386,7 @@ func drawInjectFaults(r *Run) step {
 		what: fmt.Sprintf("answer %.0f%% of the scheduler's writes 409 (bindings, pod status) or 500 for %d operations",
 			share*100, span),
 		apply: func(context.Context) (string, error) {
+			r.disturbed = true
 			r.faults.set(share)
 			return "on", nil
 		},

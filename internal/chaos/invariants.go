@@ -246,7 +246,7 @@ func (c *cluster) pendingThatFit() []string {
 // with fewer members than its minCount, is left out: kube-scheduler keeps
 // it out of the queue (GangScheduling's PreEnqueue) and says nothing on
 // the pod.
-func (c *cluster) pendingWithoutReason() []string {
+func (c *cluster) pendingWithoutReason() []*v1.Pod {
 	members := map[string]int{}
 	for _, pods := range c.bound {
 		for _, p := range pods {
@@ -260,7 +260,7 @@ func (c *cluster) pendingWithoutReason() []string {
 			members[g]++
 		}
 	}
-	var out []string
+	var out []*v1.Pod
 	for _, p := range c.pending {
 		if g := groupOf(p); g != "" {
 			pg, ok := c.podGroups[g]
@@ -270,10 +270,19 @@ func (c *cluster) pendingWithoutReason() []string {
 		}
 		cond := podScheduled(p)
 		if cond == nil || cond.Status != v1.ConditionFalse || cond.Reason == "" {
-			out = append(out, fmt.Sprintf("%s (%s)", p.Name, scheduledCondition(p)))
+			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// describePods names each pod with what it says of its scheduling.
+func describePods(pods []*v1.Pod) string {
+	parts := make([]string, len(pods))
+	for i, p := range pods {
+		parts[i] = fmt.Sprintf("%s (%s)", p.Name, scheduledCondition(p))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 func podScheduled(p *v1.Pod) *v1.PodCondition { return podstatus.Condition(&p.Status, v1.PodScheduled) }
