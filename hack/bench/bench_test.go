@@ -263,6 +263,8 @@ func TestSummarize(t *testing.T) {
 			{"W", "batch hints used (%)", "n/a", "92.0", notRun, "n/a"},
 			{"W", "CPU s / 1000 pods", "3.00", "6.00", notRun, "0.50"},
 			{"W", "peak RSS (MiB)", "50", "90", notRun, "0.56"},
+			// Rounds 1 to 3: 100/50, 300/100, 200/150.
+			{"W", pairedMetric, "", "", notRun, "2.00 (1.33–3.00)"},
 		}},
 		{"with the ceiling: a share row", "C", append(schedulers("C"), ceilingRuns...), []Row{
 			{"C", "pods bound", "10/10", "10/10", "10/10", "1.00"},
@@ -275,6 +277,8 @@ func TestSummarize(t *testing.T) {
 			{"C", "batch hints used (%)", "n/a", "92.0", "n/a", "n/a"},
 			{"C", "CPU s / 1000 pods", "3.00", "6.00", "1.50", "0.50"},
 			{"C", "peak RSS (MiB)", "50", "90", "30", "0.56"},
+			// Rounds 1 to 3: 100/50, 300/100, 200/150.
+			{"C", pairedMetric, "", "", "", "2.00 (1.33–3.00)"},
 			// 200 / 450 and 100 / 450.
 			{"C", shareMetric, "0.44", "0.22", "", ""},
 		}},
@@ -289,6 +293,8 @@ func TestSummarize(t *testing.T) {
 			{"F", "batch hints used (%)", "n/a", "92.0", "n/a", "n/a"},
 			{"F", "CPU s / 1000 pods", "3.00", "6.00", "n/a", "0.50"},
 			{"F", "peak RSS (MiB)", "50", "90", "n/a", "0.56"},
+			// Rounds 1 to 3: 100/50, 300/100, 200/150.
+			{"F", pairedMetric, "", "", "", "2.00 (1.33–3.00)"},
 			{"F", shareMetric, "n/a", "n/a", "", ""},
 		}},
 	}

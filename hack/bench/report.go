@@ -6,9 +6,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -127,6 +129,13 @@ func summarize(results []Result, workloads []string) []Row {
 			}
 			rows = append(rows, row)
 		}
+		if paired := roundRatios(results, w); len(paired) > 0 {
+			rows = append(rows, Row{Workload: w, Metric: pairedMetric, Minisched: "", KubeScheduler: "",
+				Ceiling: notRun, Ratio: fmt.Sprintf("%.2f (%.2f–%.2f)", median(paired), slices.Min(paired), slices.Max(paired))})
+			if withCeiling {
+				rows[len(rows)-1].Ceiling = ""
+			}
+		}
 		if withCeiling {
 			tput := func(r Result) float64 { return r.Throughput }
 			c := medianOf(results, w, Ceiling, tput)
@@ -137,6 +146,35 @@ func summarize(results []Result, workloads []string) []Row {
 		}
 	}
 	return rows
+}
+
+// pairedMetric names the row of throughput ratios taken round by round.
+const pairedMetric = "throughput ratio, round by round: median (range)"
+
+// roundRatios are minisched's throughput over kube-scheduler's in each
+// round both finished: runs of one round are minutes apart, runs of
+// different rounds may be an hour apart on a machine whose pace drifts, so
+// the ratio of two runs side by side says more than the ratio of two
+// medians taken apart (which may come from different rounds).
+func roundRatios(results []Result, workload string) []float64 {
+	byRound := map[int]map[Engine]float64{}
+	for _, r := range results {
+		if r.Workload != workload || r.Err != nil || math.IsNaN(r.Throughput) || r.Throughput == 0 {
+			continue
+		}
+		if byRound[r.Round] == nil {
+			byRound[r.Round] = map[Engine]float64{}
+		}
+		byRound[r.Round][r.Engine] = r.Throughput
+	}
+	var out []float64
+	for _, round := range slices.Sorted(maps.Keys(byRound)) {
+		m, k := byRound[round][Minisched], byRound[round][KubeScheduler]
+		if m > 0 && k > 0 {
+			out = append(out, m/k)
+		}
+	}
+	return out
 }
 
 // share is a scheduler's share of the ceiling: its throughput over the
