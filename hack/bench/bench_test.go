@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -428,8 +429,14 @@ func TestChoose(t *testing.T) {
 	if diff := cmp.Diff(strings.Split(smokeDefault, ","), names); diff != "" {
 		t.Errorf("smoke workloads (-want +got)\n%s", diff)
 	}
-	if got, _ := choose(all, "", false); len(got) != len(all) {
-		t.Errorf("default chose %d of %d workloads", len(got), len(all))
+	// Every workload but SchedulingBasic-15000, which runs only when named.
+	if got, _ := choose(all, "", false); len(got) != len(all)-1 || slices.ContainsFunc(got, func(w Workload) bool {
+		return w.Name == "SchedulingBasic-15000"
+	}) {
+		t.Errorf("default chose %d of %d workloads: %v", len(got), len(all), got)
+	}
+	if got, err := choose(all, "SchedulingBasic-15000", false); err != nil || len(got) != 1 {
+		t.Errorf("choosing SchedulingBasic-15000 by name gave %v, %v", got, err)
 	}
 	if _, err := choose(all, "Nope", false); err == nil || !strings.Contains(err.Error(), "unknown workload \"Nope\"") {
 		t.Errorf("error = %v, want one naming the unknown workload", err)

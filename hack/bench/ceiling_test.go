@@ -26,7 +26,7 @@ import (
 // workload but the storage ones and the churn, never without a backlog.
 func TestCeilingFits(t *testing.T) {
 	want := map[string]bool{
-		"SchedulingBasic-500": true, "SchedulingBasic-5000": true, "PodAntiAffinity": true,
+		"SchedulingBasic-500": true, "SchedulingBasic-5000": true, "SchedulingBasic-15000": true, "PodAntiAffinity": true,
 		"TopologySpreading": true, "NodeAffinity": true, "Preemption": false, "SchedulingWithMixedChurn-1000": false,
 		"SchedulingCSIPVs-500": false, "SchedulingProvisionedPVs-500": false,
 		"SchedulingWithResourceClaimTemplate-500": true, "HostPortConflict": true, "ResourceSaturation": true,

@@ -429,12 +429,13 @@ func engineOrder(round int, engines []Engine) []Engine {
 }
 
 // choose picks the workloads named in a comma-separated list, or the
-// default set.
+// default set: every workload but those marked OnlyWhenNamed (with smoke,
+// those of smokeDefault).
 func choose(all []Workload, only string, smoke bool) ([]Workload, error) {
 	if only == "" {
 		var out []Workload
 		for _, w := range all {
-			if !smoke || strings.Contains(","+smokeDefault+",", ","+w.Name+",") {
+			if !w.OnlyWhenNamed && (!smoke || strings.Contains(","+smokeDefault+",", ","+w.Name+",")) {
 				out = append(out, w)
 			}
 		}

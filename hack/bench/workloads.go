@@ -76,11 +76,21 @@ type Workload struct {
 	// for a workload whose pods are bound in bursts, a whole gang at a
 	// time, after a cycle that the first binding would leave out.
 	ThroughputFromStart bool
+	// OnlyWhenNamed leaves the workload out of the default set: it runs
+	// only when --workloads names it (SchedulingBasic-15000, which takes
+	// minutes a run).
+	OnlyWhenNamed bool
 	// Place is the node the ceiling binds measured pod i to: one where the
 	// pod fits beside every pod placed before it, so that each binding is
 	// one a scheduler could have made. nil: the ceiling does not run this
 	// workload (see ceiling.go).
 	Place func(i int) string
+}
+
+// onlyWhenNamed marks w to run only when --workloads names it.
+func onlyWhenNamed(w Workload) Workload {
+	w.OnlyWhenNamed = true
+	return w
 }
 
 // podName is the name of object i made with prefix: prefix-<i>.
@@ -120,6 +130,7 @@ func workloads(smoke bool) []Workload {
 	return []Workload{
 		basic("SchedulingBasic-500", pick(sizes{500, 0, 1000}, sizes{10, 0, 20})),
 		basic("SchedulingBasic-5000", pick(sizes{5000, 0, 5000}, sizes{20, 0, 20})),
+		onlyWhenNamed(basic("SchedulingBasic-15000", pick(sizes{15000, 0, 15000}, sizes{30, 0, 30}))),
 		podAntiAffinity(pick(sizes{500, 100, 400}, sizes{10, 2, 8})),
 		topologySpreading(pick(sizes{500, 0, 1000}, sizes{10, 0, 20})),
 		nodeAffinity(pick(sizes{500, 0, 1000}, sizes{10, 0, 20})),
