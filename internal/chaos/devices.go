@@ -103,12 +103,7 @@ func drawCreateDevicePod(r *Run) step {
 				metav1.CreateOptions{}); err != nil {
 				return "", fmt.Errorf("creating claim %s: %w", claim, err)
 			}
-			for _, p := range pods {
-				if _, err := r.createPod(ctx, p); err != nil {
-					return "", err
-				}
-			}
-			return "created", nil
+			return "created", r.createPods(ctx, pods)
 		}}
 }
 

@@ -448,6 +448,16 @@ func (r *Run) createPod(ctx context.Context, p podSpec) (*v1.Pod, error) {
 	return created, nil
 }
 
+// createPods creates the pods in order, stopping at the first error.
+func (r *Run) createPods(ctx context.Context, pods []podSpec) error {
+	for _, p := range pods {
+		if _, err := r.createPod(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func drawDeletePod(r *Run) step {
 	i := r.rng.IntN(len(r.pods))
 	name := r.pods[i]

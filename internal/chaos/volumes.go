@@ -128,41 +128,41 @@ func drawCreateVolumePod(r *Run) step {
 			metav1.CreateOptions{}); err != nil {
 			return "", fmt.Errorf("creating claim %s: %w", claim, err)
 		}
-		for _, p := range pods {
-			if _, err := r.createPod(ctx, p); err != nil {
-				return "", err
-			}
-		}
-		return "created", nil
+		return "created", r.createPods(ctx, pods)
 	}}
 }
 
 func drawDeleteClaim(r *Run) step {
-	i := r.rng.IntN(len(r.claims))
-	name := r.claims[i]
-	r.claims = slices.Delete(r.claims, i, i+1)
-	return step{what: "delete claim " + name + " (its pods' protection holds it while they exist)",
-		apply: func(ctx context.Context) (string, error) {
-			err := r.client.CoreV1().PersistentVolumeClaims(r.cfg.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
-			if err := ignoreNotFound(err); err != nil {
-				return "", fmt.Errorf("deleting claim %s: %w", name, err)
-			}
-			return "deleted", nil
-		}}
+	name := drawAndForget(r, &r.claims)
+	return r.deleteStep("claim "+name+" (its pods' protection holds it while they exist)", func(ctx context.Context) error {
+		return r.client.CoreV1().PersistentVolumeClaims(r.cfg.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
+	})
 }
 
 func drawDeleteVolume(r *Run) step {
-	i := r.rng.IntN(len(r.volumes))
-	name := r.volumes[i]
-	r.volumes = slices.Delete(r.volumes, i, i+1)
-	return step{what: "delete volume " + name + " (its claim's protection holds it while bound)",
-		apply: func(ctx context.Context) (string, error) {
-			err := r.client.CoreV1().PersistentVolumes().Delete(ctx, name, metav1.DeleteOptions{})
-			if err := ignoreNotFound(err); err != nil {
-				return "", fmt.Errorf("deleting volume %s: %w", name, err)
-			}
-			return "deleted", nil
-		}}
+	name := drawAndForget(r, &r.volumes)
+	return r.deleteStep("volume "+name+" (its claim's protection holds it while bound)", func(ctx context.Context) error {
+		return r.client.CoreV1().PersistentVolumes().Delete(ctx, name, metav1.DeleteOptions{})
+	})
+}
+
+// drawAndForget draws one of the names and drops it from the bookkeeping.
+func drawAndForget(r *Run, names *[]string) string {
+	i := r.rng.IntN(len(*names))
+	name := (*names)[i]
+	*names = slices.Delete(*names, i, i+1)
+	return name
+}
+
+// deleteStep is the step that deletes what with del; one gone already is
+// no error.
+func (r *Run) deleteStep(what string, del func(context.Context) error) step {
+	return step{what: "delete " + what, apply: func(ctx context.Context) (string, error) {
+		if err := ignoreNotFound(del(ctx)); err != nil {
+			return "", fmt.Errorf("deleting %s: %w", what, err)
+		}
+		return "deleted", nil
+	}}
 }
 
 // storage is the volume state the invariants read.
