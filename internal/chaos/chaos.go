@@ -1,6 +1,8 @@
 // This file is a chaos run: its set-up, the loop that draws and applies
-// operations, and the final wait for the scheduler to settle. The
-// operations are in operations.go, the invariants in invariants.go.
+// operations, and the waits for the scheduler to settle. The operations
+// are in operations.go (nodes and pods), gangs.go (pod groups), volumes.go
+// and devices.go, the faults in faults.go, the invariants in invariants.go
+// and beside each area's operations.
 
 package chaos
 
@@ -290,10 +292,12 @@ func (r *Run) pick() operation {
 	panic("unreachable: weights add up to total")
 }
 
-// Finish lets the scheduler settle, then checks what must hold once it
-// has: every pending pod that fits on some node is bound, every other
-// pending pod carries PodScheduled=False with a reason, the scheduler's
-// cache equals its informers, and the invariants hold.
+// Finish ends any injected faults, lets the scheduler settle, then checks
+// what must hold once it has (settle): every pending pod that fits on some
+// node (its claims and volumes included) is bound, every other pending pod
+// carries PodScheduled=False with a reason, the scheduler's cache equals
+// its informers, and the invariants hold, those that wait for the
+// controllers too.
 func (r *Run) Finish(ctx context.Context) error {
 	if r.faultOpsLeft > 0 {
 		r.faultOpsLeft = 1
@@ -303,8 +307,10 @@ func (r *Run) Finish(ctx context.Context) error {
 }
 
 // settle waits for the scheduler to settle and checks what must hold then
-// (see Finish), and that no gang is left below its minCount but where
-// kube-scheduler would leave it so (checkGangs).
+// (see Finish): beyond CheckInvariants, that no gang is left below its
+// minCount but where kube-scheduler would leave it so (checkGangs), and
+// what claims and volumes must be once the controllers have acted
+// (checkVolumes, checkDevices).
 func (r *Run) settle(ctx context.Context) error {
 	start := time.Now()
 	var stuck []string

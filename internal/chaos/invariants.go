@@ -422,7 +422,10 @@ func (c *cluster) summary() string {
 //   - the only Terminating pods are victims of preemption;
 //   - no pod was bound twice, nor to a node that never existed or that was
 //     already deleted (see nodeDeletion);
-//   - every pod the scheduler reported Scheduled is bound where it said.
+//   - every pod the scheduler reported Scheduled is bound where it said;
+//   - no device is allocated to two claims, no volume bound to two claims,
+//     and no ReadWriteOncePod claim serves two bound pods (checkDevices,
+//     checkVolumes).
 func (r *Run) CheckInvariants(ctx context.Context) error {
 	c, err := r.readCluster(ctx)
 	if err != nil {
