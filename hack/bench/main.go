@@ -5,12 +5,13 @@
 //
 // Each run gets a fresh envtest apiserver and one scheduler process; both
 // schedulers read the same KubeSchedulerConfiguration (schedulerConfig).
-// By default every workload but Churn and the preemption ones (Preemption,
+// By default every workload but the preemption ones (Preemption,
 // GangPreemptionBasic-*) runs on a backlog:
 // the nodes, the init pods (created bound, round robin) and every measured
 // pod exist before the scheduler starts, so the throughput is the
-// scheduler's and not how fast this program creates pods. Churn and
-// Preemption (and all, with --backlog=false) run as upstream's
+// scheduler's and not how fast this program creates pods
+// (SchedulingWithMixedChurn-1000's churn starts with the scheduler). The
+// preemption ones (and all, with --backlog=false) run as upstream's
 // scheduler_perf does: the scheduler first, then the nodes, then any init
 // pods (scheduled, waited for), then the measured pods, created while it
 // runs. The storage workloads also run kube-controller-manager's PV binder
@@ -155,7 +156,7 @@ func parseFlags() settings {
 	flag.StringVar(&s.docs, "docs", "", "markdown file whose "+docsBegin+" … "+docsEnd+" part gets the results (none by default)")
 	flag.DurationVar(&s.stall, "stall", 60*time.Second, "give up waiting for bindings after this long without one")
 	flag.BoolVar(&s.list, "list", false, "list the workloads and exit")
-	flag.BoolVar(&s.backlog, "backlog", true, "create the measured pods (and any init pods, already bound) before the scheduler starts, in every workload but Churn and Preemption; --backlog=false creates them while it runs, as scheduler_perf does")
+	flag.BoolVar(&s.backlog, "backlog", true, "create the measured pods (and any init pods, already bound) before the scheduler starts, in every workload but the preemption ones; --backlog=false creates them while it runs, as scheduler_perf does")
 	flag.StringVar(&s.minisched, "minisched", "", "the minisched binary (default: bin/minisched under --root)")
 	flag.StringVar(&s.kubeScheduler, "kube-scheduler", "", "the kube-scheduler binary (default: kube-scheduler in KUBEBUILDER_ASSETS or bin/k8s/<version>)")
 	flag.StringVar(&s.profileDir, "profile", "", "directory for a CPU profile of each minisched run and of the apiserver in every run, and an allocation profile of each minisched run (go tool pprof reads them)")
