@@ -386,8 +386,8 @@ func (s *Service) Run(ctx context.Context) error {
 	return s.schedule(ctx)
 }
 
-// Ready reports whether Run has started scheduling: its informers have
-// synced (/readyz says the same).
+// Ready reports whether Run's informers have synced (a standby replica is
+// ready too): what /readyz answers.
 func (s *Service) Ready() bool { return s.ready.Load() }
 
 // waitForAPIServer polls /version until it answers or timeout passes.

@@ -40,7 +40,7 @@ func (s *Service) Serve(ctx context.Context, addr string) (net.Addr, error) {
 	mux.HandleFunc("/healthz", ok)
 	mux.HandleFunc("/livez", ok)
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		if !s.ready.Load() {
+		if !s.Ready() {
 			http.Error(w, "informers not synced yet", http.StatusServiceUnavailable)
 			return
 		}

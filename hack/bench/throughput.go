@@ -8,6 +8,7 @@ package main
 import (
 	"math"
 	"slices"
+	"sort"
 	"time"
 )
 
@@ -57,13 +58,9 @@ func computeThroughputs(times []time.Time, start time.Time) Throughputs {
 
 // sampled is Throughputs.Sampled over sorted binding times.
 func sampled(sorted []time.Time, start time.Time) float64 {
+	// boundBy is the number of bindings at or before at.
 	boundBy := func(at time.Time) int {
-		// The number of bindings at or before at.
-		i, found := slices.BinarySearchFunc(sorted, at, func(a, b time.Time) int { return a.Compare(b) })
-		for found && i < len(sorted) && !sorted[i].After(at) {
-			i++
-		}
-		return i
+		return sort.Search(len(sorted), func(i int) bool { return sorted[i].After(at) })
 	}
 	last := sorted[len(sorted)-1]
 	var samples []float64

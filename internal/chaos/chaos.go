@@ -178,7 +178,7 @@ func New(cfg Config, client kubernetes.Interface) *Run {
 		watch:            &bindingWatch{first: map[types.UID]binding{}},
 		scheduledReports: &scheduledReports{nodes: map[types.UID]string{}},
 		faults:           &faultInjector{rng: rand.New(rand.NewPCG(cfg.Seed, 0xfa017))},
-		gangs:            &gangExcuses{reasons: map[string]string{}, bindFailed: map[string]bool{}},
+		gangs:            &gangExcuses{reasons: map[string]string{}, erred: map[string]bool{}},
 	}
 }
 
@@ -190,7 +190,7 @@ func (r *Run) Observe(a minisched.Attempt) {
 	case attempt.Scheduled:
 		r.scheduledReports.record(a.UID, a.Node)
 	case attempt.SchedulerError:
-		r.gangs.failed(a.Name)
+		r.gangs.errored(a.Name)
 	}
 }
 

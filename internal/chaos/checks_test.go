@@ -120,7 +120,7 @@ func TestChecks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &Run{cfg: Config{Logf: t.Logf},
-				gangs: &gangExcuses{reasons: map[string]string{}, bindFailed: map[string]bool{}}}
+				gangs: &gangExcuses{reasons: map[string]string{}, erred: map[string]bool{}}}
 			if tt.excused != "" {
 				r.gangs.excuse(tt.excused, "a bound member was deleted")
 			}

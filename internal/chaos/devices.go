@@ -14,7 +14,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -319,12 +318,4 @@ func sortedKeys[T any](m map[string]T) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// ignoreNotFound returns nil for a NotFound error.
-func ignoreNotFound(err error) error {
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
 }

@@ -81,8 +81,8 @@ type instance struct {
 	// killInPreBind, inPreBindKey marks the contexts of PreBind steps.
 	mu    sync.Mutex
 	armed string
-	// permits counts the Permit steps of each pod group's members in
-	// pod-group cycles (secondPermit).
+	// permits counts the Permit steps of each pod group's members while
+	// killAtPermitWait is armed (secondPermit).
 	permits map[string]int
 	// faults are the run's injected API errors.
 	faults *faultInjector

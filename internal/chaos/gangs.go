@@ -63,8 +63,9 @@ func groupOf(p *v1.Pod) string {
 type gangExcuses struct {
 	mu      sync.Mutex
 	reasons map[string]string
-	// bindFailed are the pods with a failed attempt (SchedulerError).
-	bindFailed map[string]bool
+	// erred are the pods that had an attempt end in an error
+	// (SchedulerError): a failed bind, or a failed write before it.
+	erred map[string]bool
 }
 
 func (e *gangExcuses) excuse(group, reason string) {
@@ -82,16 +83,16 @@ func (e *gangExcuses) reason(group string) (string, bool) {
 	return r, ok
 }
 
-func (e *gangExcuses) failed(pod string) {
+func (e *gangExcuses) errored(pod string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.bindFailed[pod] = true
+	e.erred[pod] = true
 }
 
-func (e *gangExcuses) hasFailed(pod string) bool {
+func (e *gangExcuses) hasErred(pod string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.bindFailed[pod]
+	return e.erred[pod]
 }
 
 // groupOperations are the pod-group operations.
@@ -331,9 +332,9 @@ func (r *Run) checkGangs(c *cluster) []string {
 				pg.Name, n, gang.MinCount, reason)
 			continue
 		}
-		if slices.ContainsFunc(pending[pg.Name], func(p *v1.Pod) bool { return r.gangs.hasFailed(p.Name) }) {
+		if slices.ContainsFunc(pending[pg.Name], func(p *v1.Pod) bool { return r.gangs.hasErred(p.Name) }) {
 			r.cfg.Logf("pod group %s has %d of minCount %d members bound, as kube-scheduler would leave it: "+
-				"a member's binding failed after the others were bound", pg.Name, n, gang.MinCount)
+				"a member's attempt ended in an error after the others were bound", pg.Name, n, gang.MinCount)
 			continue
 		}
 		if gone := r.membersGone(pg.Name, c); len(gone) > 0 {

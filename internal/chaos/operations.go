@@ -448,6 +448,14 @@ func (r *Run) createPod(ctx context.Context, p podSpec) (*v1.Pod, error) {
 	return created, nil
 }
 
+// ignoreNotFound returns nil for a NotFound error.
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
 // createPods creates the pods in order, stopping at the first error.
 func (r *Run) createPods(ctx context.Context, pods []podSpec) error {
 	for _, p := range pods {

@@ -248,11 +248,7 @@ func (c *cluster) volumesFit(p *v1.Pod, node string) (bool, string) {
 				return false, "claim " + name + " is being provisioned on " + n
 			}
 		case classStatic:
-			if !slices.ContainsFunc(sortedKeys(c.storage.volumes), func(v string) bool {
-				pv := c.storage.volumes[v]
-				return pv.Spec.StorageClassName == classStatic && pv.Spec.ClaimRef == nil &&
-					pv.Status.Phase == v1.VolumeAvailable && pv.DeletionTimestamp == nil && volumeNode(pv) == node
-			}) {
+			if !c.storage.availableStaticVolumeOn(node) {
 				return false, "no Available static volume on the node"
 			}
 		default:
@@ -260,6 +256,18 @@ func (c *cluster) volumesFit(p *v1.Pod, node string) (bool, string) {
 		}
 	}
 	return true, ""
+}
+
+// availableStaticVolumeOn reports whether an Available static volume,
+// bound to no claim, is on node.
+func (s *storage) availableStaticVolumeOn(node string) bool {
+	for _, pv := range s.volumes {
+		if pv.Spec.StorageClassName == classStatic && pv.Spec.ClaimRef == nil &&
+			pv.Status.Phase == v1.VolumeAvailable && pv.DeletionTimestamp == nil && volumeNode(pv) == node {
+			return true
+		}
+	}
+	return false
 }
 
 // claimInUse reports whether a bound pod other than p uses claim.
