@@ -31,7 +31,8 @@
 // In each round every workload runs once on each engine that runs it, in
 // an order of engines rotated by one place from round to round
 // (engineOrder), so that no engine always goes first. The table shows medians over the rounds (three by default).
-// The results go to bench/results (latest.md, throughput.png) and, with
+// The results go to bench/results (latest.md, throughput.png, and
+// growth.png when SchedulingBasic ran at two sizes or more) and, with
 // --docs, into a markdown file: `make bench` updates docs/performance.md.
 //
 //	make bench                                   # every workload, 3 rounds
@@ -315,7 +316,8 @@ func runRounds(ctx context.Context, o Options, chosen []Workload, engines []Engi
 }
 
 // writeResults prints the table of medians, and writes it with every run
-// and a chart to latest.md and throughput.png in the results directory,
+// and a chart to latest.md and throughput.png in the results directory
+// (with growth.png when SchedulingBasic ran at several sizes),
 // and, with --docs, between the markers of that file.
 func (s settings) writeResults(results []Result, chosen []Workload, start time.Time, logDir string) error {
 	var names []string
@@ -331,9 +333,17 @@ func (s settings) writeResults(results []Result, chosen []Workload, start time.T
 	if err := writeChart(chart, results, names); err != nil {
 		return err
 	}
-	report := fmt.Sprintf("Measured %s by `make bench` (%d round(s), %s; %s).\n\n%s\n![throughput](throughput.png)\n\n"+
+	growth := ""
+	drawn, err := writeGrowthChart(filepath.Join(s.out, "growth.png"), results, chosen)
+	if err != nil {
+		return err
+	}
+	if drawn {
+		growth = "![growth](growth.png)\n\n"
+	}
+	report := fmt.Sprintf("Measured %s by `make bench` (%d round(s), %s; %s).\n\n%s\n![throughput](throughput.png)\n\n%s"+
 		"Every run:\n\n%s", machine, s.rounds, time.Since(start).Round(time.Second), s.mode(), markdownTable(rows),
-		runsTable(results))
+		growth, runsTable(results))
 	latest := filepath.Join(s.out, "latest.md")
 	if err := os.WriteFile(latest, []byte("# Latest `make bench` results\n\n"+report), 0o644); err != nil {
 		return err

@@ -83,6 +83,12 @@ type DynamicResources struct {
 	draManager framework.SharedDRAManager
 	// celCache keeps compiled CEL selectors across cycles.
 	celCache *cel.Cache
+	// views keeps which devices each class selects, across cycles, and
+	// narrows what the allocator is given (sliceviews.go).
+	views *sliceViews
+	// memo keeps the allocator's answers per node while they hold
+	// (memo.go).
+	memo *allocationMemo
 	// clock times allocations and the binding-conditions wait (a fake in
 	// tests).
 	clock clock.WithTicker
@@ -127,6 +133,8 @@ func New(_ context.Context, raw *runtime.RawExtension, fh framework.Handle) (fra
 		clientset:      fh.ClientSet(),
 		draManager:     dra,
 		celCache:       NewCELCache(),
+		views:          &sliceViews{},
+		memo:           &allocationMemo{},
 		clock:          clock.RealClock{},
 
 		topologyAwareWorkloadScheduling: fh.FeatureGates().TopologyAwareWorkloadScheduling,

@@ -126,7 +126,11 @@ func getStateData(cs *framework.CycleState) (*stateData, error) {
 //     Each request of a claim to allocate must name classes that exist.
 //  5. If something needs allocating, the allocator is built over every
 //     device taken (allocated claims and in-flight allocations) and every
-//     slice, with DeviceTaintRules applied.
+//     slice, with DeviceTaintRules applied; where it cannot change the
+//     result, it gets views of the slices instead, holding only the
+//     devices the claims' class selects (sliceviews.go), and a node's
+//     answer is taken from the last cycle's while nothing it depends on
+//     changed (memo.go).
 func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleState, pod *v1.Pod,
 	_ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	logger := klog.FromContext(ctx)
@@ -196,7 +200,13 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleSt
 	}
 	// 5.
 	if numClaimsToAllocate > 0 {
-		allocator, err := pl.newAllocator(ctx)
+		var toAllocate []*resourceapi.ResourceClaim
+		for i, claim := range claims {
+			if claim.Status.Allocation == nil && !s.informationsForClaim[i].shared {
+				toAllocate = append(toAllocate, claim)
+			}
+		}
+		allocator, err := pl.newAllocator(ctx, toAllocate, extendedResourceClaim != nil)
 		if err != nil {
 			return nil, statusError(logger, err)
 		}
@@ -263,10 +273,13 @@ var allocatorFeatures = structured.Features{
 	ConsumableCapacity:     true,
 }
 
-// newAllocator builds the allocator over what is taken now. The taken set
-// does not change while Filter runs: only Reserve adds to it, later in
-// this same cycle.
-func (pl *DynamicResources) newAllocator(ctx context.Context) (structured.Allocator, error) {
+// newAllocator builds the allocator over what is taken now, to allocate
+// the claims toAllocate (and, when extended, the extended-resource claim
+// Filter makes per node, whose classes are not known yet: the allocator
+// then gets every slice). The taken set does not change while Filter runs:
+// only Reserve adds to it, later in this same cycle.
+func (pl *DynamicResources) newAllocator(ctx context.Context, toAllocate []*resourceapi.ResourceClaim,
+	extended bool) (structured.Allocator, error) {
 	allocated, err := pl.draManager.ResourceClaims().GatherAllocatedState()
 	if err != nil {
 		return nil, fmt.Errorf("gather allocation state: %w", err)
@@ -275,7 +288,23 @@ func (pl *DynamicResources) newAllocator(ctx context.Context) (structured.Alloca
 	if err != nil {
 		return nil, err
 	}
-	return NewAllocator(ctx, *allocated, pl.draManager.DeviceClasses(), slices, pl.celCache)
+	var classes structured.DeviceClassLister = pl.draManager.DeviceClasses()
+	narrowed := false
+	if !extended {
+		classes, slices, narrowed = pl.views.allocatorInput(ctx, pl.celCache, classes, slices, toAllocate)
+	}
+	allocator, err := NewAllocator(ctx, *allocated, classes, slices, pl.celCache)
+	if err != nil || !narrowed {
+		return allocator, err
+	}
+	stripped, ok := classes.(classWithoutSelectors)
+	if !ok {
+		return allocator, nil
+	}
+	if cycle, ok := pl.memo.begin(slices, stripped.class, toAllocate, *allocated); ok {
+		return memoAllocator{Allocator: allocator, memo: pl.memo, cycle: cycle}, nil
+	}
+	return allocator, nil
 }
 
 // PreFilterExtensions returns nil: claims do not change with the pods on a

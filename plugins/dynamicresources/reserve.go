@@ -71,7 +71,9 @@ func (pl *DynamicResources) Reserve(ctx context.Context, cs *framework.CycleStat
 		if signalErr != nil {
 			return
 		}
-		allocation := &allocations[next]
+		// A copy: PreBind stamps it, and the node's allocations may be
+		// the memo's, given to later cycles too (memo.go).
+		allocation := allocations[next].DeepCopy()
 		next++
 		state.informationsForClaim[index].allocation = allocation
 		if state.isExtendedResourceClaim(index) {

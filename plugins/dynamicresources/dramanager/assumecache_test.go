@@ -217,3 +217,60 @@ func TestGatherAllocatedState(t *testing.T) {
 		t.Errorf("ListAllAllocatedDevices (-want +got):\n%s", diff)
 	}
 }
+
+// TestGatherAllocatedStateFollowsClaims calls GatherAllocatedState as
+// claims change between calls: what it remembers of each claim object must
+// never outlive the object.
+func TestGatherAllocatedStateFollowsClaims(t *testing.T) {
+	allocated := func(name, rv string, devices ...string) *resourceapi.ResourceClaim {
+		c := claim(name, rv)
+		c.Status.Allocation = &resourceapi.AllocationResult{}
+		for _, d := range devices {
+			c.Status.Allocation.Devices.Results = append(c.Status.Allocation.Devices.Results,
+				resourceapi.DeviceRequestAllocationResult{Request: "r", Driver: "d", Pool: "p", Device: d})
+		}
+		return c
+	}
+	id := func(d string) structured.DeviceID { return structured.MakeDeviceID("d", "p", d) }
+	logger, _ := ktesting.NewTestContext(t)
+	cache, _ := NewAssumeCache(logger, nil)
+	tracker := newClaimTracker(logger, cache)
+	steps := []struct {
+		name   string
+		change func()
+		want   []structured.DeviceID
+	}{
+		{name: "two claims", change: func() {
+			cache.add(allocated("a", "1", "d0"))
+			cache.add(allocated("b", "1", "d1", "d2"))
+		}, want: []structured.DeviceID{id("d0"), id("d1"), id("d2")}},
+		{name: "the same again", want: []structured.DeviceID{id("d0"), id("d1"), id("d2")}},
+		{name: "b now holds another device", change: func() { cache.add(allocated("b", "2", "d3")) },
+			want: []structured.DeviceID{id("d0"), id("d3")}},
+		{name: "a deallocated", change: func() { cache.add(claim("a", "2")) }, want: []structured.DeviceID{id("d3")}},
+		{name: "b deleted", change: func() { cache.delete(allocated("b", "2", "d3")) }},
+		{name: "b again, in flight", change: func() {
+			cache.add(claim("b", "3"))
+			if err := tracker.SignalClaimPendingAllocation("b", allocated("b", "3", "d4")); err != nil {
+				t.Fatal(err)
+			}
+		}, want: []structured.DeviceID{id("d4")}},
+	}
+	for _, step := range steps {
+		t.Run(step.name, func(t *testing.T) {
+			if step.change != nil {
+				step.change()
+			}
+			got, err := tracker.GatherAllocatedState()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(sets.New(step.want...), got.AllocatedDevices); diff != "" {
+				t.Errorf("taken devices (-want +got):\n%s", diff)
+			}
+			if len(tracker.devices) > 2 {
+				t.Errorf("%d claims remembered, at most 2 exist", len(tracker.devices))
+			}
+		})
+	}
+}

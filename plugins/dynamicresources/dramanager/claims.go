@@ -39,6 +39,24 @@ type claimTracker struct {
 	mu sync.RWMutex
 	// inFlight maps a claim's UID to its pending allocation.
 	inFlight map[types.UID]inFlightAllocation
+
+	// devicesMu guards devices and devicesPass.
+	devicesMu sync.Mutex
+	// devices are, by claim UID, the devices GatherAllocatedState found
+	// taken by one claim object: the same object takes the same devices,
+	// so they are read again only when the claim changes.
+	devices map[types.UID]takenDevices
+	// devicesPass counts GatherAllocatedState's calls, to drop the
+	// entries of claims a call no longer saw.
+	devicesPass uint64
+}
+
+// takenDevices are the devices one claim object takes, when it shares
+// none (a shared device's consumed capacity is read each time).
+type takenDevices struct {
+	claim *resourceapi.ResourceClaim
+	ids   []structured.DeviceID
+	pass  uint64
 }
 
 // inFlightAllocation is a claim with the allocation Reserve chose, and how
@@ -168,26 +186,56 @@ func (c *claimTracker) ListAllAllocatedDevices() (sets.Set[structured.DeviceID],
 // kube-scheduler keeps this up to date from claim events and retries when
 // the claims change while it reads; recomputing it from the claims is
 // simpler and, with the read order of foreachAllocatedClaim, needs no
-// retry.
+// retry. What each claim object takes is read from it once (devices).
 func (c *claimTracker) GatherAllocatedState() (*structured.AllocatedState, error) {
 	state := &structured.AllocatedState{
 		AllocatedDevices:         sets.New[structured.DeviceID](),
 		AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
 		AggregatedCapacity:       structured.NewConsumedCapacityCollection(),
 	}
+	c.devicesMu.Lock()
+	defer c.devicesMu.Unlock()
+	if c.devices == nil {
+		c.devices = map[types.UID]takenDevices{}
+	}
+	c.devicesPass++
+	seen := 0
 	c.foreachAllocatedClaim(func(claim *resourceapi.ResourceClaim) {
+		seen++
+		if known, ok := c.devices[claim.UID]; ok && known.claim == claim {
+			state.AllocatedDevices.Insert(known.ids...)
+			known.pass = c.devicesPass
+			c.devices[claim.UID] = known
+			return
+		}
+		taken := takenDevices{claim: claim, pass: c.devicesPass}
+		shares := false
 		foreachAllocatedDevice(claim, func(result *resourceapi.DeviceRequestAllocationResult) {
 			id := structured.MakeDeviceID(result.Driver, result.Pool, result.Device)
 			if result.ShareID == nil {
 				state.AllocatedDevices.Insert(id)
+				taken.ids = append(taken.ids, id)
 				return
 			}
+			shares = true
 			state.AllocatedSharedDeviceIDs.Insert(structured.MakeSharedDeviceID(id, result.ShareID))
 			if result.ConsumedCapacity != nil {
 				state.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id, result.ConsumedCapacity))
 			}
 		})
+		if shares {
+			delete(c.devices, claim.UID)
+			return
+		}
+		c.devices[claim.UID] = taken
 	})
+	if len(c.devices) > seen {
+		for uid, known := range c.devices {
+			if known.pass != c.devicesPass {
+				delete(c.devices, uid)
+			}
+		}
+	}
 	return state, nil
 }
 
