@@ -19,11 +19,14 @@ import "context"
 // it binds as fast as it schedules. Decisions do not change: the next pod
 // still sees every earlier one, assumed or bound.
 //
-// 32 came from `make bench ARGS=--backlog` (docs/performance.md): 8 and 16
-// starved the apiserver of concurrent writes at 500 nodes (throughput fell
-// below kube-scheduler's), 64 let bindings wait long enough to double the
-// attempt latency at 5000 nodes.
-const maxConcurrentBinds = 32
+// 64 came from `make bench` (docs/performance.md): 8 and 16 starved the
+// apiserver of concurrent writes at 500 nodes (throughput fell below
+// kube-scheduler's); 32 held the batching workloads at 2000 nodes, where
+// deciding costs little and binding sets the pace, to 1.1 to 1.2 times
+// kube-scheduler, and 64 raised them to 1.3 to 1.4. The price: at 5000
+// nodes the attempt p99 doubles (to kube-scheduler's), as pods wait longer
+// behind more bindings.
+const maxConcurrentBinds = 64
 
 // waitForBindSlot is back-pressure: while maxConcurrentBinds Bind calls are
 // in flight the apiserver is the bottleneck, and a pod scheduled now would

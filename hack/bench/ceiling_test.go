@@ -30,6 +30,7 @@ func TestCeilingFits(t *testing.T) {
 		"TopologySpreading": true, "NodeAffinity": true, "Preemption": false, "SchedulingWithMixedChurn-1000": false,
 		"SchedulingCSIPVs-500": false, "SchedulingProvisionedPVs-500": false,
 		"SchedulingWithResourceClaimTemplate-500": true, "HostPortConflict": true, "ResourceSaturation": true,
+		"HostPortConflict-2000": true, "ResourceSaturation-2000": true,
 		"GangScheduling-3PerGroup": true, "GangScheduling-1000PerGroup": true,
 		"GangPreemptionBasic-1Gang": false, "GangPreemptionBasic-10Gangs": false,
 	}

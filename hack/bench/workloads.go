@@ -139,8 +139,11 @@ func workloads(smoke bool) []Workload {
 		csiPVs(pick(sizes{500, 0, 500}, sizes{10, 0, 20})),
 		provisionedPVs(pick(sizes{500, 0, 250}, sizes{10, 0, 20})),
 		claimTemplateResourceClaims(pick(sizes{500, 0, 1000}, sizes{10, 0, 20})),
-		hostPortConflict(pick(sizes{batchingNodes, 0, batchingNodes}, sizes{10, 0, 10})),
-		resourceSaturation(pick(sizes{batchingNodes, 0, batchingNodes}, sizes{10, 0, 10})),
+		hostPortConflict("HostPortConflict", pick(sizes{batchingNodes, 0, batchingNodes}, sizes{10, 0, 10})),
+		resourceSaturation("ResourceSaturation", pick(sizes{batchingNodes, 0, batchingNodes}, sizes{10, 0, 10})),
+		// At the size an independent measurement ran them.
+		onlyWhenNamed(hostPortConflict("HostPortConflict-2000", pick(sizes{2000, 0, 2000}, sizes{10, 0, 10}))),
+		onlyWhenNamed(resourceSaturation("ResourceSaturation-2000", pick(sizes{2000, 0, 2000}, sizes{10, 0, 10}))),
 		gangScheduling("GangScheduling-3PerGroup", pick(sizes{gangNodes, 0, 3000}, sizes{10, 0, 9}), 3),
 		gangScheduling("GangScheduling-1000PerGroup", pick(sizes{gangNodes, 0, 3000}, sizes{10, 0, 20}),
 			pickInt(smoke, 1000, 10)),
@@ -336,8 +339,8 @@ const batchingNodeMemory = "32Gi"
 // pod-hostport-80.yaml): every pod exposes host port 80, so that each node
 // takes one pod, and once a pod is bound its node is out for every later
 // pod. Pods ask for 100m CPU and 100Mi of memory.
-func hostPortConflict(s sizes) Workload {
-	return Workload{Name: "HostPortConflict", Nodes: s.nodes, Pods: s.pods, NodeMemory: batchingNodeMemory,
+func hostPortConflict(name string, s sizes) Workload {
+	return Workload{Name: name, Nodes: s.nodes, Pods: s.pods, NodeMemory: batchingNodeMemory,
 		NoTopologyDefaults: true, Place: roundRobin(s.nodes),
 		Pod: func(n string) *v1.Pod {
 			p := scenario.MakePod(n).Namespace(namespace).Label(roleLabel, roleMeasured).
@@ -350,8 +353,8 @@ func hostPortConflict(s sizes) Workload {
 
 // resourceSaturation is upstream's ResourceSaturation (pod-saturation.yaml):
 // pods of 3 CPU and 1Gi on nodes of 4 CPU, so that each node takes one pod.
-func resourceSaturation(s sizes) Workload {
-	return Workload{Name: "ResourceSaturation", Nodes: s.nodes, Pods: s.pods, NodeMemory: batchingNodeMemory,
+func resourceSaturation(name string, s sizes) Workload {
+	return Workload{Name: name, Nodes: s.nodes, Pods: s.pods, NodeMemory: batchingNodeMemory,
 		NoTopologyDefaults: true, Place: roundRobin(s.nodes),
 		Pod: func(n string) *v1.Pod {
 			return scenario.MakePod(n).Namespace(namespace).Label(roleLabel, roleMeasured).
