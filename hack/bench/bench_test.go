@@ -429,14 +429,17 @@ func TestChoose(t *testing.T) {
 	if diff := cmp.Diff(strings.Split(smokeDefault, ","), names); diff != "" {
 		t.Errorf("smoke workloads (-want +got)\n%s", diff)
 	}
-	// Every workload but SchedulingBasic-15000, which runs only when named.
-	if got, _ := choose(all, "", false); len(got) != len(all)-1 || slices.ContainsFunc(got, func(w Workload) bool {
-		return w.Name == "SchedulingBasic-15000"
+	// Every workload but those that run only when named.
+	onlyNamed := []string{"SchedulingBasic-15000", "HostPortConflict-2000", "ResourceSaturation-2000"}
+	if got, _ := choose(all, "", false); len(got) != len(all)-len(onlyNamed) || slices.ContainsFunc(got, func(w Workload) bool {
+		return slices.Contains(onlyNamed, w.Name)
 	}) {
 		t.Errorf("default chose %d of %d workloads: %v", len(got), len(all), got)
 	}
-	if got, err := choose(all, "SchedulingBasic-15000", false); err != nil || len(got) != 1 {
-		t.Errorf("choosing SchedulingBasic-15000 by name gave %v, %v", got, err)
+	for _, name := range onlyNamed {
+		if got, err := choose(all, name, false); err != nil || len(got) != 1 {
+			t.Errorf("choosing %s by name gave %v, %v", name, got, err)
+		}
 	}
 	if _, err := choose(all, "Nope", false); err == nil || !strings.Contains(err.Error(), "unknown workload \"Nope\"") {
 		t.Errorf("error = %v, want one naming the unknown workload", err)

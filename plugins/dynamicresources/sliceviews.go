@@ -42,9 +42,10 @@ import (
 
 // sliceViews keeps, per ResourceSlice version, what the views need: whether
 // the slice may be narrowed at all, and which of its devices each class
-// selects. PreFilter calls it, one cycle at a time; the mutex is for
-// profiles and readers (explain) sharing a plugin. The views it returns
-// are read-only and shared by Filter's goroutines.
+// selects. PreFilter calls it, one cycle at a time (each profile, and each
+// reader such as explain, has a plugin of its own); the mutex keeps that
+// an assumption of speed, not of safety. The views it returns are
+// read-only and shared by Filter's goroutines.
 type sliceViews struct {
 	mu sync.Mutex
 	// slices are the entries by slice version; entries of slices no longer
