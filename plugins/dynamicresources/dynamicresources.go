@@ -18,6 +18,12 @@
 //	             devices' binding conditions
 //	Unreserve    in-flight allocations dropped, the pod's reservation removed
 //
+// Where minisched does less than kube-scheduler, with the same answers:
+// when the claims to allocate ask for one class, the allocator gets views
+// of the slices holding only the devices that class selects
+// (sliceviews.go), and Filter gives a node the last cycle's answer while
+// nothing it depends on changed (memo.go).
+//
 // A pod that asks for an extended resource (example.com/gpu) which its
 // node does not advertise but a DeviceClass backs gets devices too, through
 // a claim the plugin makes for it and follows through the same steps
