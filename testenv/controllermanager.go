@@ -153,6 +153,14 @@ func (e *Environment) StartControllerManagerWithFlags(flags []string, controller
 	return &ControllerManager{proc: proc}, nil
 }
 
+// KeepLog makes Stop leave kube-controller-manager's log in place, and
+// returns its path: a test that failed calls it to have the controllers'
+// side of the story.
+func (c *ControllerManager) KeepLog() string {
+	c.proc.keepLog.Store(true)
+	return c.proc.logPath
+}
+
 // Stop ends kube-controller-manager and removes its files. What its
 // controllers did stays done. The error says so if it had exited on its
 // own, and names its log, which is then kept.

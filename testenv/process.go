@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -37,8 +38,10 @@ type process struct {
 	dir string
 	// logPath is a file under os.TempDir() that receives the same output
 	// as logs. It is outside dir so that it outlives a process that
-	// failed: the errors that say so name it. A clean stop removes it.
+	// failed: the errors that say so name it. A clean stop removes it,
+	// unless keepLog was set (by a test that failed, to read it after).
 	logPath string
+	keepLog atomic.Bool
 	logs    *lockedBuffer
 	// exited is closed once the process has exited and its output is
 	// flushed; waitErr is then what Wait returned.
@@ -106,12 +109,16 @@ func (p *process) waitReady(timeout time.Duration, ready func(output string) boo
 	return nil
 }
 
-// stop ends the process and removes its files, its log included. If the
+// stop ends the process and removes its files, its log included (unless
+// keepLog is set). If the
 // process had already exited on its own, the error says how, names the
 // log (which is then kept) and quotes its end.
 func (p *process) stop() error {
 	if p.end() {
 		return p.exitedError()
+	}
+	if p.keepLog.Load() {
+		return nil
 	}
 	return os.Remove(p.logPath)
 }

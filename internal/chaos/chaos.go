@@ -97,6 +97,18 @@ const (
 	// unschedulable pods anyway, so that a pod no event woke up is caught.
 	quiescenceTimeout = 60 * time.Second
 	pollInterval      = 100 * time.Millisecond
+	// reflectorBackoffMax and reflectorBackoffReset are client-go's
+	// reflector backoff (tools/cache/reflector.go, defaultBackoffMax with
+	// its jitter of 1.0, and defaultBackoffReset): after an apiserver
+	// restart an informer lists and watches again only when its backoff
+	// says so, which doubles from 0.8s on each failed attempt up to
+	// [30s, 60s), and starts again from 0.8s only after two minutes
+	// without a failure. kube-controller-manager's informers are among
+	// them: its pod watch was back 3-16s after the apiserver died in this
+	// run's restarts on a quiet machine (longer after a second restart),
+	// and a controller cannot act on what its informers have not brought.
+	reflectorBackoffMax   = 60 * time.Second
+	reflectorBackoffReset = 2 * time.Minute
 )
 
 // The priority classes of the run's pods, lowest first. Start creates them.
@@ -138,6 +150,8 @@ type Run struct {
 	// disturbed is set when the apiserver restarts or errors are injected,
 	// and cleared once the scheduler settles.
 	disturbed bool
+	// restartedAt is when the apiserver was last restarted (zero if never).
+	restartedAt time.Time
 	// env holds the scenarios' helpers (creating nodes, cordoning).
 	env *scenario.Env
 	rng *rand.Rand
@@ -380,10 +394,15 @@ func (r *Run) settle(ctx context.Context) error {
 	// The controllers act on what the scheduler did last (the resourceclaim
 	// controller frees the claims of pods gone, the provisioner makes the
 	// volumes of claims selected for a node): what must hold once they have
-	// settled is given settleTimeout to.
+	// settled is given settleTimeout to, and as long again as an informer's
+	// backoff may last if the apiserver restarted within its reset period.
+	controllersTimeout := settleTimeout
+	if !r.restartedAt.IsZero() && time.Since(r.restartedAt) < reflectorBackoffReset {
+		controllersTimeout += reflectorBackoffMax
+	}
 	var c *cluster
 	var broken []string
-	err = wait.PollUntilContextTimeout(ctx, pollInterval, settleTimeout, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, pollInterval, controllersTimeout, true, func(ctx context.Context) (bool, error) {
 		var err error
 		if c, err = r.readCluster(ctx); err != nil {
 			return false, err
@@ -392,7 +411,8 @@ func (r *Run) settle(ctx context.Context) error {
 		return len(broken) == 0, nil
 	})
 	if len(broken) > 0 {
-		return fmt.Errorf("invariants broken once settled, for %v:\n\t%s", settleTimeout, strings.Join(broken, "\n\t"))
+		return fmt.Errorf("invariants broken once settled, for %v:\n\t%s%s", controllersTimeout, strings.Join(broken, "\n\t"),
+			c.devices.writers(broken))
 	}
 	if err != nil {
 		return err

@@ -118,12 +118,18 @@ func TestChaos(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The PV binder and the protection controllers for the volumes, the
-	// resourceclaim controller for the devices.
-	kcm, err := env.StartControllerManager(slices.Concat(testenv.StorageControllers, testenv.DRAControllers)...)
+	// resourceclaim controller for the devices. At -v=5 its log says what
+	// the resourceclaim controller did of each claim's reservations; a
+	// failed run keeps it.
+	kcm, err := env.StartControllerManagerWithFlags([]string{"--v=5"},
+		slices.Concat(testenv.StorageControllers, testenv.DRAControllers)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("kube-controller-manager's log is kept: %s", kcm.KeepLog())
+		}
 		if err := kcm.Stop(); err != nil {
 			t.Errorf("stopping kube-controller-manager: %v", err)
 		}
@@ -150,8 +156,12 @@ func TestChaos(t *testing.T) {
 		}
 	})
 
+	// Without -v, go test prints a test's log after its last line, and a
+	// CI summary that keeps the ends of the output loses what failed in the
+	// middle: the failure goes to stderr at once as well.
 	fail := func(err error) {
 		t.Helper()
+		fmt.Fprintf(os.Stderr, "TestChaos failed: seed %d: %v\n", seed, err)
 		t.Fatalf("seed %d: %v\nreproduce the operations with CHAOS_SEED=%d CHAOS_OPS=%d", seed, err, seed, ops)
 	}
 	if err := run.Start(ctx); err != nil {

@@ -64,6 +64,8 @@ func TestChecks(t *testing.T) {
 	a, b := pod("a", "uid-a", "n1"), pod("b", "uid-b", "n1")
 	pending := pod("p", "uid-p", "")
 	pending.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: new("c1")}}
+	elsewhere := pending.DeepCopy()
+	elsewhere.Spec.NodeSelector = map[string]string{"color": "blue"}
 	tests := []struct {
 		name    string
 		pods    []*v1.Pod
@@ -80,9 +82,20 @@ func TestChecks(t *testing.T) {
 		{name: "a device allocated twice", pods: []*v1.Pod{a, b},
 			claims: []*resourceapi.ResourceClaim{allocated("c1", "n1", "gpu-0", a), allocated("c2", "n1", "gpu-0", b)},
 			want:   []string{"device gpu.example.com/n1/gpu-0 is allocated to claims c1 and c2"}},
-		{name: "allocated, reserved for nobody", pods: []*v1.Pod{a}, settled: true,
+		{name: "allocated, reserved for nobody, its pending pod fits there", pods: []*v1.Pod{pending}, settled: true,
 			claims: []*resourceapi.ResourceClaim{allocated("c1", "n1", "gpu-0")},
 			want:   []string{"claim c1 is allocated (on n1) and reserved for no pod"}},
+		{name: "allocated elsewhere, reserved for nobody, its pending pod passes the filters before DynamicResources",
+			pods: []*v1.Pod{pending}, settled: true,
+			claims: []*resourceapi.ResourceClaim{allocated("c1", "n2", "gpu-0")},
+			want:   []string{"claim c1 is allocated (on n2) and reserved for no pod"}},
+		// Unreserve after a failed binding keeps the allocation; only the
+		// pod's next attempt, or the controller when it removes the last
+		// reservation itself, gives it back.
+		{name: "allocated, reserved for nobody, used by no pod", pods: []*v1.Pod{a}, settled: true,
+			claims: []*resourceapi.ResourceClaim{allocated("c1", "n1", "gpu-0")}},
+		{name: "allocated, reserved for nobody, its pending pod fits nowhere", pods: []*v1.Pod{elsewhere}, settled: true,
+			claims: []*resourceapi.ResourceClaim{allocated("c1", "n1", "gpu-0")}},
 		{name: "allocated, but not yet settled", pods: []*v1.Pod{a},
 			claims: []*resourceapi.ResourceClaim{allocated("c1", "n1", "gpu-0")}},
 		{name: "reserved for a pod gone", settled: true,

@@ -265,9 +265,10 @@ func (d *devices) devicesFit(p *v1.Pod, node string) (bool, string) {
 }
 
 // checkDevices lists what is broken of the claims: a device allocated to
-// two claims; and, once settled, an allocated claim reserved for no pod,
-// or reserved for a pod that is gone, or unbound while it fits on the
-// claim's node (the scheduler would have bound it).
+// two claims; and, once settled, an allocated claim reserved for no pod
+// where kube-scheduler would not leave it so (leftAllocated), or reserved
+// for a pod that is gone, or unbound while it fits on the claim's node (the
+// scheduler would have bound it).
 func (r *Run) checkDevices(c *cluster, settled bool) []string {
 	var out []string
 	owner := map[string]string{}
@@ -291,8 +292,13 @@ func (r *Run) checkDevices(c *cluster, settled bool) []string {
 	for _, name := range sortedKeys(c.devices.claims) {
 		claim := c.devices.claims[name]
 		if claim.Status.Allocation != nil && len(claim.Status.ReservedFor) == 0 {
-			out = append(out, fmt.Sprintf("claim %s is allocated (on %s) and reserved for no pod", name,
-				allocatedNode(claim)))
+			if why := c.leftAllocated(name, claim); why != "" {
+				r.cfg.Logf("claim %s is allocated (on %s) and reserved for no pod, as kube-scheduler leaves it: %s",
+					name, allocatedNode(claim), why)
+			} else {
+				out = append(out, fmt.Sprintf("claim %s is allocated (on %s) and reserved for no pod", name,
+					allocatedNode(claim)))
+			}
 		}
 		for _, ref := range claim.Status.ReservedFor {
 			p, ok := pods[ref.UID]
@@ -308,6 +314,85 @@ func (r *Run) checkDevices(c *cluster, settled bool) []string {
 		}
 	}
 	return out
+}
+
+// leftAllocated says why kube-scheduler v1.37.1 leaves claim allocated
+// and reserved for no pod, or "" when it would not. Only the resourceclaim
+// controller deallocates a claim once its pods are gone, and only when it
+// removes the last reservation itself (pkg/controller/resourceclaim,
+// syncClaim); DynamicResources' Unreserve, after a failed binding, removes
+// the pod's reservation and keeps the allocation for its next attempt. That
+// attempt either binds the pod where the claim is allocated, or has
+// DynamicResources' PostFilter deallocate the claim, but only if its Filter
+// found the claim unavailable on some node, which it is asked about only
+// once the filters before it passed there. So the claim stays allocated
+// when no pod that uses it is pending, or when each one that is fits
+// nowhere: not on the claim's node (where it would be bound), and on no
+// other node past the filters before DynamicResources'.
+func (c *cluster) leftAllocated(name string, claim *resourceapi.ResourceClaim) string {
+	uses := func(p *v1.Pod) bool {
+		names, _ := claimsOf(p)
+		return slices.Contains(names, name)
+	}
+	for _, pods := range c.bound {
+		if slices.ContainsFunc(pods, uses) {
+			return ""
+		}
+	}
+	var users []string
+	for _, p := range c.pending {
+		if !uses(p) {
+			continue
+		}
+		if fits, _ := c.fits(p, allocatedNode(claim)); fits {
+			return ""
+		}
+		for _, node := range c.nodeNames() {
+			if node == allocatedNode(claim) {
+				continue
+			}
+			if ok, _ := c.fitsBeforeDevices(p, node); ok {
+				return ""
+			}
+		}
+		users = append(users, p.Name)
+	}
+	if len(users) == 0 {
+		return "no pod that uses it is pending, and no bound pod uses it"
+	}
+	return fmt.Sprintf("pods %v use it and fit nowhere, neither on its node nor past the filters before "+
+		"DynamicResources' on another, so no PostFilter deallocates it", users)
+}
+
+// writers says, of each claim that a line of broken names, who wrote it
+// and when (its managed fields: each manager's last write, by operation
+// and subresource), so that a broken claim tells whether the scheduler or
+// the resourceclaim controller wrote it last.
+func (d *devices) writers(broken []string) string {
+	var b strings.Builder
+	for _, name := range sortedKeys(d.claims) {
+		if !slices.ContainsFunc(broken, func(line string) bool { return strings.Contains(line, "claim "+name+" ") }) {
+			continue
+		}
+		claim := d.claims[name]
+		fmt.Fprintf(&b, "\n\tclaim %s (resource version %s) was written by:", name, claim.ResourceVersion)
+		for _, mf := range claim.ManagedFields {
+			when := "?"
+			if mf.Time != nil {
+				when = mf.Time.UTC().Format("15:04:05")
+			}
+			fmt.Fprintf(&b, " %s (%s%s at %s);", mf.Manager, mf.Operation, suffix(" ", mf.Subresource), when)
+		}
+	}
+	return b.String()
+}
+
+// suffix is sep+s, or "" when s is.
+func suffix(sep, s string) string {
+	if s == "" {
+		return ""
+	}
+	return sep + s
 }
 
 // sortedKeys returns m's keys, sorted.

@@ -19,8 +19,9 @@
 // had twice; once settled, every pending pod that fits somewhere is bound
 // and every other one says why not, no claim is left allocated, reserved
 // or selected for a node for nothing, no gang has fewer than minCount
-// members bound but where kube-scheduler leaves one so, and the
-// scheduler's cache equals its informers.
+// members bound, and the scheduler's cache equals its informers; "for
+// nothing" and "fewer" but where kube-scheduler v1.37.1 leaves a claim or
+// a gang so (leftAllocated, gangExcuses).
 //
 // A run is reproducible from its seed as far as the run itself goes: the
 // same seed draws the same operations with the same arguments. What the

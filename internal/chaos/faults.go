@@ -368,6 +368,7 @@ func (r *Run) restartAPIServer(context.Context) (string, error) {
 	if err := r.cfg.Env.StartAPIServer(); err != nil {
 		return "", err
 	}
+	r.restartedAt = time.Now()
 	return "restarted", nil
 }
 

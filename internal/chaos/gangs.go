@@ -13,9 +13,11 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	"github.com/minisched/minisched/builders"
@@ -51,9 +53,10 @@ func groupOf(p *v1.Pod) string {
 //     minCount is checked at Permit, pkg/scheduler/framework/plugins/
 //     gangscheduling/gangscheduling.go, Permit, and only for pods being
 //     scheduled).
-//   - minCount is raised above the members already bound: the PodGroup
-//     update only requeues pending members (GangScheduling's
-//     EventsToRegister), it takes nothing back.
+//   - minCount is raised above the members bound under the old one (bound
+//     already, or let through Permit before the scheduler saw the change;
+//     see boundUnderOldMinCount): the PodGroup update only requeues pending
+//     members (GangScheduling's EventsToRegister), it takes nothing back.
 //   - The gang's binding cycles were cut short after some members were
 //     bound: the scheduler was killed, or a member's binding failed (an
 //     injected error, the apiserver restarting) once Permit had let the
@@ -191,18 +194,18 @@ func drawChangeMinCount(r *Run) step {
 	return step{
 		what: fmt.Sprintf("change pod group %s's minCount from %d to %d", g.name, old, minCount),
 		apply: func(ctx context.Context) (string, error) {
-			bound, err := r.boundMembers(ctx, g.name)
-			if err != nil {
-				return "", err
-			}
 			patch := fmt.Sprintf(`{"spec":{"schedulingPolicy":{"gang":{"minCount":%d}}}}`, minCount)
-			_, err = r.client.SchedulingV1beta1().PodGroups(r.cfg.Namespace).Patch(ctx, g.name, types.MergePatchType,
-				[]byte(patch), metav1.PatchOptions{})
+			patched, err := r.client.SchedulingV1beta1().PodGroups(r.cfg.Namespace).Patch(ctx, g.name,
+				types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 			switch {
 			case apierrors.IsNotFound(err):
 				return "the group is gone", nil
 			case err != nil:
 				return "", fmt.Errorf("patching pod group %s: %w", g.name, err)
+			}
+			bound, err := r.boundUnderOldMinCount(ctx, patched)
+			if err != nil {
+				return "", err
 			}
 			if bound > 0 && bound < minCount {
 				r.gangs.excuse(g.name, fmt.Sprintf("minCount raised to %d with %d members bound", minCount, bound))
@@ -210,6 +213,54 @@ func drawChangeMinCount(r *Run) step {
 			return fmt.Sprintf("done (%d members bound)", bound), nil
 		},
 	}
+}
+
+// boundUnderOldMinCount counts the members of the pod group pg bound under
+// the minCount it had before pg: those bound already, and those whose Permit
+// read the old one. A cycle reads the group from the scheduler's cache, so it
+// waits until that cache has pg and the members being tried then are done
+// with (bound, or back in the queue). Counting before the patch would miss a
+// binding in flight, and the gang would look short for no reason.
+func (r *Run) boundUnderOldMinCount(ctx context.Context, pg *schedulingv1beta1.PodGroup) (int, error) {
+	want, err := parseRV(pg.ResourceVersion)
+	if err != nil {
+		return 0, err
+	}
+	var trying map[types.UID]bool
+	var left string
+	err = wait.PollUntilContextTimeout(ctx, pollInterval/10, settleTimeout, true, func(ctx context.Context) (bool, error) {
+		if trying == nil {
+			cached, err := r.current().Cache.PodGroups().Get(pg.Namespace, pg.Name)
+			if err != nil {
+				left = "the group: " + err.Error()
+				return false, nil
+			}
+			got, err := parseRV(cached.ResourceVersion)
+			if err != nil || got < want {
+				left = fmt.Sprintf("the group at resource version %d, not %d", got, want)
+				return false, err
+			}
+		}
+		c, err := r.readCluster(ctx)
+		if err != nil {
+			return false, err
+		}
+		if trying == nil {
+			trying = r.trying(c)
+		}
+		for _, p := range c.pending {
+			if groupOf(p) == pg.Name && trying[p.UID] && r.isTrying(p) {
+				left = "member " + p.Name + " being tried"
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("the scheduler still had %s %v after pod group %s's minCount changed: %w",
+			left, settleTimeout, pg.Name, err)
+	}
+	return r.boundMembers(ctx, pg.Name)
 }
 
 // boundMembers counts the members of the pod group bound now.

@@ -169,6 +169,22 @@ func (c *cluster) used(node string, below *int32) amount {
 // next to the pods bound there and the pending pods of at least its
 // priority nominated there. It returns why not when the pod does not fit.
 func (c *cluster) fits(p *v1.Pod, node string) (bool, string) {
+	if ok, why := c.fitsBeforeDevices(p, node); !ok {
+		return false, why
+	}
+	if len(p.Spec.ResourceClaims) > 0 {
+		if ok, why := c.devices.devicesFit(p, node); !ok {
+			return false, why
+		}
+	}
+	return true, ""
+}
+
+// fitsBeforeDevices is fits without the pod's claims: whether p passes, on
+// node, what kube-scheduler's filters before DynamicResources check
+// (taints, cordon, selector, volumes, room), so that DynamicResources'
+// Filter is asked about the node.
+func (c *cluster) fitsBeforeDevices(p *v1.Pod, node string) (bool, string) {
 	if _, ok := c.nodes[node]; !ok {
 		return false, "no node " + node
 	}
@@ -177,11 +193,6 @@ func (c *cluster) fits(p *v1.Pod, node string) (bool, string) {
 	}
 	if ok, why := c.volumesFit(p, node); !ok {
 		return false, why
-	}
-	if len(p.Spec.ResourceClaims) > 0 {
-		if ok, why := c.devices.devicesFit(p, node); !ok {
-			return false, why
-		}
 	}
 	taken := c.used(node, nil)
 	for _, q := range c.pending {
