@@ -161,7 +161,8 @@ func (c *ControllerManager) KeepLog() string {
 	return c.proc.logPath
 }
 
-// Stop ends kube-controller-manager and removes its files. What its
-// controllers did stays done. The error says so if it had exited on its
-// own, and names its log, which is then kept.
+// Stop ends kube-controller-manager and removes its files (its log too,
+// unless KeepLog was called). What its controllers did stays done. The
+// error says so if it had exited on its own, and names its log, which is
+// then kept.
 func (c *ControllerManager) Stop() error { return c.proc.stop() }

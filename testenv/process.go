@@ -109,10 +109,9 @@ func (p *process) waitReady(timeout time.Duration, ready func(output string) boo
 	return nil
 }
 
-// stop ends the process and removes its files, its log included (unless
-// keepLog is set). If the
-// process had already exited on its own, the error says how, names the
-// log (which is then kept) and quotes its end.
+// stop ends the process and removes its files, its log included unless
+// keepLog is set. If the process had already exited on its own, the error
+// says how, names the log (which is then kept) and quotes its end.
 func (p *process) stop() error {
 	if p.end() {
 		return p.exitedError()

@@ -105,9 +105,9 @@ const (
 	// says so, which doubles from 0.8s on each failed attempt up to
 	// [30s, 60s), and starts again from 0.8s only after two minutes
 	// without a failure. kube-controller-manager's informers are among
-	// them: its pod watch was back 3-16s after the apiserver died in this
-	// run's restarts on a quiet machine (longer after a second restart),
-	// and a controller cannot act on what its informers have not brought.
+	// them (its pod watch was back 3-16s after the apiserver died, in chaos
+	// runs on a quiet machine, the longest after a second restart), and a
+	// controller cannot act on what its informers have not brought.
 	reflectorBackoffMax   = 60 * time.Second
 	reflectorBackoffReset = 2 * time.Minute
 )

@@ -339,16 +339,17 @@ func (c *cluster) leftAllocated(name string, claim *resourceapi.ResourceClaim) s
 			return ""
 		}
 	}
+	at := allocatedNode(claim)
 	var users []string
 	for _, p := range c.pending {
 		if !uses(p) {
 			continue
 		}
-		if fits, _ := c.fits(p, allocatedNode(claim)); fits {
+		if fits, _ := c.fits(p, at); fits {
 			return ""
 		}
 		for _, node := range c.nodeNames() {
-			if node == allocatedNode(claim) {
+			if node == at {
 				continue
 			}
 			if ok, _ := c.fitsBeforeDevices(p, node); ok {
@@ -381,18 +382,14 @@ func (d *devices) writers(broken []string) string {
 			if mf.Time != nil {
 				when = mf.Time.UTC().Format("15:04:05")
 			}
-			fmt.Fprintf(&b, " %s (%s%s at %s);", mf.Manager, mf.Operation, suffix(" ", mf.Subresource), when)
+			op := string(mf.Operation)
+			if mf.Subresource != "" {
+				op += " " + mf.Subresource
+			}
+			fmt.Fprintf(&b, " %s (%s at %s);", mf.Manager, op, when)
 		}
 	}
 	return b.String()
-}
-
-// suffix is sep+s, or "" when s is.
-func suffix(sep, s string) string {
-	if s == "" {
-		return ""
-	}
-	return sep + s
 }
 
 // sortedKeys returns m's keys, sorted.

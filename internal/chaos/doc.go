@@ -17,11 +17,11 @@
 // What must hold: no node holds more than it has; no pod is bound twice or
 // to a node already gone; no device, volume or ReadWriteOncePod claim is
 // had twice; once settled, every pending pod that fits somewhere is bound
-// and every other one says why not, no claim is left allocated, reserved
-// or selected for a node for nothing, no gang has fewer than minCount
-// members bound, and the scheduler's cache equals its informers; "for
-// nothing" and "fewer" but where kube-scheduler v1.37.1 leaves a claim or
-// a gang so (leftAllocated, gangExcuses).
+// and every other one says why not (or is held as unschedulable after its
+// status write was lost), no claim is left allocated, reserved or selected
+// for a node for nothing and no gang has fewer than minCount members
+// bound, except where kube-scheduler v1.37.1 leaves them so (leftAllocated,
+// gangExcuses), and the scheduler's cache equals its informers.
 //
 // A run is reproducible from its seed as far as the run itself goes: the
 // same seed draws the same operations with the same arguments. What the
